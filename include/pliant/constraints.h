@@ -1,0 +1,143 @@
+// Constraint families: the data each family stores per constraint.
+//
+// Every family is one flat array in the Model and is solved by one function over an index range
+// (no virtual call, no allocation per constraint). Each constraint carries its material
+// parameters; their units depend on the family's constraint function C and are given below.
+//
+// Sign convention (VALIDATION.md): equality constraints solve C(x) = 0; unilateral ones keep
+// C(x) >= 0 and are projected only while violated, with an accumulated multiplier that never pulls.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+
+#include "pliant/math.h"
+
+namespace pliant {
+
+using ParticleIndex = std::uint32_t;
+
+// Material of one constraint. Which fields are read depends on the solver mode:
+// XPBD reads compliance and damping, PBD reads stiffness.
+struct ConstraintParameters {
+  // XPBD compliance alpha >= 0, the inverse stiffness of the energy U = C^2 / (2 alpha).
+  // Units: [C]^2 / J, e.g. m/N for a distance constraint. 0 means a hard constraint.
+  double compliance = 0.0;
+  // XPBD damping coefficient beta >= 0 (Macklin et al. 2016, eq. 26). Units: J s / [C]^2,
+  // e.g. N s/m for a distance constraint. It scales with compliance (gamma = alpha beta / h),
+  // so it has no effect on a hard constraint (compliance 0).
+  double damping = 0.0;
+  // PBD stiffness k in [0, 1]: the fraction of the correction applied per projection.
+  double stiffness = 1.0;
+};
+
+// Families in the order the solver projects them within one iteration.
+enum class ConstraintFamily : std::uint8_t {
+  Attachment,
+  Distance,
+  MaxDistance,
+  DihedralBending,
+  IsometricBending,
+  TetVolume,
+  GlobalVolume,
+  Generic,
+};
+inline constexpr int kConstraintFamilyCount = 8;
+const char* familyName(ConstraintFamily family);
+
+// A constraint named by its family and its index in that family's array.
+struct ConstraintRef {
+  ConstraintFamily family = ConstraintFamily::Distance;
+  std::uint32_t index = 0;
+};
+
+// Keeps particle p at `restDistance` (m) from a target point in space: C = |x_p - target| - d.
+// The target is fixed (`targetPath` < 0, at `target`) or follows Model::attachmentPaths[targetPath].
+// With restDistance 0 it pins the particle to the point. Compliance unit: m/N.
+struct AttachmentConstraint {
+  ParticleIndex particle = 0;
+  Vec3 target = Vec3::Zero();  // m, used when targetPath < 0
+  std::int32_t targetPath = -1;
+  double restDistance = 0.0;  // m
+  ConstraintParameters params;
+};
+
+// Stretch: C = |x_a - x_b| - restLength. Compliance unit: m/N; damping: N s/m.
+struct DistanceConstraint {
+  ParticleIndex particles[2] = {0, 0};
+  double restLength = 0.0;  // m
+  ConstraintParameters params;
+};
+
+// One-sided distance: acts only when |x_a - x_b| > maxLength, C = maxLength - |x_a - x_b| >= 0.
+// Used for maximum-distance limits and long-range attachments (tethers, Kim et al. 2012).
+// Compliance unit: m/N.
+struct MaxDistanceConstraint {
+  ParticleIndex particles[2] = {0, 0};
+  double maxLength = 0.0;  // m
+  ConstraintParameters params;
+};
+
+// Dihedral-angle bending (Mueller et al. 2007) over two triangles (p0, p1, p2) and (p1, p0, p3)
+// sharing the edge p0-p1: C = theta - restAngle, theta the signed dihedral angle in (-pi, pi]
+// (0 when flat). Compliance unit: rad^2/J = 1/(N m).
+struct DihedralBendingConstraint {
+  ParticleIndex particles[4] = {0, 0, 0, 0};
+  double restAngle = 0.0;  // rad
+  ConstraintParameters params;
+};
+
+// Isometric bending (Bergou et al. 2006, "A quadratic bending model for inextensible surfaces"):
+// the discrete bending energy of the edge stencil is E = 1/2 |sum_i K_i x_i|^2 with the constant
+// weights K_i (1/m) computed from the rest cotangents, K = sqrt(3/(A0+A1)) (c03+c04, c01+c02,
+// -c01-c03, -c02-c04). Pliant uses C = |sum_i K_i x_i| (dimensionless), so XPBD's energy
+// U = C^2/(2 alpha) is exactly Bergou's quadratic energy scaled by the bending stiffness 1/alpha.
+// Particles: p0-p1 the shared edge, p2 and p3 the opposite vertices. Compliance unit: 1/J.
+// Assumes a flat rest state, as the model does.
+struct IsometricBendingConstraint {
+  ParticleIndex particles[4] = {0, 0, 0, 0};
+  double weights[4] = {0, 0, 0, 0};  // K_i, 1/m
+  ConstraintParameters params;
+};
+
+// Volume of one tetrahedron: C = V - restVolume with V = (x1-x0).((x2-x0)x(x3-x0))/6.
+// Compliance unit: m^6/J = m^3/Pa.
+struct TetVolumeConstraint {
+  ParticleIndex particles[4] = {0, 0, 0, 0};
+  double restVolume = 0.0;  // m^3 (signed, positive for a right-handed tet)
+  ConstraintParameters params;
+};
+
+// Volume enclosed by a closed, outward-oriented triangle mesh (Mueller et al. 2007, balloons):
+// C = V - pressure * restVolume. The triangles are Model::volumeTriangles[firstTriangle ..
+// firstTriangle + triangleCount), their vertices Model::volumeVertices[firstVertex ..
+// firstVertex + vertexCount) as local indices. Compliance unit: m^3/Pa.
+struct GlobalVolumeConstraint {
+  std::uint32_t firstTriangle = 0;
+  std::uint32_t triangleCount = 0;
+  std::uint32_t firstVertex = 0;
+  std::uint32_t vertexCount = 0;
+  double restVolume = 0.0;  // m^3
+  double pressure = 1.0;    // dimensionless factor on the rest volume (> 1 inflates)
+  ConstraintParameters params;
+};
+
+// A user-supplied constraint function (seed 004's general solve). It receives the positions of the
+// constraint's particles (m) and writes dC/dx_i for each into `gradient` (same length), returning C.
+using GenericConstraintFunction =
+    std::function<double(std::span<const Vec3> positions, std::span<Vec3> gradient)>;
+
+// One instance of a user constraint over Model::genericParticles[firstParticle ..
+// firstParticle + particleCount), evaluated by Model::genericFunctions[function].
+// An inequality keeps C >= 0. Units of the parameters follow the user's C.
+struct GenericConstraint {
+  std::uint32_t function = 0;
+  std::uint32_t firstParticle = 0;
+  std::uint32_t particleCount = 0;
+  bool inequality = false;
+  ConstraintParameters params;
+};
+
+}  // namespace pliant

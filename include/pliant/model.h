@@ -1,0 +1,133 @@
+// The Model: everything that does not change while stepping (masses, topology, rest values,
+// material parameters, prescribed paths). Build it with ModelBuilder; step a State with a Solver.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pliant/constraints.h"
+#include "pliant/math.h"
+
+namespace pliant {
+
+// A prescribed trajectory: position (m) as a function of simulated time (s).
+using PathFunction = std::function<Vec3(double time)>;
+
+// A particle whose position is prescribed by a path. Its inverse mass is 0: constraints cannot move
+// it, and its velocity is (x(t+h) - x(t)) / h.
+struct KinematicParticle {
+  ParticleIndex particle = 0;
+  PathFunction path;
+};
+
+// A named group of particles (a cloth, a rope, a body). Momentum-conserving damping (seed 000) is
+// applied per object with factor `dampingFactor` in [0, 1] once per step (0: off).
+struct SimObject {
+  std::string name;
+  std::vector<ParticleIndex> particles;
+  double dampingFactor = 0.0;
+};
+
+struct Model {
+  // Particles.
+  std::vector<Vec3> initialPosition;  // m
+  std::vector<Vec3> initialVelocity;  // m/s
+  std::vector<double> mass;           // kg (a fixed particle keeps its mass for diagnostics)
+  std::vector<double> inverseMass;    // 1/kg, 0 for fixed and kinematic particles
+  std::vector<KinematicParticle> kinematicParticles;
+  std::vector<SimObject> objects;
+
+  // Constraint families, one flat array each.
+  std::vector<AttachmentConstraint> attachments;
+  std::vector<PathFunction> attachmentPaths;
+  std::vector<DistanceConstraint> distances;
+  std::vector<MaxDistanceConstraint> maxDistances;
+  std::vector<DihedralBendingConstraint> dihedralBendings;
+  std::vector<IsometricBendingConstraint> isometricBendings;
+  std::vector<TetVolumeConstraint> tetVolumes;
+  std::vector<GlobalVolumeConstraint> globalVolumes;
+  std::vector<std::array<std::uint32_t, 3>> volumeTriangles;  // local vertex indices
+  std::vector<ParticleIndex> volumeVertices;
+  std::vector<GenericConstraint> generics;
+  std::vector<GenericConstraintFunction> genericFunctions;
+  std::vector<ParticleIndex> genericParticles;
+
+  // Offsets of each family in State::lambda (filled by ModelBuilder::build).
+  std::array<std::uint32_t, kConstraintFamilyCount + 1> lambdaOffset{};
+
+  std::size_t particleCount() const { return inverseMass.size(); }
+  std::size_t constraintCount(ConstraintFamily family) const;
+  std::size_t totalConstraintCount() const { return lambdaOffset[kConstraintFamilyCount]; }
+  std::uint32_t lambdaIndex(ConstraintRef ref) const {
+    return lambdaOffset[static_cast<int>(ref.family)] + ref.index;
+  }
+  // Checks every index and parameter; throws pliant::Error naming the offending entry.
+  void validate() const;
+  // Recomputes lambdaOffset from the family sizes.
+  void updateOffsets();
+};
+
+// Builds a Model. Every add* validates its arguments and throws pliant::Error naming the bad one.
+class ModelBuilder {
+ public:
+  // Adds a particle of `mass` kg (0 or infinity makes it fixed). Returns its index.
+  ParticleIndex addParticle(const Vec3& position, double mass, const Vec3& velocity = Vec3::Zero());
+  // Makes a particle immovable (inverse mass 0).
+  void fixParticle(ParticleIndex particle);
+  // Makes a particle follow `path`; it becomes immovable by constraints.
+  void addKinematic(ParticleIndex particle, PathFunction path);
+
+  // Rest lengths < 0 mean "the current distance".
+  std::uint32_t addDistance(ParticleIndex a, ParticleIndex b, const ConstraintParameters& params,
+                            double restLength = -1.0);
+  std::uint32_t addMaxDistance(ParticleIndex a, ParticleIndex b, const ConstraintParameters& params,
+                               double maxLength = -1.0);
+  std::uint32_t addAttachment(ParticleIndex particle, const Vec3& target,
+                              const ConstraintParameters& params, double restDistance = 0.0);
+  std::uint32_t addMovingAttachment(ParticleIndex particle, PathFunction targetPath,
+                                    const ConstraintParameters& params, double restDistance = 0.0);
+  // Triangles (p0, p1, p2) and (p1, p0, p3) share edge p0-p1. restAngle NaN means "current angle".
+  std::uint32_t addDihedralBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
+                                   ParticleIndex p3, const ConstraintParameters& params,
+                                   double restAngle = std::numeric_limits<double>::quiet_NaN());
+  // Weights are computed from the current positions (the rest state).
+  std::uint32_t addIsometricBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
+                                    ParticleIndex p3, const ConstraintParameters& params);
+  // Rest volume from the current positions.
+  std::uint32_t addTetVolume(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2, ParticleIndex p3,
+                             const ConstraintParameters& params);
+  // Closed outward-oriented triangle mesh over global particle indices; rest volume from now.
+  std::uint32_t addGlobalVolume(std::span<const std::array<ParticleIndex, 3>> triangles,
+                                double pressure, const ConstraintParameters& params);
+  std::uint32_t addGenericFunction(GenericConstraintFunction function);
+  std::uint32_t addGeneric(std::uint32_t function, std::span<const ParticleIndex> particles,
+                           bool inequality, const ConstraintParameters& params);
+  // Convenience: a one-off user constraint from a lambda.
+  std::uint32_t addGeneric(GenericConstraintFunction function,
+                           std::span<const ParticleIndex> particles, bool inequality,
+                           const ConstraintParameters& params);
+
+  // Adds a named object; returns its index.
+  std::uint32_t addObject(std::string name, std::vector<ParticleIndex> particles,
+                          double dampingFactor = 0.0);
+
+  std::size_t particleCount() const { return model_.particleCount(); }
+  const Vec3& position(ParticleIndex particle) const;
+  // Read and edit access for generators.
+  Model& model() { return model_; }
+  const Model& model() const { return model_; }
+
+  // Validates and returns the finished model.
+  Model build() const;
+
+ private:
+  void checkParticle(ParticleIndex particle, const char* what) const;
+  Model model_;
+};
+
+}  // namespace pliant

@@ -1,0 +1,257 @@
+#include "pliant/builders.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numbers>
+
+#include "constraints/families.h"
+#include "pliant/error.h"
+
+namespace pliant {
+
+namespace {
+
+using Triangle = std::array<ParticleIndex, 3>;
+
+// Unique undirected edges of a triangle list, sorted (good memory order for the solver).
+std::vector<std::array<ParticleIndex, 2>> uniqueEdges(const std::vector<Triangle>& triangles) {
+  std::vector<std::array<ParticleIndex, 2>> edges;
+  edges.reserve(triangles.size() * 3);
+  for (const Triangle& t : triangles)
+    for (int k = 0; k < 3; ++k) {
+      const ParticleIndex a = t[k];
+      const ParticleIndex b = t[(k + 1) % 3];
+      edges.push_back({std::min(a, b), std::max(a, b)});
+    }
+  std::sort(edges.begin(), edges.end());
+  edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+  return edges;
+}
+
+void requirePositive(double value, const std::string& where) {
+  if (!std::isfinite(value) || !(value > 0.0)) throw Error(where + " must be a finite number > 0");
+}
+
+}  // namespace
+
+std::size_t addBendingConstraints(ModelBuilder& builder, const std::vector<Triangle>& triangles,
+                                  BendingModel model, const ConstraintParameters& params) {
+  if (model == BendingModel::None) return 0;
+  // Directed edge (a -> b) of a triangle, with that triangle's third vertex.
+  std::map<std::pair<ParticleIndex, ParticleIndex>, ParticleIndex> opposite;
+  for (const Triangle& t : triangles)
+    for (int k = 0; k < 3; ++k) opposite[{t[k], t[(k + 1) % 3]}] = t[(k + 2) % 3];
+  std::size_t added = 0;
+  for (const auto& [edge, p2] : opposite) {
+    const auto [p0, p1] = edge;
+    if (p0 > p1) continue;  // each interior edge once, from the triangle where it runs p0 -> p1
+    const auto other = opposite.find({p1, p0});
+    if (other == opposite.end()) continue;
+    const ParticleIndex p3 = other->second;
+    if (model == BendingModel::Dihedral) {
+      builder.addDihedralBending(p0, p1, p2, p3, params);
+      ++added;
+    } else {
+      double weights[4];
+      if (!detail::isometricBendingWeights(builder.position(p0), builder.position(p1),
+                                           builder.position(p2), builder.position(p3), weights))
+        continue;
+      builder.addIsometricBending(p0, p1, p2, p3, params);
+      ++added;
+    }
+  }
+  return added;
+}
+
+GeneratedObject addClothGrid(ModelBuilder& builder, const ClothGridDef& def) {
+  const std::string where = "cloth '" + def.name + "'";
+  if (def.nodesX < 2 || def.nodesY < 2) throw Error(where + ": nodesX and nodesY must be >= 2");
+  requirePositive(def.sizeX, where + ": sizeX");
+  requirePositive(def.sizeY, where + ": sizeY");
+  requirePositive(def.totalMass, where + ": totalMass");
+  GeneratedObject out;
+  out.firstParticle = static_cast<ParticleIndex>(builder.particleCount());
+  const std::uint32_t count = static_cast<std::uint32_t>(def.nodesX) * static_cast<std::uint32_t>(def.nodesY);
+  out.particleCount = count;
+  const double mass = def.totalMass / count;
+  for (int j = 0; j < def.nodesY; ++j)
+    for (int i = 0; i < def.nodesX; ++i) {
+      const double u = def.sizeX * i / (def.nodesX - 1);
+      const double v = def.sizeY * j / (def.nodesY - 1);
+      builder.addParticle(def.origin + u * def.axisX + v * def.axisY, mass);
+    }
+  auto node = [&](int i, int j) { return out.firstParticle + static_cast<ParticleIndex>(j * def.nodesX + i); };
+  for (int j = 0; j + 1 < def.nodesY; ++j)
+    for (int i = 0; i + 1 < def.nodesX; ++i) {
+      const ParticleIndex p00 = node(i, j), p10 = node(i + 1, j), p01 = node(i, j + 1), p11 = node(i + 1, j + 1);
+      if ((i + j) % 2 == 0) {
+        out.triangles.push_back({p00, p01, p11});
+        out.triangles.push_back({p00, p11, p10});
+      } else {
+        out.triangles.push_back({p00, p01, p10});
+        out.triangles.push_back({p10, p01, p11});
+      }
+    }
+  for (const auto& e : uniqueEdges(out.triangles)) builder.addDistance(e[0], e[1], def.stretch);
+  addBendingConstraints(builder, out.triangles, def.bending, def.bendingParams);
+  std::vector<ParticleIndex> members(count);
+  for (std::uint32_t k = 0; k < count; ++k) members[k] = out.firstParticle + k;
+  out.object = builder.addObject(def.name, std::move(members), def.dampingFactor);
+  return out;
+}
+
+GeneratedObject addChain(ModelBuilder& builder, const ChainDef& def) {
+  const std::string where = "chain '" + def.name + "'";
+  if (def.particles < 2) throw Error(where + ": needs at least 2 particles");
+  requirePositive(def.particleMass, where + ": particleMass");
+  GeneratedObject out;
+  out.firstParticle = static_cast<ParticleIndex>(builder.particleCount());
+  out.particleCount = static_cast<std::uint32_t>(def.particles);
+  std::vector<ParticleIndex> members;
+  for (int k = 0; k < def.particles; ++k) {
+    const double s = static_cast<double>(k) / (def.particles - 1);
+    members.push_back(builder.addParticle(def.start + s * (def.end - def.start), def.particleMass));
+  }
+  if (def.fixStart) builder.fixParticle(members.front());
+  for (int k = 0; k + 1 < def.particles; ++k) builder.addDistance(members[k], members[k + 1], def.stretch);
+  out.object = builder.addObject(def.name, std::move(members), def.dampingFactor);
+  return out;
+}
+
+GeneratedObject addTetBox(ModelBuilder& builder, const TetBoxDef& def) {
+  const std::string where = "tet box '" + def.name + "'";
+  if (def.cellsX < 1 || def.cellsY < 1 || def.cellsZ < 1) throw Error(where + ": cells must be >= 1 in each direction");
+  for (int k = 0; k < 3; ++k) requirePositive(def.size[k], where + ": size");
+  requirePositive(def.density, where + ": density");
+  GeneratedObject out;
+  out.firstParticle = static_cast<ParticleIndex>(builder.particleCount());
+  const int nx = def.cellsX + 1, ny = def.cellsY + 1, nz = def.cellsZ + 1;
+  out.particleCount = static_cast<std::uint32_t>(nx * ny * nz);
+  const Vec3 cell(def.size.x() / def.cellsX, def.size.y() / def.cellsY, def.size.z() / def.cellsZ);
+  std::vector<Vec3> positions;
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < ny; ++j)
+      for (int i = 0; i < nx; ++i) positions.push_back(def.origin + Vec3(i * cell.x(), j * cell.y(), k * cell.z()));
+  auto node = [&](int i, int j, int k) { return static_cast<ParticleIndex>((k * ny + j) * nx + i); };
+  // Kuhn (Freudenthal) split: six tets around the cell diagonal, one per axis order. Every cell
+  // uses the same diagonal direction, so neighbouring cells' face triangulations match.
+  static const int orders[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  std::vector<double> lumped(positions.size(), 0.0);
+  for (int k = 0; k < def.cellsZ; ++k)
+    for (int j = 0; j < def.cellsY; ++j)
+      for (int i = 0; i < def.cellsX; ++i)
+        for (const auto& order : orders) {
+          int c[3] = {i, j, k};
+          std::array<ParticleIndex, 4> tet{};
+          tet[0] = node(c[0], c[1], c[2]);
+          for (int s = 0; s < 3; ++s) {
+            ++c[order[s]];
+            tet[s + 1] = node(c[0], c[1], c[2]);
+          }
+          double volume = detail::signedTetVolume(positions[tet[0]], positions[tet[1]], positions[tet[2]], positions[tet[3]]);
+          if (volume < 0.0) {
+            std::swap(tet[2], tet[3]);
+            volume = -volume;
+          }
+          for (ParticleIndex p : tet) lumped[p] += def.density * volume / 4.0;
+          out.tets.push_back(tet);
+        }
+  for (std::size_t p = 0; p < positions.size(); ++p) builder.addParticle(positions[p], lumped[p]);
+  for (auto& tet : out.tets)
+    for (auto& p : tet) p += out.firstParticle;
+  for (const auto& tet : out.tets) builder.addTetVolume(tet[0], tet[1], tet[2], tet[3], def.volume);
+  // Boundary faces appear in exactly one tet; orient them outward from that tet.
+  std::map<std::array<ParticleIndex, 3>, std::pair<int, Triangle>> faces;
+  for (const auto& t : out.tets) {
+    const Triangle outward[4] = {{t[0], t[2], t[1]}, {t[0], t[1], t[3]}, {t[0], t[3], t[2]}, {t[1], t[2], t[3]}};
+    for (const Triangle& f : outward) {
+      Triangle key = f;
+      std::sort(key.begin(), key.end());
+      auto& entry = faces[key];
+      ++entry.first;
+      entry.second = f;
+    }
+  }
+  for (const auto& [key, entry] : faces)
+    if (entry.first == 1) out.triangles.push_back(entry.second);
+  if (def.addEdges) {
+    std::vector<std::array<ParticleIndex, 2>> edges;
+    for (const auto& t : out.tets)
+      for (int a = 0; a < 4; ++a)
+        for (int b = a + 1; b < 4; ++b) edges.push_back({std::min(t[a], t[b]), std::max(t[a], t[b])});
+    std::sort(edges.begin(), edges.end());
+    edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+    for (const auto& e : edges) builder.addDistance(e[0], e[1], def.edges);
+  }
+  std::vector<ParticleIndex> members(out.particleCount);
+  for (std::uint32_t p = 0; p < out.particleCount; ++p) members[p] = out.firstParticle + p;
+  out.object = builder.addObject(def.name, std::move(members), def.dampingFactor);
+  return out;
+}
+
+GeneratedObject addBalloon(ModelBuilder& builder, const BalloonDef& def) {
+  const std::string where = "balloon '" + def.name + "'";
+  requirePositive(def.radius, where + ": radius");
+  requirePositive(def.totalMass, where + ": totalMass");
+  if (def.rings < 2 || def.segments < 3) throw Error(where + ": needs rings >= 2 and segments >= 3");
+  GeneratedObject out;
+  out.firstParticle = static_cast<ParticleIndex>(builder.particleCount());
+  const int count = 2 + (def.rings - 1) * def.segments;
+  out.particleCount = static_cast<std::uint32_t>(count);
+  const double mass = def.totalMass / count;
+  const ParticleIndex top = builder.addParticle(def.centre + Vec3(0, def.radius, 0), mass);
+  for (int r = 1; r < def.rings; ++r) {
+    const double theta = std::numbers::pi * r / def.rings;
+    for (int s = 0; s < def.segments; ++s) {
+      const double phi = 2.0 * std::numbers::pi * s / def.segments;
+      builder.addParticle(def.centre + def.radius * Vec3(std::sin(theta) * std::cos(phi), std::cos(theta),
+                                                         std::sin(theta) * std::sin(phi)), mass);
+    }
+  }
+  const ParticleIndex bottom = builder.addParticle(def.centre - Vec3(0, def.radius, 0), mass);
+  auto ring = [&](int r, int s) {
+    return top + 1 + static_cast<ParticleIndex>((r - 1) * def.segments + (s % def.segments));
+  };
+  for (int s = 0; s < def.segments; ++s) {
+    out.triangles.push_back({top, ring(1, s + 1), ring(1, s)});
+    out.triangles.push_back({bottom, ring(def.rings - 1, s), ring(def.rings - 1, s + 1)});
+    for (int r = 1; r + 1 < def.rings; ++r) {
+      out.triangles.push_back({ring(r, s), ring(r, s + 1), ring(r + 1, s + 1)});
+      out.triangles.push_back({ring(r, s), ring(r + 1, s + 1), ring(r + 1, s)});
+    }
+  }
+  // Make the orientation outward whatever the handedness of the parametrisation above.
+  double sixVolume = 0.0;
+  for (const Triangle& t : out.triangles)
+    sixVolume += (builder.position(t[0]) - def.centre)
+                     .dot((builder.position(t[1]) - def.centre).cross(builder.position(t[2]) - def.centre));
+  if (sixVolume < 0.0)
+    for (Triangle& t : out.triangles) std::swap(t[1], t[2]);
+  for (const auto& e : uniqueEdges(out.triangles)) builder.addDistance(e[0], e[1], def.stretch);
+  builder.addGlobalVolume(out.triangles, def.pressure, def.volume);
+  std::vector<ParticleIndex> members(out.particleCount);
+  for (std::uint32_t p = 0; p < out.particleCount; ++p) members[p] = out.firstParticle + p;
+  out.object = builder.addObject(def.name, std::move(members), def.dampingFactor);
+  return out;
+}
+
+std::size_t addTethers(ModelBuilder& builder, const std::vector<ParticleIndex>& anchors,
+                       ParticleIndex firstParticle, std::uint32_t particleCount,
+                       const ConstraintParameters& params, double slack) {
+  if (!(slack >= 1.0) || !std::isfinite(slack)) throw Error("tethers: slack must be a finite number >= 1");
+  std::size_t added = 0;
+  const Model& model = builder.model();
+  for (std::uint32_t k = 0; k < particleCount; ++k) {
+    const ParticleIndex p = firstParticle + k;
+    if (model.inverseMass.at(p) == 0.0) continue;
+    for (ParticleIndex anchor : anchors) {
+      const double length = (builder.position(anchor) - builder.position(p)).norm();
+      builder.addMaxDistance(anchor, p, params, length * slack);
+      ++added;
+    }
+  }
+  return added;
+}
+
+}  // namespace pliant

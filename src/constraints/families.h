@@ -1,0 +1,71 @@
+// Internal interface between the solver and the constraint families.
+//
+// Each family provides a fast projector over an index range (the hot loop: no allocation, no
+// virtual call) and a general evaluator (value and gradient of one constraint) that diagnostics,
+// divergence tracing and the reference implicit solver share.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pliant/constraints.h"
+#include "pliant/model.h"
+#include "pliant/solver.h"
+
+namespace pliant::detail {
+
+struct SolveContext {
+  SolverMode mode = SolverMode::Xpbd;
+  double h = 0.0;                  // s, substep
+  double invH2 = 0.0;              // 1/s^2
+  double invH = 0.0;               // 1/s
+  double stiffnessExponent = 1.0;  // PBD: k' = 1 - (1-k)^stiffnessExponent
+  Vec3* x = nullptr;
+  const Vec3* xPrev = nullptr;
+  const double* w = nullptr;
+  double* lambda = nullptr;  // this family's multipliers (already offset)
+  const Vec3* attachmentTarget = nullptr;
+  std::vector<Vec3>* scratch = nullptr;  // gradient buffer for variable-size families
+};
+
+using ProjectFn = void (*)(const Model&, const SolveContext&, std::uint32_t begin, std::uint32_t end);
+// Value C of constraint i at positions x; fills its particles and dC/dx for each.
+using EvaluateFn = double (*)(const Model&, const Vec3* x, const Vec3* attachmentTarget,
+                              std::uint32_t i, std::vector<ParticleIndex>& particles,
+                              std::vector<Vec3>& gradient);
+
+struct FamilyKernels {
+  ProjectFn project;
+  EvaluateFn evaluate;
+};
+
+const FamilyKernels& familyKernels(ConstraintFamily family);
+bool isUnilateral(const Model& model, ConstraintRef ref);
+const ConstraintParameters& constraintParameters(const Model& model, ConstraintRef ref);
+
+#define PLIANT_DECLARE_FAMILY(Name)                                                              \
+  void project##Name(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);           \
+  double evaluate##Name(const Model&, const Vec3*, const Vec3*, std::uint32_t,                   \
+                        std::vector<ParticleIndex>&, std::vector<Vec3>&);
+
+PLIANT_DECLARE_FAMILY(Attachment)
+PLIANT_DECLARE_FAMILY(Distance)
+PLIANT_DECLARE_FAMILY(MaxDistance)
+PLIANT_DECLARE_FAMILY(DihedralBending)
+PLIANT_DECLARE_FAMILY(IsometricBending)
+PLIANT_DECLARE_FAMILY(TetVolume)
+PLIANT_DECLARE_FAMILY(GlobalVolume)
+PLIANT_DECLARE_FAMILY(Generic)
+#undef PLIANT_DECLARE_FAMILY
+
+}  // namespace pliant::detail
+
+namespace pliant::detail {
+// Geometry shared with the builders.
+double dihedralAngle(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3);
+double signedTetVolume(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3);
+double closedMeshVolume(const Model& model, std::uint32_t i, const Vec3* x);
+// Bergou et al. 2006 weights K_i (1/m) of an edge stencil at rest; false for a degenerate one.
+bool isometricBendingWeights(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3,
+                             double weights[4]);
+}  // namespace pliant::detail

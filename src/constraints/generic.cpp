@@ -1,0 +1,46 @@
+// User constraints: the user's function supplies C and its gradient (seed 004's general solve);
+// the shared multiplier update does the rest. Positions and gradients go through a scratch buffer
+// sized when the solver is built, so a step allocates nothing here either.
+#include "constraints/projection.h"
+
+namespace pliant::detail {
+
+void projectGeneric(const Model& model, const SolveContext& ctx, std::uint32_t begin,
+                    std::uint32_t end) {
+  Vec3* x = ctx.x;
+  const double* w = ctx.w;
+  Vec3* scratch = ctx.scratch->data();
+  for (std::uint32_t c = begin; c < end; ++c) {
+    const GenericConstraint& con = model.generics[c];
+    const std::uint32_t n = con.particleCount;
+    const ParticleIndex* particles = model.genericParticles.data() + con.firstParticle;
+    Vec3* positions = scratch;
+    Vec3* gradient = scratch + n;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      positions[i] = x[particles[i]];
+      gradient[i].setZero();
+    }
+    const double C = model.genericFunctions[con.function](std::span<const Vec3>(positions, n),
+                                                          std::span<Vec3>(gradient, n));
+    double wSum = 0.0;
+    for (std::uint32_t i = 0; i < n; ++i) wSum += w[particles[i]] * gradient[i].squaredNorm();
+    // A NaN from the user's function is not hidden here: the step check refuses the step and
+    // the replay names this constraint.
+    const double dLambda = solveMultiplier(C, wSum, static_cast<int>(n), gradient, particles,
+                                           con.params, ctx.lambda[c], con.inequality, ctx);
+    for (std::uint32_t i = 0; i < n; ++i) x[particles[i]] += (w[particles[i]] * dLambda) * gradient[i];
+  }
+}
+
+double evaluateGeneric(const Model& model, const Vec3* x, const Vec3*, std::uint32_t i,
+                       std::vector<ParticleIndex>& particles, std::vector<Vec3>& gradient) {
+  const GenericConstraint& con = model.generics[i];
+  const ParticleIndex* indices = model.genericParticles.data() + con.firstParticle;
+  particles.assign(indices, indices + con.particleCount);
+  std::vector<Vec3> positions(con.particleCount);
+  for (std::uint32_t k = 0; k < con.particleCount; ++k) positions[k] = x[indices[k]];
+  gradient.assign(con.particleCount, Vec3::Zero());
+  return model.genericFunctions[con.function](positions, gradient);
+}
+
+}  // namespace pliant::detail

@@ -1,0 +1,51 @@
+// The one multiplier update every family shares (VALIDATION.md, "The method"):
+//
+//   XPBD (Macklin et al. 2016, eqs. 18 and 26):
+//     alpha~ = alpha / h^2,  gamma = alpha~ (h^2 beta) / h = alpha beta / h
+//     dlambda = (-C - alpha~ lambda - gamma gradC.(x - x^n)) / ((1 + gamma) sum w|gradC|^2 + alpha~)
+//   PBD (Mueller et al. 2007): dlambda = -k C / sum w|gradC|^2, k replaced by k' when asked.
+//
+// Unilateral constraints (C >= 0) are skipped while satisfied and their accumulated multiplier is
+// clamped to stay >= 0 (it never pulls). The caller then applies dx_i = w_i gradC_i dlambda.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include "constraints/families.h"
+
+namespace pliant::detail {
+
+// Returns dlambda (0 when the constraint is skipped) and accumulates it into `lambda`.
+// `wSum` is sum_i w_i |gradC_i|^2, computed by the family in its cheapest exact form.
+inline double solveMultiplier(double C, double wSum, int count, const Vec3* gradient,
+                              const ParticleIndex* particles, const ConstraintParameters& params,
+                              double& lambda, bool unilateral, const SolveContext& ctx) {
+  if (unilateral && C >= 0.0) return 0.0;
+  double deltaLambda;
+  if (ctx.mode == SolverMode::Xpbd) {
+    const double alphaTilde = params.compliance * ctx.invH2;
+    const double gamma = params.compliance * params.damping * ctx.invH;
+    double dampingTerm = 0.0;
+    if (gamma != 0.0) {
+      for (int i = 0; i < count; ++i) {
+        const ParticleIndex p = particles[i];
+        dampingTerm += gradient[i].dot(ctx.x[p] - ctx.xPrev[p]);
+      }
+      dampingTerm *= gamma;
+    }
+    const double denominator = (1.0 + gamma) * wSum + alphaTilde;
+    if (!(denominator > 0.0)) return 0.0;
+    deltaLambda = (-C - alphaTilde * lambda - dampingTerm) / denominator;
+  } else {
+    if (!(wSum > 0.0)) return 0.0;
+    double k = params.stiffness;
+    if (ctx.stiffnessExponent != 1.0) k = 1.0 - std::pow(1.0 - k, ctx.stiffnessExponent);
+    deltaLambda = (k * -C) / wSum;
+  }
+  if (unilateral) deltaLambda = std::max(deltaLambda, -lambda);
+  lambda += deltaLambda;
+  return deltaLambda;
+}
+
+}  // namespace pliant::detail

@@ -1,0 +1,362 @@
+#include "pliant/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "constraints/families.h"
+#include "pliant/error.h"
+
+namespace pliant {
+
+namespace {
+
+std::string describe(const char* what, std::size_t index) {
+  return std::string(what) + " " + std::to_string(index);
+}
+
+void checkFinite(const Vec3& v, const std::string& where) {
+  if (!v.allFinite()) throw Error(where + ": expected finite coordinates, got NaN or infinity");
+}
+
+void checkParameters(const ConstraintParameters& p, const std::string& where) {
+  if (!std::isfinite(p.compliance) || p.compliance < 0.0)
+    throw Error(where + ": compliance must be a finite number >= 0, got " + std::to_string(p.compliance));
+  if (!std::isfinite(p.damping) || p.damping < 0.0)
+    throw Error(where + ": damping must be a finite number >= 0, got " + std::to_string(p.damping));
+  if (!(p.stiffness >= 0.0 && p.stiffness <= 1.0))
+    throw Error(where + ": stiffness must be in [0, 1], got " + std::to_string(p.stiffness));
+}
+
+void checkIndex(ParticleIndex p, std::size_t count, const std::string& where) {
+  if (p >= count)
+    throw Error(where + ": particle index " + std::to_string(p) + " out of range (model has " +
+                std::to_string(count) + " particles)");
+}
+
+void checkLength(double value, const std::string& where, const char* field) {
+  if (!std::isfinite(value) || value < 0.0)
+    throw Error(where + ": " + field + " must be a finite number >= 0, got " + std::to_string(value));
+}
+
+}  // namespace
+
+std::size_t Model::constraintCount(ConstraintFamily family) const {
+  switch (family) {
+    case ConstraintFamily::Attachment: return attachments.size();
+    case ConstraintFamily::Distance: return distances.size();
+    case ConstraintFamily::MaxDistance: return maxDistances.size();
+    case ConstraintFamily::DihedralBending: return dihedralBendings.size();
+    case ConstraintFamily::IsometricBending: return isometricBendings.size();
+    case ConstraintFamily::TetVolume: return tetVolumes.size();
+    case ConstraintFamily::GlobalVolume: return globalVolumes.size();
+    case ConstraintFamily::Generic: return generics.size();
+  }
+  return 0;
+}
+
+void Model::updateOffsets() {
+  lambdaOffset[0] = 0;
+  for (int f = 0; f < kConstraintFamilyCount; ++f)
+    lambdaOffset[f + 1] =
+        lambdaOffset[f] + static_cast<std::uint32_t>(constraintCount(static_cast<ConstraintFamily>(f)));
+}
+
+void Model::validate() const {
+  const std::size_t n = particleCount();
+  if (initialPosition.size() != n || initialVelocity.size() != n || mass.size() != n)
+    throw Error("model: particle arrays have different lengths");
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string where = describe("particle", i);
+    checkFinite(initialPosition[i], where + " position");
+    checkFinite(initialVelocity[i], where + " velocity");
+    if (!(mass[i] >= 0.0) || std::isnan(mass[i]))
+      throw Error(where + ": mass must be >= 0 kg, got " + std::to_string(mass[i]));
+    if (!std::isfinite(inverseMass[i]) || inverseMass[i] < 0.0)
+      throw Error(where + ": inverse mass must be a finite number >= 0");
+  }
+  for (std::size_t i = 0; i < kinematicParticles.size(); ++i) {
+    checkIndex(kinematicParticles[i].particle, n, describe("kinematic particle", i));
+    if (!kinematicParticles[i].path) throw Error(describe("kinematic particle", i) + ": path is empty");
+  }
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    const std::string where = "object '" + objects[i].name + "'";
+    for (ParticleIndex p : objects[i].particles) checkIndex(p, n, where);
+    if (!(objects[i].dampingFactor >= 0.0 && objects[i].dampingFactor <= 1.0))
+      throw Error(where + ": damping factor must be in [0, 1]");
+  }
+  for (std::size_t i = 0; i < attachments.size(); ++i) {
+    const auto& c = attachments[i];
+    const std::string where = describe("attachment", i);
+    checkIndex(c.particle, n, where);
+    checkParameters(c.params, where);
+    checkFinite(c.target, where + " target");
+    checkLength(c.restDistance, where, "rest distance");
+    if (c.targetPath >= static_cast<std::int64_t>(attachmentPaths.size()))
+      throw Error(where + ": target path " + std::to_string(c.targetPath) + " does not exist");
+  }
+  for (std::size_t i = 0; i < distances.size(); ++i) {
+    const std::string where = describe("distance constraint", i);
+    for (ParticleIndex p : distances[i].particles) checkIndex(p, n, where);
+    checkParameters(distances[i].params, where);
+    checkLength(distances[i].restLength, where, "rest length");
+  }
+  for (std::size_t i = 0; i < maxDistances.size(); ++i) {
+    const std::string where = describe("max-distance constraint", i);
+    for (ParticleIndex p : maxDistances[i].particles) checkIndex(p, n, where);
+    checkParameters(maxDistances[i].params, where);
+    checkLength(maxDistances[i].maxLength, where, "maximum length");
+  }
+  for (std::size_t i = 0; i < dihedralBendings.size(); ++i) {
+    const std::string where = describe("dihedral bending constraint", i);
+    for (ParticleIndex p : dihedralBendings[i].particles) checkIndex(p, n, where);
+    checkParameters(dihedralBendings[i].params, where);
+    if (!std::isfinite(dihedralBendings[i].restAngle)) throw Error(where + ": rest angle must be finite");
+  }
+  for (std::size_t i = 0; i < isometricBendings.size(); ++i) {
+    const std::string where = describe("isometric bending constraint", i);
+    for (ParticleIndex p : isometricBendings[i].particles) checkIndex(p, n, where);
+    checkParameters(isometricBendings[i].params, where);
+    for (double k : isometricBendings[i].weights)
+      if (!std::isfinite(k)) throw Error(where + ": weights must be finite");
+  }
+  for (std::size_t i = 0; i < tetVolumes.size(); ++i) {
+    const std::string where = describe("tet volume constraint", i);
+    for (ParticleIndex p : tetVolumes[i].particles) checkIndex(p, n, where);
+    checkParameters(tetVolumes[i].params, where);
+    if (!std::isfinite(tetVolumes[i].restVolume)) throw Error(where + ": rest volume must be finite");
+  }
+  for (std::size_t i = 0; i < globalVolumes.size(); ++i) {
+    const auto& c = globalVolumes[i];
+    const std::string where = describe("global volume constraint", i);
+    checkParameters(c.params, where);
+    if (c.firstTriangle + std::size_t(c.triangleCount) > volumeTriangles.size() ||
+        c.firstVertex + std::size_t(c.vertexCount) > volumeVertices.size())
+      throw Error(where + ": triangle or vertex range out of bounds");
+    for (std::uint32_t t = c.firstTriangle; t < c.firstTriangle + c.triangleCount; ++t)
+      for (std::uint32_t v : volumeTriangles[t])
+        if (v >= c.vertexCount) throw Error(where + ": triangle " + std::to_string(t) + " vertex out of range");
+    for (std::uint32_t v = 0; v < c.vertexCount; ++v) checkIndex(volumeVertices[c.firstVertex + v], n, where);
+    if (!std::isfinite(c.pressure) || c.pressure < 0.0) throw Error(where + ": pressure must be >= 0");
+  }
+  for (std::size_t i = 0; i < generics.size(); ++i) {
+    const auto& c = generics[i];
+    const std::string where = describe("generic constraint", i);
+    checkParameters(c.params, where);
+    if (c.function >= genericFunctions.size() || !genericFunctions[c.function])
+      throw Error(where + ": function " + std::to_string(c.function) + " does not exist");
+    if (c.particleCount == 0) throw Error(where + ": needs at least one particle");
+    if (c.firstParticle + std::size_t(c.particleCount) > genericParticles.size())
+      throw Error(where + ": particle range out of bounds");
+    for (std::uint32_t k = 0; k < c.particleCount; ++k) checkIndex(genericParticles[c.firstParticle + k], n, where);
+  }
+}
+
+ParticleIndex ModelBuilder::addParticle(const Vec3& position, double mass, const Vec3& velocity) {
+  const std::size_t index = model_.particleCount();
+  const std::string where = describe("particle", index);
+  checkFinite(position, where + " position");
+  checkFinite(velocity, where + " velocity");
+  if (std::isnan(mass) || mass < 0.0)
+    throw Error(where + ": mass must be >= 0 kg (0 or infinity = fixed), got " + std::to_string(mass));
+  model_.initialPosition.push_back(position);
+  model_.initialVelocity.push_back(velocity);
+  const bool fixed = mass == 0.0 || std::isinf(mass);
+  model_.mass.push_back(std::isinf(mass) ? 0.0 : mass);
+  model_.inverseMass.push_back(fixed ? 0.0 : 1.0 / mass);
+  return static_cast<ParticleIndex>(index);
+}
+
+void ModelBuilder::checkParticle(ParticleIndex particle, const char* what) const {
+  checkIndex(particle, model_.particleCount(), what);
+}
+
+const Vec3& ModelBuilder::position(ParticleIndex particle) const {
+  checkParticle(particle, "position");
+  return model_.initialPosition[particle];
+}
+
+void ModelBuilder::fixParticle(ParticleIndex particle) {
+  checkParticle(particle, "fixParticle");
+  model_.inverseMass[particle] = 0.0;
+  model_.initialVelocity[particle].setZero();
+}
+
+void ModelBuilder::addKinematic(ParticleIndex particle, PathFunction path) {
+  checkParticle(particle, "addKinematic");
+  if (!path) throw Error("addKinematic: path is empty");
+  model_.inverseMass[particle] = 0.0;
+  model_.kinematicParticles.push_back({particle, std::move(path)});
+}
+
+std::uint32_t ModelBuilder::addDistance(ParticleIndex a, ParticleIndex b,
+                                        const ConstraintParameters& params, double restLength) {
+  const std::string where = describe("distance constraint", model_.distances.size());
+  checkIndex(a, particleCount(), where);
+  checkIndex(b, particleCount(), where);
+  checkParameters(params, where);
+  if (restLength < 0.0) restLength = (position(a) - position(b)).norm();
+  checkLength(restLength, where, "rest length");
+  model_.distances.push_back({{a, b}, restLength, params});
+  return static_cast<std::uint32_t>(model_.distances.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addMaxDistance(ParticleIndex a, ParticleIndex b,
+                                           const ConstraintParameters& params, double maxLength) {
+  const std::string where = describe("max-distance constraint", model_.maxDistances.size());
+  checkIndex(a, particleCount(), where);
+  checkIndex(b, particleCount(), where);
+  checkParameters(params, where);
+  if (maxLength < 0.0) maxLength = (position(a) - position(b)).norm();
+  checkLength(maxLength, where, "maximum length");
+  model_.maxDistances.push_back({{a, b}, maxLength, params});
+  return static_cast<std::uint32_t>(model_.maxDistances.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addAttachment(ParticleIndex particle, const Vec3& target,
+                                          const ConstraintParameters& params, double restDistance) {
+  const std::string where = describe("attachment", model_.attachments.size());
+  checkIndex(particle, particleCount(), where);
+  checkFinite(target, where + " target");
+  checkParameters(params, where);
+  checkLength(restDistance, where, "rest distance");
+  model_.attachments.push_back({particle, target, -1, restDistance, params});
+  return static_cast<std::uint32_t>(model_.attachments.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addMovingAttachment(ParticleIndex particle, PathFunction targetPath,
+                                                const ConstraintParameters& params,
+                                                double restDistance) {
+  if (!targetPath) throw Error("addMovingAttachment: target path is empty");
+  const Vec3 start = targetPath(0.0);
+  const std::uint32_t index = addAttachment(particle, start, params, restDistance);
+  model_.attachmentPaths.push_back(std::move(targetPath));
+  model_.attachments[index].targetPath = static_cast<std::int32_t>(model_.attachmentPaths.size() - 1);
+  return index;
+}
+
+std::uint32_t ModelBuilder::addDihedralBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
+                                               ParticleIndex p3, const ConstraintParameters& params,
+                                               double restAngle) {
+  const std::string where = describe("dihedral bending constraint", model_.dihedralBendings.size());
+  for (ParticleIndex p : {p0, p1, p2, p3}) checkIndex(p, particleCount(), where);
+  checkParameters(params, where);
+  if (std::isnan(restAngle))
+    restAngle = detail::dihedralAngle(position(p0), position(p1), position(p2), position(p3));
+  if (!std::isfinite(restAngle)) throw Error(where + ": rest angle must be finite");
+  model_.dihedralBendings.push_back({{p0, p1, p2, p3}, restAngle, params});
+  return static_cast<std::uint32_t>(model_.dihedralBendings.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addIsometricBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
+                                                ParticleIndex p3, const ConstraintParameters& params) {
+  const std::string where = describe("isometric bending constraint", model_.isometricBendings.size());
+  for (ParticleIndex p : {p0, p1, p2, p3}) checkIndex(p, particleCount(), where);
+  checkParameters(params, where);
+  IsometricBendingConstraint c;
+  c.particles[0] = p0;
+  c.particles[1] = p1;
+  c.particles[2] = p2;
+  c.particles[3] = p3;
+  c.params = params;
+  if (!detail::isometricBendingWeights(position(p0), position(p1), position(p2), position(p3), c.weights))
+    throw Error(where + ": degenerate stencil (a triangle of zero area)");
+  model_.isometricBendings.push_back(c);
+  return static_cast<std::uint32_t>(model_.isometricBendings.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addTetVolume(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
+                                         ParticleIndex p3, const ConstraintParameters& params) {
+  const std::string where = describe("tet volume constraint", model_.tetVolumes.size());
+  for (ParticleIndex p : {p0, p1, p2, p3}) checkIndex(p, particleCount(), where);
+  checkParameters(params, where);
+  const double volume = detail::signedTetVolume(position(p0), position(p1), position(p2), position(p3));
+  model_.tetVolumes.push_back({{p0, p1, p2, p3}, volume, params});
+  return static_cast<std::uint32_t>(model_.tetVolumes.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addGlobalVolume(std::span<const std::array<ParticleIndex, 3>> triangles,
+                                            double pressure, const ConstraintParameters& params) {
+  const std::string where = describe("global volume constraint", model_.globalVolumes.size());
+  checkParameters(params, where);
+  if (triangles.empty()) throw Error(where + ": needs at least one triangle");
+  if (!std::isfinite(pressure) || pressure < 0.0) throw Error(where + ": pressure must be >= 0");
+  GlobalVolumeConstraint c;
+  c.firstTriangle = static_cast<std::uint32_t>(model_.volumeTriangles.size());
+  c.triangleCount = static_cast<std::uint32_t>(triangles.size());
+  c.firstVertex = static_cast<std::uint32_t>(model_.volumeVertices.size());
+  std::vector<ParticleIndex> vertices;
+  for (const auto& t : triangles)
+    for (ParticleIndex p : t) {
+      checkIndex(p, particleCount(), where);
+      vertices.push_back(p);
+    }
+  std::sort(vertices.begin(), vertices.end());
+  vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
+  c.vertexCount = static_cast<std::uint32_t>(vertices.size());
+  for (const auto& t : triangles) {
+    std::array<std::uint32_t, 3> local{};
+    for (int k = 0; k < 3; ++k)
+      local[k] = static_cast<std::uint32_t>(
+          std::lower_bound(vertices.begin(), vertices.end(), t[k]) - vertices.begin());
+    model_.volumeTriangles.push_back(local);
+  }
+  model_.volumeVertices.insert(model_.volumeVertices.end(), vertices.begin(), vertices.end());
+  c.pressure = pressure;
+  c.params = params;
+  model_.globalVolumes.push_back(c);
+  const std::uint32_t index = static_cast<std::uint32_t>(model_.globalVolumes.size() - 1);
+  model_.globalVolumes[index].restVolume =
+      detail::closedMeshVolume(model_, index, model_.initialPosition.data());
+  return index;
+}
+
+std::uint32_t ModelBuilder::addGenericFunction(GenericConstraintFunction function) {
+  if (!function) throw Error("addGenericFunction: function is empty");
+  model_.genericFunctions.push_back(std::move(function));
+  return static_cast<std::uint32_t>(model_.genericFunctions.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addGeneric(std::uint32_t function, std::span<const ParticleIndex> particles,
+                                       bool inequality, const ConstraintParameters& params) {
+  const std::string where = describe("generic constraint", model_.generics.size());
+  if (function >= model_.genericFunctions.size())
+    throw Error(where + ": function " + std::to_string(function) + " does not exist");
+  if (particles.empty()) throw Error(where + ": needs at least one particle");
+  for (ParticleIndex p : particles) checkIndex(p, particleCount(), where);
+  checkParameters(params, where);
+  GenericConstraint c;
+  c.function = function;
+  c.firstParticle = static_cast<std::uint32_t>(model_.genericParticles.size());
+  c.particleCount = static_cast<std::uint32_t>(particles.size());
+  c.inequality = inequality;
+  c.params = params;
+  model_.genericParticles.insert(model_.genericParticles.end(), particles.begin(), particles.end());
+  model_.generics.push_back(c);
+  return static_cast<std::uint32_t>(model_.generics.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addGeneric(GenericConstraintFunction function,
+                                       std::span<const ParticleIndex> particles, bool inequality,
+                                       const ConstraintParameters& params) {
+  return addGeneric(addGenericFunction(std::move(function)), particles, inequality, params);
+}
+
+std::uint32_t ModelBuilder::addObject(std::string name, std::vector<ParticleIndex> particles,
+                                      double dampingFactor) {
+  const std::string where = "object '" + name + "'";
+  for (ParticleIndex p : particles) checkIndex(p, particleCount(), where);
+  if (!(dampingFactor >= 0.0 && dampingFactor <= 1.0))
+    throw Error(where + ": damping factor must be in [0, 1], got " + std::to_string(dampingFactor));
+  model_.objects.push_back({std::move(name), std::move(particles), dampingFactor});
+  return static_cast<std::uint32_t>(model_.objects.size() - 1);
+}
+
+Model ModelBuilder::build() const {
+  Model model = model_;
+  model.updateOffsets();
+  model.validate();
+  return model;
+}
+
+}  // namespace pliant

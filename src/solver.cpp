@@ -1,0 +1,272 @@
+// The step pipeline. The order written in solver.h is implemented once, in Solver::advance.
+#include "pliant/solver.h"
+
+#include <Eigen/Eigenvalues>
+#include <cmath>
+#include <sstream>
+
+#include "constraints/families.h"
+#include "pliant/error.h"
+
+namespace pliant {
+
+SolverSettings SolverSettings::smallSteps(int substeps, double timeStep) {
+  SolverSettings s;
+  s.mode = SolverMode::Xpbd;
+  s.timeStep = timeStep;
+  s.substeps = substeps;
+  s.iterations = 1;
+  return s;
+}
+
+void SolverSettings::validate() const {
+  if (!std::isfinite(timeStep) || !(timeStep > 0.0))
+    throw Error("solver settings: timeStep must be a finite number > 0 s, got " + std::to_string(timeStep));
+  if (substeps < 1) throw Error("solver settings: substeps must be >= 1, got " + std::to_string(substeps));
+  if (iterations < 1) throw Error("solver settings: iterations must be >= 1, got " + std::to_string(iterations));
+  if (!gravity.allFinite()) throw Error("solver settings: gravity must be finite");
+  if (!std::isfinite(velocityDamping) || velocityDamping < 0.0)
+    throw Error("solver settings: velocityDamping must be a finite number >= 0 1/s");
+  if (!(maxDisplacementPerStep > 0.0))
+    throw Error("solver settings: maxDisplacementPerStep must be > 0 m");
+}
+
+Solver::Solver(const Model& model, const SolverSettings& settings) : model_(&model) {
+  if (model.lambdaOffset[kConstraintFamilyCount] != 0 || model.totalConstraintCount() == 0) {
+    Model check = model;
+    check.updateOffsets();
+    if (check.lambdaOffset != model.lambdaOffset)
+      throw Error("model: constraint offsets are stale; build models with ModelBuilder::build()");
+  }
+  model.validate();
+  setSettings(settings);
+  std::size_t scratch = 0;
+  for (const GenericConstraint& c : model.generics) scratch = std::max<std::size_t>(scratch, 2 * c.particleCount);
+  for (const GlobalVolumeConstraint& c : model.globalVolumes) scratch = std::max<std::size_t>(scratch, c.vertexCount);
+  scratch_.resize(scratch);
+}
+
+void Solver::setSettings(const SolverSettings& settings) {
+  settings.validate();
+  settings_ = settings;
+}
+
+namespace {
+
+// Momentum-conserving damping of one object (seed 000): remove a fraction k of each particle's
+// deviation from the object's rigid motion. Fixed and kinematic particles are not part of the
+// rigid fit (their velocity is prescribed). A singular inertia tensor (collinear particles) is
+// inverted on its range, which keeps L = I omega exact there.
+void dampObject(const Model& model, const SimObject& object, State& state) {
+  if (object.dampingFactor == 0.0) return;
+  double totalMass = 0.0;
+  Vec3 centre = Vec3::Zero();
+  Vec3 momentum = Vec3::Zero();
+  for (ParticleIndex p : object.particles) {
+    if (model.inverseMass[p] == 0.0) continue;
+    const double m = model.mass[p];
+    totalMass += m;
+    centre += m * state.position[p];
+    momentum += m * state.velocity[p];
+  }
+  if (!(totalMass > 0.0)) return;
+  centre /= totalMass;
+  const Vec3 centreVelocity = momentum / totalMass;
+  Vec3 angularMomentum = Vec3::Zero();
+  Mat3 inertia = Mat3::Zero();
+  for (ParticleIndex p : object.particles) {
+    if (model.inverseMass[p] == 0.0) continue;
+    const double m = model.mass[p];
+    const Vec3 r = state.position[p] - centre;
+    angularMomentum += r.cross(m * state.velocity[p]);
+    inertia += m * (r.squaredNorm() * Mat3::Identity() - r * r.transpose());
+  }
+  Eigen::SelfAdjointEigenSolver<Mat3> eigen(inertia);
+  const Vec3 values = eigen.eigenvalues();
+  const double cutoff = 1e-12 * std::max(values.cwiseAbs().maxCoeff(), 1e-300);
+  Vec3 inverted;
+  for (int k = 0; k < 3; ++k) inverted[k] = values[k] > cutoff ? 1.0 / values[k] : 0.0;
+  const Mat3& basis = eigen.eigenvectors();
+  const Vec3 omega = basis * inverted.asDiagonal() * (basis.transpose() * angularMomentum);
+  for (ParticleIndex p : object.particles) {
+    if (model.inverseMass[p] == 0.0) continue;
+    const Vec3 r = state.position[p] - centre;
+    const Vec3 deviation = centreVelocity + omega.cross(r) - state.velocity[p];
+    state.velocity[p] += object.dampingFactor * deviation;
+  }
+}
+
+bool particleBad(const State& state, const std::vector<Vec3>& start, std::size_t p, double bound) {
+  const Vec3& x = state.position[p];
+  if (!x.allFinite() || !state.velocity[p].allFinite()) return true;
+  return (x - start[p]).norm() > bound;
+}
+
+}  // namespace
+
+void Solver::advance(State& state, bool trace) {
+  const Model& model = *model_;
+  const std::size_t n = model.particleCount();
+  const double h = settings_.timeStep / settings_.substeps;
+  const double startTime = state.time;
+  const double* w = model.inverseMass.data();
+  const Vec3 gravity = settings_.gravity;
+
+  detail::SolveContext ctx;
+  ctx.mode = settings_.mode;
+  ctx.h = h;
+  ctx.invH = 1.0 / h;
+  ctx.invH2 = 1.0 / (h * h);
+  ctx.stiffnessExponent = settings_.iterationIndependentStiffness ? 1.0 / settings_.iterations : 1.0;
+  ctx.x = state.position.data();
+  ctx.xPrev = state.previousPosition.data();
+  ctx.w = w;
+  ctx.attachmentTarget = state.attachmentTarget.data();
+  ctx.scratch = &scratch_;
+
+  std::vector<ParticleIndex> traceParticles;
+  std::vector<Vec3> traceGradient;
+  std::uint64_t projections = 0;
+
+  for (int sub = 0; sub < settings_.substeps; ++sub) {
+    const double t = startTime + (sub + 1) * h;
+    // 1. predict
+    for (std::size_t i = 0; i < n; ++i) {
+      state.previousPosition[i] = state.position[i];
+      if (w[i] == 0.0) continue;
+      state.velocity[i] += h * (gravity + w[i] * state.externalForce[i]);
+      state.position[i] += h * state.velocity[i];
+    }
+    for (const KinematicParticle& k : model.kinematicParticles) state.position[k.particle] = k.path(t);
+    if (trace && !trace_.found) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (particleBad(state, *trace_.stepStart, i, trace_.bound)) {
+          trace_.found = true;
+          trace_.particle = static_cast<std::int64_t>(i);
+          return;
+        }
+    }
+    // 2. moving attachment targets
+    for (std::size_t c = 0; c < model.attachments.size(); ++c) {
+      const AttachmentConstraint& a = model.attachments[c];
+      if (a.targetPath >= 0) state.attachmentTarget[c] = model.attachmentPaths[a.targetPath](t);
+    }
+    // 3. reset multipliers
+    std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
+    // 4. project
+    for (int it = 0; it < settings_.iterations; ++it) {
+      for (int f = 0; f < kConstraintFamilyCount; ++f) {
+        const auto family = static_cast<ConstraintFamily>(f);
+        const auto count = static_cast<std::uint32_t>(model.constraintCount(family));
+        if (count == 0) continue;
+        const detail::FamilyKernels& kernels = detail::familyKernels(family);
+        ctx.lambda = state.lambda.data() + model.lambdaOffset[f];
+        projections += count;
+        if (!trace) {
+          kernels.project(model, ctx, 0, count);
+          continue;
+        }
+        for (std::uint32_t c = 0; c < count; ++c) {
+          kernels.project(model, ctx, c, c + 1);
+          kernels.evaluate(model, ctx.x, ctx.attachmentTarget, c, traceParticles, traceGradient);
+          for (ParticleIndex p : traceParticles) {
+            if (!trace_.found && particleBad(state, *trace_.stepStart, p, trace_.bound)) {
+              trace_.found = true;
+              trace_.particle = p;
+              trace_.constraint = {family, c};
+              trace_.constraintSet = true;
+              return;
+            }
+          }
+        }
+      }
+    }
+    // 5. velocities
+    const double invH = 1.0 / h;
+    for (std::size_t i = 0; i < n; ++i)
+      state.velocity[i] = (state.position[i] - state.previousPosition[i]) * invH;
+    if (settings_.velocityDamping > 0.0) {
+      const double factor = std::exp(-settings_.velocityDamping * h);
+      for (std::size_t i = 0; i < n; ++i)
+        if (w[i] != 0.0) state.velocity[i] *= factor;
+    }
+    state.time = t;
+  }
+  // 6. momentum-conserving damping per object
+  for (const SimObject& object : model.objects) dampObject(model, object, state);
+  state.time = startTime + settings_.timeStep;
+  state.lastSubstep = h;
+  ++state.stepCount;
+  lastProjectionCount_ = projections;
+}
+
+StepResult Solver::step(State& state) {
+  const Model& model = *model_;
+  if (state.position.size() != model.particleCount() || state.velocity.size() != model.particleCount() ||
+      state.previousPosition.size() != model.particleCount() ||
+      state.externalForce.size() != model.particleCount() ||
+      state.lambda.size() != model.totalConstraintCount() ||
+      state.attachmentTarget.size() != model.attachments.size())
+    throw Error("state does not match the model (create it with State::fromModel)");
+  if (!settings_.checkSteps) {
+    advance(state, false);
+    return {};
+  }
+  backup_ = state;  // reuses capacity after the first step: no allocation
+  advance(state, false);
+  const std::size_t n = model.particleCount();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (particleBad(state, backup_.position, i, settings_.maxDisplacementPerStep)) {
+      state = backup_;
+      return diagnose(state);
+    }
+  }
+  return {};
+}
+
+StepResult Solver::run(State& state, int steps) {
+  for (int i = 0; i < steps; ++i) {
+    StepResult r = step(state);
+    if (!r.ok()) return r;
+  }
+  return {};
+}
+
+// Replays the refused step one constraint at a time to name the constraint whose projection first
+// produced a non-finite or over-bound position. Runs only after a failure, so costs nothing otherwise.
+StepResult Solver::diagnose(State& state) {
+  State replay = state;
+  trace_ = Trace{};
+  trace_.active = true;
+  trace_.bound = settings_.maxDisplacementPerStep;
+  trace_.stepStart = &state.position;
+  advance(replay, true);
+  StepResult result;
+  result.particle = trace_.found ? trace_.particle : -1;
+  bool nonFinite = true;
+  if (trace_.found && trace_.particle >= 0) {
+    const auto p = static_cast<std::size_t>(trace_.particle);
+    nonFinite = !replay.position[p].allFinite() || !replay.velocity[p].allFinite();
+  }
+  result.status = nonFinite ? StepStatus::NonFinite : StepStatus::ExcessiveDisplacement;
+  std::ostringstream message;
+  message << "step " << state.stepCount + 1 << " at t = " << state.time << " s refused: ";
+  message << (nonFinite ? "non-finite position or velocity" : "displacement above the bound of ")
+          << (nonFinite ? "" : std::to_string(settings_.maxDisplacementPerStep) + " m");
+  if (trace_.found) {
+    message << " at particle " << trace_.particle;
+    if (trace_.constraintSet) {
+      message << " after projecting " << familyName(trace_.constraint.family) << " constraint "
+              << trace_.constraint.index;
+    } else {
+      message << " in the prediction (check external forces, gravity and initial velocities)";
+    }
+  }
+  result.hasConstraint = trace_.found && trace_.constraintSet;
+  result.constraint = trace_.constraint;
+  result.message = message.str();
+  trace_ = Trace{};
+  return result;
+}
+
+}  // namespace pliant

@@ -1,0 +1,54 @@
+#include "pliant/state.h"
+
+#include <cstring>
+
+namespace pliant {
+
+State State::fromModel(const Model& model) {
+  State s;
+  s.position = model.initialPosition;
+  s.velocity = model.initialVelocity;
+  for (std::size_t i = 0; i < model.particleCount(); ++i)
+    if (model.inverseMass[i] == 0.0) s.velocity[i].setZero();
+  s.previousPosition = s.position;
+  s.externalForce.assign(model.particleCount(), Vec3::Zero());
+  s.lambda.assign(model.totalConstraintCount(), 0.0);
+  s.attachmentTarget.resize(model.attachments.size());
+  for (std::size_t i = 0; i < model.attachments.size(); ++i) {
+    const AttachmentConstraint& a = model.attachments[i];
+    s.attachmentTarget[i] = a.targetPath >= 0 ? model.attachmentPaths[a.targetPath](0.0) : a.target;
+  }
+  for (const KinematicParticle& k : model.kinematicParticles) {
+    s.position[k.particle] = k.path(0.0);
+    s.previousPosition[k.particle] = s.position[k.particle];
+  }
+  return s;
+}
+
+namespace {
+
+// FNV-1a, 64 bit: simple, well specified, and sensitive to every bit.
+struct Fnv1a {
+  std::uint64_t value = 14695981039346656037ull;
+  void bytes(const void* data, std::size_t size) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i) {
+      value ^= p[i];
+      value *= 1099511628211ull;
+    }
+  }
+};
+
+}  // namespace
+
+std::uint64_t State::hash() const {
+  Fnv1a h;
+  for (const Vec3& p : position) h.bytes(p.data(), 3 * sizeof(double));
+  for (const Vec3& v : velocity) h.bytes(v.data(), 3 * sizeof(double));
+  h.bytes(lambda.data(), lambda.size() * sizeof(double));
+  h.bytes(&time, sizeof time);
+  h.bytes(&stepCount, sizeof stepCount);
+  return h.value;
+}
+
+}  // namespace pliant
