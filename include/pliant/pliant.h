@@ -9,3 +9,4 @@
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "pliant/scenes.h"
