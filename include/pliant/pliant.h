@@ -9,4 +9,5 @@
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "pliant/reference_solver.h"
 #include "pliant/scenes.h"
