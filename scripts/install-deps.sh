@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Pliant needs, only those missing. Safe to run repeatedly.
 set -euo pipefail
-packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev)
+packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libtinyobjloader-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

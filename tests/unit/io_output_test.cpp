@@ -1,0 +1,529 @@
+// Unit tests of src/io/output.cpp: frame files read back byte for byte, atomic replacement, and
+// checkpoints that restore a State bit for bit (a resumed run matches an uninterrupted one).
+#include "pliant/io/output.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pliant/builders.h"
+#include "pliant/error.h"
+#include "pliant/model.h"
+#include "pliant/solver.h"
+#include "pliant/state.h"
+
+namespace pliant {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string readBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void writeBytes(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::set<std::string> listDirectory(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+// Runs `body`, expects a pliant::Error and returns its message ("" when none was thrown).
+template <class F>
+std::string errorOf(F&& body) {
+  try {
+    body();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected pliant::Error";
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A fresh folder per test, removed afterwards.
+class OutputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("pliant_output_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+// Four particles: a triangle (0, 1, 2), a line (2, 3) and a tet (0, 1, 2, 3).
+State tinyState() {
+  State s;
+  s.position = {Vec3(0.0, 0.0, 0.0), Vec3(1.0, 0.0, 0.0), Vec3(0.0, 0.1, 0.0), Vec3(0.5, -2.0, 0.001)};
+  s.velocity = {Vec3(3.0, 4.0, 0.0), Vec3(0.0, 0.0, -1.5), Vec3(0.0, 0.0, 0.0), Vec3(1.0, 2.0, 2.0)};
+  s.previousPosition = s.position;
+  s.externalForce.assign(4, Vec3::Zero());
+  s.time = 0.25;
+  return s;
+}
+
+io::Topology tinyTopology() {
+  io::Topology t;
+  t.triangles = {{0, 1, 2}};
+  t.lines = {{2, 3}};
+  t.tets = {{0, 1, 2, 3}};
+  return t;
+}
+
+// A minimal reader of legacy VTK binary: text lines and big-endian binary blocks in order.
+class VtkReader {
+ public:
+  explicit VtkReader(std::string bytes) : bytes_(std::move(bytes)) {}
+  std::string line() {
+    const std::size_t end = bytes_.find('\n', pos_);
+    if (end == std::string::npos) throw std::runtime_error("missing line");
+    std::string text = bytes_.substr(pos_, end - pos_);
+    pos_ = end + 1;
+    return text;
+  }
+  std::uint32_t word() {
+    if (pos_ + 4 > bytes_.size()) throw std::runtime_error("truncated binary block");
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(bytes_[pos_++]);
+    return v;
+  }
+  float real() { return std::bit_cast<float>(word()); }
+  double real64() {
+    const std::uint64_t high = word();
+    return std::bit_cast<double>((high << 32) | word());
+  }
+  // A binary block is followed by a newline before the next keyword.
+  void endOfBlock() { EXPECT_EQ(bytes_.at(pos_++), '\n'); }
+  bool atEnd() const { return pos_ == bytes_.size(); }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+  std::size_t pos_ = 0;
+};
+
+TEST_F(OutputTest, VtkFrameReadsBackWithBigEndianLayout) {
+  const State s = tinyState();
+  io::writeFrame(file("frame.vtk"), io::FrameFormat::Vtk, tinyTopology(), s);
+  VtkReader r(readBytes(file("frame.vtk")));
+  EXPECT_EQ(r.line(), "# vtk DataFile Version 3.0");
+  EXPECT_EQ(r.line(), "Pliant frame, time 0.25 s");
+  EXPECT_EQ(r.line(), "BINARY");
+  EXPECT_EQ(r.line(), "DATASET UNSTRUCTURED_GRID");
+  EXPECT_EQ(r.line(), "FIELD FieldData 1");
+  EXPECT_EQ(r.line(), "TIME 1 1 double");
+  EXPECT_EQ(r.real64(), 0.25);
+  r.endOfBlock();
+  EXPECT_EQ(r.line(), "POINTS 4 float");
+  // 1.0f is 3F 80 00 00; big-endian puts 0x3F first (particle 1, x).
+  EXPECT_EQ(static_cast<unsigned char>(r.bytes()[r.bytes().find("POINTS 4 float\n") + 15 + 12]), 0x3Fu);
+  for (const Vec3& p : s.position)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(r.real(), static_cast<float>(p[k]));
+  r.endOfBlock();
+  EXPECT_EQ(r.line(), "CELLS 3 12");
+  const std::vector<std::uint32_t> cells = {3, 0, 1, 2, 2, 2, 3, 4, 0, 1, 2, 3};
+  for (std::uint32_t expected : cells) EXPECT_EQ(r.word(), expected);
+  r.endOfBlock();
+  EXPECT_EQ(r.line(), "CELL_TYPES 3");
+  EXPECT_EQ(r.word(), 5u);   // triangle
+  EXPECT_EQ(r.word(), 3u);   // line
+  EXPECT_EQ(r.word(), 10u);  // tetra
+  r.endOfBlock();
+  EXPECT_EQ(r.line(), "POINT_DATA 4");
+  EXPECT_EQ(r.line(), "VECTORS velocity float");
+  for (const Vec3& v : s.velocity)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(r.real(), static_cast<float>(v[k]));
+  r.endOfBlock();
+  EXPECT_EQ(r.line(), "SCALARS speed float 1");
+  EXPECT_EQ(r.line(), "LOOKUP_TABLE default");
+  const std::vector<float> speeds = {5.0f, 1.5f, 0.0f, 3.0f};
+  for (float expected : speeds) EXPECT_EQ(r.real(), expected);
+  r.endOfBlock();
+  EXPECT_TRUE(r.atEnd());
+}
+
+TEST_F(OutputTest, VtkFrameWithoutTopologyDrawsVertexCells) {
+  io::writeFrame(file("points.vtk"), io::FrameFormat::Vtk, io::Topology{}, tinyState());
+  const std::string bytes = readBytes(file("points.vtk"));
+  const std::size_t cells = bytes.find("CELLS 4 8\n");
+  ASSERT_NE(cells, std::string::npos);
+  VtkReader r(bytes.substr(cells));
+  r.line();
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(r.word(), 1u);
+    EXPECT_EQ(r.word(), i);
+  }
+  r.endOfBlock();
+  EXPECT_EQ(r.line(), "CELL_TYPES 4");
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(r.word(), 1u);  // VTK_VERTEX
+}
+
+// Little-endian reads from a byte string.
+std::uint64_t littleEndian(const std::string& bytes, std::size_t at, int size) {
+  std::uint64_t v = 0;
+  for (int i = size - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes.at(at + static_cast<std::size_t>(i)));
+  return v;
+}
+
+TEST_F(OutputTest, VtuFrameHasAppendedBlocksAtTheDeclaredOffsets) {
+  const State s = tinyState();
+  io::writeFrame(file("frame.vtu"), io::FrameFormat::Vtk, tinyTopology(), s);
+  const std::string bytes = readBytes(file("frame.vtu"));
+  ASSERT_EQ(bytes.rfind("<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\"", 0), 0u);
+  EXPECT_TRUE(contains(bytes, "header_type=\"UInt64\""));
+  EXPECT_TRUE(contains(bytes, "Name=\"TIME\" NumberOfTuples=\"1\" format=\"ascii\">0.25</DataArray>"));
+  EXPECT_TRUE(contains(bytes, "<Piece NumberOfPoints=\"4\" NumberOfCells=\"3\">"));
+  // Blocks in declaration order: velocity, speed, points, connectivity, offsets, types.
+  const std::vector<std::string> names = {"\"velocity\"", "\"speed\"", "\"Points\"", "\"connectivity\"", "\"offsets\"",
+                                          "\"types\""};
+  std::vector<std::size_t> offsets;
+  for (const std::string& name : names) {
+    const std::size_t at = bytes.find("offset=\"", bytes.find("Name=" + name));
+    ASSERT_NE(at, std::string::npos) << name;
+    offsets.push_back(std::stoul(bytes.substr(at + 8)));
+  }
+  const std::string marker = "<AppendedData encoding=\"raw\">\n   _";
+  const std::size_t base = bytes.find(marker) + marker.size();
+  auto block = [&](int index, std::size_t expectedBytes) {
+    const std::size_t at = base + offsets[static_cast<std::size_t>(index)];
+    EXPECT_EQ(littleEndian(bytes, at, 8), expectedBytes) << names[static_cast<std::size_t>(index)];
+    return at + 8;
+  };
+  auto real = [&](std::size_t at) { return std::bit_cast<float>(static_cast<std::uint32_t>(littleEndian(bytes, at, 4))); };
+  std::size_t at = block(0, 48);
+  for (const Vec3& v : s.velocity)
+    for (int k = 0; k < 3; ++k, at += 4) EXPECT_EQ(real(at), static_cast<float>(v[k]));
+  at = block(1, 16);
+  for (float speed : {5.0f, 1.5f, 0.0f, 3.0f}) {
+    EXPECT_EQ(real(at), speed);
+    at += 4;
+  }
+  at = block(2, 48);
+  for (const Vec3& p : s.position)
+    for (int k = 0; k < 3; ++k, at += 4) EXPECT_EQ(real(at), static_cast<float>(p[k]));
+  at = block(3, 36);
+  for (std::uint64_t index : {0, 1, 2, 2, 3, 0, 1, 2, 3}) {
+    EXPECT_EQ(littleEndian(bytes, at, 4), index);
+    at += 4;
+  }
+  at = block(4, 12);
+  for (std::uint64_t end : {3, 5, 9}) {
+    EXPECT_EQ(littleEndian(bytes, at, 4), end);
+    at += 4;
+  }
+  at = block(5, 3);
+  EXPECT_EQ(bytes.substr(at, 3), std::string({5, 3, 10}));
+  EXPECT_EQ(bytes.substr(at + 3), "\n  </AppendedData>\n</VTKFile>\n");
+}
+
+TEST_F(OutputTest, ObjFrameHasOneBasedFacesAndShortestFloats) {
+  io::writeFrame(file("frame.obj"), io::FrameFormat::Obj, tinyTopology(), tinyState());
+  EXPECT_EQ(readBytes(file("frame.obj")),
+            "# Pliant frame, time 0.25 s\n"
+            "v 0 0 0\n"
+            "v 1 0 0\n"
+            "v 0 0.1 0\n"
+            "v 0.5 -2 0.001\n"
+            "f 1 2 3\n"
+            "l 3 4\n");
+}
+
+TEST_F(OutputTest, ObjCoordinatesReadBackToTheSameFloat) {
+  // Enough digits: every written coordinate parses back to exactly the float it came from.
+  State s;
+  std::uint64_t seed = 12345;
+  for (int i = 0; i < 500; ++i) {
+    Vec3 p;
+    for (int k = 0; k < 3; ++k) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      p[k] = (static_cast<double>(seed >> 11) / 9007199254740992.0 - 0.5) * std::pow(10.0, i % 9 - 4);
+    }
+    s.position.push_back(p);
+  }
+  s.velocity.assign(s.position.size(), Vec3::Zero());
+  io::writeFrame(file("random.obj"), io::FrameFormat::Obj, io::Topology{}, s);
+  std::istringstream in(readBytes(file("random.obj")));
+  std::string line;
+  std::getline(in, line);  // comment
+  std::size_t count = 0;
+  while (std::getline(in, line)) {
+    ASSERT_EQ(line.substr(0, 2), "v ");
+    const char* text = line.c_str() + 2;
+    for (int k = 0; k < 3; ++k) {
+      char* end = nullptr;
+      const float value = std::strtof(text, &end);
+      ASSERT_NE(end, text);
+      EXPECT_EQ(value, static_cast<float>(s.position[count][k])) << line;
+      text = end;
+    }
+    ++count;
+  }
+  EXPECT_EQ(count, s.position.size());
+}
+
+TEST_F(OutputTest, PlyFrameIsBinaryLittleEndianWithVelocitiesFacesAndEdges) {
+  const State s = tinyState();
+  io::writeFrame(file("frame.ply"), io::FrameFormat::Ply, tinyTopology(), s);
+  const std::string bytes = readBytes(file("frame.ply"));
+  const std::string header =
+      "ply\nformat binary_little_endian 1.0\ncomment Pliant frame, time 0.25 s\n"
+      "element vertex 4\nproperty float x\nproperty float y\nproperty float z\n"
+      "property float vx\nproperty float vy\nproperty float vz\n"
+      "element face 1\nproperty list uchar int vertex_indices\n"
+      "element edge 1\nproperty int vertex1\nproperty int vertex2\nend_header\n";
+  ASSERT_EQ(bytes.substr(0, header.size()), header);
+  ASSERT_EQ(bytes.size(), header.size() + 4 * 24 + 13 + 8);
+  std::size_t pos = header.size();
+  auto word = [&]() {
+    std::uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes[pos + static_cast<std::size_t>(i)]);
+    pos += 4;
+    return v;
+  };
+  for (std::size_t i = 0; i < 4; ++i) {
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(std::bit_cast<float>(word()), static_cast<float>(s.position[i][k]));
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(std::bit_cast<float>(word()), static_cast<float>(s.velocity[i][k]));
+  }
+  EXPECT_EQ(static_cast<unsigned char>(bytes[pos++]), 3u);
+  EXPECT_EQ(word(), 0u);
+  EXPECT_EQ(word(), 1u);
+  EXPECT_EQ(word(), 2u);
+  EXPECT_EQ(word(), 2u);
+  EXPECT_EQ(word(), 3u);
+  EXPECT_EQ(pos, bytes.size());
+}
+
+TEST_F(OutputTest, PvdListsFramesWithTimesAndEscapedNames) {
+  io::writePvd(file("run.pvd"), {{0.0, "frame_0000.vtk"}, {0.1, "a&b \"1\".vtk"}});
+  EXPECT_EQ(readBytes(file("run.pvd")),
+            "<?xml version=\"1.0\"?>\n"
+            "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n"
+            "  <Collection>\n"
+            "    <DataSet timestep=\"0\" group=\"\" part=\"0\" file=\"frame_0000.vtk\"/>\n"
+            "    <DataSet timestep=\"0.1\" group=\"\" part=\"0\" file=\"a&amp;b &quot;1&quot;.vtk\"/>\n"
+            "  </Collection>\n</VTKFile>\n");
+  const std::string message = errorOf([&] { io::writePvd(file("bad.pvd"), {{std::nan(""), "x.vtk"}}); });
+  EXPECT_TRUE(contains(message, "bad.pvd")) << message;
+  EXPECT_FALSE(fs::exists(file("bad.pvd")));
+}
+
+TEST_F(OutputTest, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
+  io::writeFileAtomically(file("data.txt"), "old contents that are longer than the new ones\n");
+  io::writeFileAtomically(file("data.txt"), "new\n");
+  EXPECT_EQ(readBytes(file("data.txt")), "new\n");
+  io::writeFrame(file("f.vtk"), io::FrameFormat::Vtk, tinyTopology(), tinyState());
+  io::writeFrame(file("f.vtk"), io::FrameFormat::Vtk, tinyTopology(), tinyState());
+  EXPECT_EQ(listDirectory(dir_), (std::set<std::string>{"data.txt", "f.vtk"}));
+  io::writeFileAtomically(file("empty"), "");
+  EXPECT_TRUE(fs::exists(file("empty")));
+  EXPECT_EQ(fs::file_size(file("empty")), 0u);
+}
+
+TEST_F(OutputTest, AtomicWriteIntoMissingFolderThrowsAndLeavesNothing) {
+  const std::string path = file("missing/frame.vtk");
+  const std::string message =
+      errorOf([&] { io::writeFrame(path, io::FrameFormat::Vtk, tinyTopology(), tinyState()); });
+  EXPECT_TRUE(contains(message, path)) << message;
+  EXPECT_FALSE(fs::exists(file("missing")));
+  EXPECT_TRUE(listDirectory(dir_).empty());
+}
+
+TEST_F(OutputTest, FailedRenameRemovesTheTemporary) {
+  // Renaming a file over a non-empty folder fails after the data was written.
+  fs::create_directories(file("taken/inner"));
+  const std::string message = errorOf([&] { io::writeFileAtomically(file("taken"), "data"); });
+  EXPECT_TRUE(contains(message, file("taken"))) << message;
+  EXPECT_EQ(listDirectory(dir_), (std::set<std::string>{"taken"}));
+  EXPECT_TRUE(fs::is_directory(file("taken/inner")));
+}
+
+TEST_F(OutputTest, FrameWithBadTopologyOrStateThrowsBeforeWriting) {
+  io::Topology bad = tinyTopology();
+  bad.lines.push_back({1, 4});
+  std::string message = errorOf([&] { io::writeFrame(file("bad.obj"), io::FrameFormat::Obj, bad, tinyState()); });
+  EXPECT_TRUE(contains(message, "bad.obj") && contains(message, "line 1") && contains(message, "particle 4"))
+      << message;
+  State s = tinyState();
+  s.velocity.pop_back();
+  message = errorOf([&] { io::writeFrame(file("bad.ply"), io::FrameFormat::Ply, tinyTopology(), s); });
+  EXPECT_TRUE(contains(message, "bad.ply")) << message;
+  EXPECT_TRUE(listDirectory(dir_).empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints.
+
+// A 6 x 5 cloth with isometric bending hanging from two corners, one corner also pulled along
+// a moving attachment, so every State array is non-trivial.
+Model clothModel(int nodesX = 6, BendingModel bending = BendingModel::Isometric) {
+  ModelBuilder builder;
+  ClothGridDef def;
+  def.nodesX = nodesX;
+  def.nodesY = 5;
+  def.sizeX = 0.5;
+  def.sizeY = 0.4;
+  def.totalMass = 0.3;
+  def.stretch.compliance = 1.0e-6;
+  def.stretch.damping = 1.0e-4;
+  def.bending = bending;
+  def.bendingParams.compliance = 1.0e-2;
+  const GeneratedObject cloth = addClothGrid(builder, def);
+  builder.fixParticle(cloth.firstParticle);
+  builder.fixParticle(cloth.firstParticle + static_cast<ParticleIndex>(nodesX - 1));
+  ConstraintParameters soft;
+  soft.compliance = 1.0e-3;
+  builder.addMovingAttachment(cloth.firstParticle + cloth.particleCount - 1,
+                              [](double t) { return Vec3(0.5 + 0.1 * std::sin(3.0 * t), -0.2, 0.4); }, soft);
+  return builder.build();
+}
+
+template <class T>
+bool bitIdentical(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+void expectBitIdentical(const State& a, const State& b) {
+  EXPECT_TRUE(bitIdentical(a.position, b.position));
+  EXPECT_TRUE(bitIdentical(a.velocity, b.velocity));
+  EXPECT_TRUE(bitIdentical(a.previousPosition, b.previousPosition));
+  EXPECT_TRUE(bitIdentical(a.externalForce, b.externalForce));
+  EXPECT_TRUE(bitIdentical(a.lambda, b.lambda));
+  EXPECT_TRUE(bitIdentical(a.attachmentTarget, b.attachmentTarget));
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(a.time), std::bit_cast<std::uint64_t>(b.time));
+  EXPECT_EQ(std::bit_cast<std::uint64_t>(a.lastSubstep), std::bit_cast<std::uint64_t>(b.lastSubstep));
+  EXPECT_EQ(a.stepCount, b.stepCount);
+  EXPECT_EQ(a.hash(), b.hash());
+}
+
+TEST_F(OutputTest, CheckpointRoundTripIsBitIdenticalAndResumesLikeAnUninterruptedRun) {
+  const Model model = clothModel();
+  const SolverSettings settings = SolverSettings::smallSteps(4);
+  Solver solver(model, settings);
+  State state = State::fromModel(model);
+  state.externalForce[7] = Vec3(0.3, 0.0, -0.1);  // kept across steps, so it must be saved
+  ASSERT_TRUE(solver.run(state, 15).ok());
+  const State saved = state;
+  io::writeCheckpoint(file("run.ckpt"), state);
+  EXPECT_EQ(listDirectory(dir_), (std::set<std::string>{"run.ckpt"}));
+  // Documented layout: 72-byte header, 12 P + L + 3 A doubles, 8-byte checksum.
+  EXPECT_EQ(fs::file_size(file("run.ckpt")),
+            72 + 8 * (12 * model.particleCount() + model.totalConstraintCount() + 3 * model.attachments.size()) + 8);
+
+  ASSERT_TRUE(solver.run(state, 15).ok());
+  const State uninterrupted = state;
+  ASSERT_NE(uninterrupted.hash(), saved.hash());  // the continuation really moved the cloth
+
+  const State restored = io::readCheckpoint(file("run.ckpt"), model);
+  expectBitIdentical(restored, saved);
+  Solver fresh(model, settings);
+  State resumed = restored;
+  ASSERT_TRUE(fresh.run(resumed, 15).ok());
+  expectBitIdentical(resumed, uninterrupted);
+}
+
+class CheckpointErrorTest : public OutputTest {
+ protected:
+  void SetUp() override {
+    OutputTest::SetUp();
+    model_ = clothModel();
+    State state = State::fromModel(model_);
+    Solver solver(model_, SolverSettings::smallSteps(2));
+    ASSERT_TRUE(solver.run(state, 3).ok());
+    path_ = file("good.ckpt");
+    io::writeCheckpoint(path_, state);
+    good_ = readBytes(path_);
+  }
+  // Writes `bytes` as bad.ckpt, reads it against `model` and returns the error message.
+  std::string readError(const std::string& bytes, const Model* model = nullptr) {
+    const std::string bad = file("bad.ckpt");
+    writeBytes(bad, bytes);
+    const std::string message = errorOf([&] { (void)io::readCheckpoint(bad, model ? *model : model_); });
+    EXPECT_TRUE(contains(message, bad)) << message;
+    return message;
+  }
+  Model model_;
+  std::string path_;
+  std::string good_;
+};
+
+TEST_F(CheckpointErrorTest, MissingFileNamesThePath) {
+  const std::string missing = file("nope.ckpt");
+  const std::string message = errorOf([&] { (void)io::readCheckpoint(missing, model_); });
+  EXPECT_TRUE(contains(message, missing)) << message;
+}
+
+TEST_F(CheckpointErrorTest, WrongMagicOrVersion) {
+  std::string bytes = good_;
+  bytes[0] = 'X';
+  EXPECT_TRUE(contains(readError(bytes), "PLIANTCK"));
+  EXPECT_TRUE(contains(readError("hello"), "PLIANTCK"));
+  bytes = good_;
+  bytes[8] = 2;
+  const std::string message = readError(bytes);
+  EXPECT_TRUE(contains(message, "version 2") && contains(message, "expected version 1")) << message;
+}
+
+TEST_F(CheckpointErrorTest, TruncatedOrExtendedFile) {
+  for (std::size_t keep : {std::size_t{10}, std::size_t{79}, std::size_t{100}, good_.size() - 1}) {
+    const std::string message = readError(good_.substr(0, keep));
+    EXPECT_TRUE(contains(message, "truncated")) << keep << ": " << message;
+  }
+  const std::string message = readError(good_ + '\0');
+  EXPECT_TRUE(contains(message, "trailing") && contains(message, std::to_string(good_.size()))) << message;
+}
+
+TEST_F(CheckpointErrorTest, CorruptedByteFailsTheChecksum) {
+  for (std::size_t at : {std::size_t{41}, std::size_t{72 + 5}, good_.size() / 2, good_.size() - 1}) {
+    std::string bytes = good_;
+    bytes[at] = static_cast<char>(bytes[at] ^ 0x10);
+    const std::string message = readError(bytes);
+    EXPECT_TRUE(contains(message, "checksum")) << at << ": " << message;
+  }
+}
+
+TEST_F(CheckpointErrorTest, CheckpointOfAnotherModelIsRefused) {
+  const Model wider = clothModel(7);
+  std::string message = readError(good_, &wider);
+  EXPECT_TRUE(contains(message, std::to_string(model_.particleCount()) + " particles") &&
+              contains(message, "expected " + std::to_string(wider.particleCount()) + " particles"))
+      << message;
+  // Same particles, no bending: only the multiplier count differs.
+  const Model flat = clothModel(6, BendingModel::None);
+  ASSERT_EQ(flat.particleCount(), model_.particleCount());
+  message = readError(good_, &flat);
+  EXPECT_TRUE(contains(message, std::to_string(flat.totalConstraintCount()) + " constraint multipliers")) << message;
+}
+
+TEST_F(CheckpointErrorTest, InconsistentStateIsNotWritten) {
+  State state = State::fromModel(model_);
+  state.previousPosition.pop_back();
+  const std::string message = errorOf([&] { io::writeCheckpoint(file("broken.ckpt"), state); });
+  EXPECT_TRUE(contains(message, "broken.ckpt")) << message;
+  EXPECT_FALSE(fs::exists(file("broken.ckpt")));
+}
+
+}  // namespace
+}  // namespace pliant
