@@ -1,49 +1,41 @@
-// The pliant command-line tool: runs built-in scenes and writes their results.
-// Exit codes: 0 success, 2 bad input, 1 internal failure (including a refused step).
+// The pliant command-line tool.
+//   pliant run [SCENE] ...   simulate a scene file or a built-in scene (the default one when omitted)
+//   pliant scenes [NAME]     list built-in scenes, or print one as JSON
+//   pliant validate FILE     check a scene file without running it
+//   pliant info FILE         print a scene's size
+// Exit codes: 0 success, 2 bad input (scene, mesh, arguments), 1 internal failure (including a
+// refused step). Progress goes to stderr, data to files.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "pliant/io/output.h"
+#include "pliant/parallel.h"
 #include "pliant/pliant.h"
+#include "pliant/probes.h"
 
 namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
 
 namespace {
 
 constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
 
-// Writes through a temporary file in the same folder and renames it into place, so a reader never
-// sees a half-written file.
-void writeAtomically(const fs::path& path, const std::string& contents) {
-  const fs::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw pliant::Error("cannot write '" + temporary.string() + "'");
-    out << contents;
-    out.flush();
-    if (!out) throw pliant::Error("failed writing '" + temporary.string() + "'");
-  }
-  fs::rename(temporary, path);
-}
-
-std::string stateCsv(const pliant::State& state) {
-  std::ostringstream out;
-  out << std::setprecision(17);
-  out << "particle,x,y,z,vx,vy,vz\n";
-  for (std::size_t i = 0; i < state.position.size(); ++i) {
-    const auto& x = state.position[i];
-    const auto& v = state.velocity[i];
-    out << i << ',' << x.x() << ',' << x.y() << ',' << x.z() << ',' << v.x() << ',' << v.y() << ','
-        << v.z() << '\n';
-  }
-  return out.str();
+// A scene argument is a file when it names one (or looks like one), else a built-in name.
+pliant::Scene loadScene(const std::string& argument) {
+  if (argument.empty()) return pliant::makeBuiltinScene(pliant::builtinSceneNames().front());
+  std::error_code ec;
+  const bool looksLikeFile = argument.find('/') != std::string::npos || argument.find('.') != std::string::npos;
+  if (fs::exists(argument, ec) || looksLikeFile) return pliant::loadSceneFile(argument);
+  return pliant::makeBuiltinScene(argument);
 }
 
 std::string hex(std::uint64_t value) {
@@ -52,43 +44,169 @@ std::string hex(std::uint64_t value) {
   return out.str();
 }
 
+std::string stateCsv(const pliant::State& state) {
+  std::ostringstream out;
+  out << std::setprecision(17) << "particle,x,y,z,vx,vy,vz\n";
+  for (std::size_t i = 0; i < state.position.size(); ++i) {
+    const auto& x = state.position[i];
+    const auto& v = state.velocity[i];
+    out << i << ',' << x.x() << ',' << x.y() << ',' << x.z() << ',' << v.x() << ',' << v.y() << ',' << v.z() << '\n';
+  }
+  return out.str();
+}
+
+// Progress on stderr: a redrawn line on a terminal, a line every 10% otherwise; shown only once a
+// run has taken more than a second.
+class Progress {
+ public:
+  Progress(int first, int last, bool quiet)
+      : first_(first), last_(last), quiet_(quiet), terminal_(isatty(STDERR_FILENO) != 0), start_(Clock::now()) {}
+  void update(int frame) {
+    if (quiet_) return;
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (elapsed < 1.0) return;
+    const int done = frame - first_;
+    const int total = last_ - first_;
+    const int percent = total > 0 ? 100 * done / total : 100;
+    if (terminal_) {
+      if (std::chrono::duration<double>(now - lastDraw_).count() < 0.1 && frame != last_) return;
+      lastDraw_ = now;
+    } else {
+      if (percent < nextPercent_ && frame != last_) return;
+      nextPercent_ = (percent / 10 + 1) * 10;
+    }
+    const double rate = done / elapsed;
+    const double eta = rate > 0.0 ? (last_ - frame) / rate : 0.0;
+    std::fprintf(stderr, "%sframe %d/%d  %3d%%  %.1f frames/s  ETA %.1f s%s", terminal_ ? "\r" : "", frame, last_,
+                 percent, rate, eta, terminal_ ? "   " : "\n");
+    drawn_ = true;
+  }
+  void finish() {
+    if (drawn_ && terminal_) std::fputc('\n', stderr);
+  }
+
+ private:
+  int first_, last_;
+  bool quiet_, terminal_;
+  Clock::time_point start_, lastDraw_{};
+  int nextPercent_ = 0;
+  bool drawn_ = false;
+};
+
 struct RunOptions {
   std::string scene;
   std::string out = "out";
   int frames = -1;
+  std::string format = "vtk";
+  int every = 1;
+  int threads = 0;
   bool quiet = false;
+  int checkpointEvery = 0;
+  std::vector<int> checkpointAt;
+  std::string resume;
+  bool noFrames = false;
 };
 
 int runScene(const RunOptions& options) {
-  const std::string sceneName = options.scene.empty() ? pliant::builtinSceneNames().front() : options.scene;
-  pliant::Scene scene = pliant::makeBuiltinScene(sceneName);
+  // Everything that can be wrong with the input is checked before the output folder is touched.
+  pliant::Scene scene = loadScene(options.scene);
   const int frames = options.frames >= 0 ? options.frames : scene.frames;
+  pliant::io::FrameFormat format = pliant::io::FrameFormat::Vtk;
+  if (options.format == "obj") format = pliant::io::FrameFormat::Obj;
+  else if (options.format == "ply") format = pliant::io::FrameFormat::Ply;
+  if (options.threads > 0) pliant::setThreadCount(options.threads);
   pliant::Solver solver(scene.model, scene.settings);
   pliant::State state = pliant::State::fromModel(scene.model);
+  if (!options.resume.empty()) {
+    state = pliant::io::readCheckpoint(options.resume, scene.model);
+    if (static_cast<std::int64_t>(state.stepCount) > frames)
+      throw pliant::Error(options.resume + ": checkpoint is at frame " + std::to_string(state.stepCount) +
+                          ", beyond the " + std::to_string(frames) + " frames asked for");
+  }
+  const int firstFrame = static_cast<int>(state.stepCount);
 
-  const auto start = std::chrono::steady_clock::now();
+  const fs::path outDir(options.out);
+  const fs::path frameDir = outDir / "frames";
+  fs::create_directories(frameDir);
+  if (options.checkpointEvery > 0 || !options.checkpointAt.empty()) fs::create_directories(outDir / "checkpoints");
+  const char* extension = format == pliant::io::FrameFormat::Vtk ? ".vtu" : format == pliant::io::FrameFormat::Obj ? ".obj" : ".ply";
+  std::vector<std::pair<double, std::string>> written;
+  auto frameName = [&](int frame) {
+    std::ostringstream name;
+    name << "frame_" << std::setw(6) << std::setfill('0') << frame << extension;
+    return name.str();
+  };
+  auto writeFrame = [&](int frame) {
+    if (options.noFrames) return;
+    const std::string name = frameName(frame);
+    pliant::io::writeFrame((frameDir / name).string(), format, scene.topology, state);
+    written.emplace_back(state.time, "frames/" + name);
+  };
+
+  pliant::ProbeRecorder probes(scene);
+  std::string probeCsv = probes.header();
+  std::string substepRows;
+  if (scene.probeEverySubstep && !probes.empty())
+    solver.setSubstepObserver([&](const pliant::State& s) { probes.record(s, substepRows); });
+  if (firstFrame == 0 || !scene.probeEverySubstep) probes.record(state, probeCsv);
+
+  double frameSeconds = 0.0, writeSeconds = 0.0;
   std::uint64_t projections = 0;
-  for (int frame = 0; frame < frames; ++frame) {
+  Progress progress(firstFrame, frames, options.quiet);
+  {
+    const auto t0 = Clock::now();
+    writeFrame(firstFrame);
+    writeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  for (int frame = firstFrame + 1; frame <= frames; ++frame) {
+    const auto t0 = Clock::now();
+    substepRows.clear();
     const pliant::StepResult result = solver.step(state);
+    const auto t1 = Clock::now();
+    frameSeconds += std::chrono::duration<double>(t1 - t0).count();
     if (!result.ok()) {
-      std::cerr << "pliant: scene '" << sceneName << "': " << result.message << '\n';
+      progress.finish();
+      std::cerr << "pliant: " << (options.scene.empty() ? "default scene" : options.scene) << ": " << result.message << '\n';
       return kExitInternal;
     }
     projections += solver.lastProjectionCount();
+    if (scene.probeEverySubstep) probeCsv += substepRows;
+    else probes.record(state, probeCsv);
+    if ((frame - firstFrame) % options.every == 0 || frame == frames) writeFrame(frame);
+    const bool checkpointHere =
+        (options.checkpointEvery > 0 && frame % options.checkpointEvery == 0) ||
+        std::find(options.checkpointAt.begin(), options.checkpointAt.end(), frame) != options.checkpointAt.end();
+    if (checkpointHere) {
+      std::ostringstream name;
+      name << "frame_" << std::setw(6) << std::setfill('0') << frame << ".ckpt";
+      pliant::io::writeCheckpoint((outDir / "checkpoints" / name.str()).string(), state);
+    }
+    writeSeconds += std::chrono::duration<double>(Clock::now() - t1).count();
+    progress.update(frame);
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  progress.finish();
+
+  if (!options.noFrames && format == pliant::io::FrameFormat::Vtk) pliant::io::writePvd((outDir / "scene.pvd").string(), written);
+  if (!probes.empty()) pliant::io::writeFileAtomically((outDir / "probes.csv").string(), probeCsv);
+  pliant::io::writeFileAtomically((outDir / "final_state.csv").string(), stateCsv(state));
 
   const pliant::EnergyReport energy = pliant::computeEnergy(scene.model, state, scene.settings);
   const pliant::ResidualReport residual = pliant::computeResidual(scene.model, state, scene.settings);
+  const int simulated = frames - firstFrame;
   nlohmann::json summary;
-  summary["scene"] = sceneName;
+  summary["scene"] = scene.name;
   summary["description"] = scene.description;
+  summary["source"] = options.scene.empty() ? "builtin:" + pliant::builtinSceneNames().front() : options.scene;
   summary["frames"] = frames;
+  summary["first_frame"] = firstFrame;
   summary["time_s"] = state.time;
   summary["settings"] = {{"mode", scene.settings.mode == pliant::SolverMode::Xpbd ? "xpbd" : "pbd"},
                          {"time_step_s", scene.settings.timeStep},
                          {"substeps", scene.settings.substeps},
-                         {"iterations", scene.settings.iterations}};
+                         {"iterations", scene.settings.iterations},
+                         {"gravity_m_s2", {scene.settings.gravity.x(), scene.settings.gravity.y(), scene.settings.gravity.z()}},
+                         {"threads", pliant::threadCount()}};
   summary["particles"] = scene.model.particleCount();
   nlohmann::json counts;
   for (int f = 0; f < pliant::kConstraintFamilyCount; ++f) {
@@ -96,45 +214,88 @@ int runScene(const RunOptions& options) {
     counts[pliant::familyName(family)] = scene.model.constraintCount(family);
   }
   summary["constraints"] = counts;
-  summary["wall_time_s"] = seconds;
-  summary["ms_per_frame"] = frames > 0 ? 1e3 * seconds / frames : 0.0;
-  summary["ns_per_projection"] = projections > 0 ? 1e9 * seconds / static_cast<double>(projections) : 0.0;
-  summary["final_energy_J"] = {{"kinetic", energy.kinetic},
-                               {"gravitational", energy.gravitational},
-                               {"elastic", energy.elastic},
-                               {"total", energy.total()}};
+  summary["timings"] = {{"simulate_s", frameSeconds},
+                        {"write_s", writeSeconds},
+                        {"ms_per_frame", simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0},
+                        {"ns_per_projection", projections > 0 ? 1e9 * frameSeconds / static_cast<double>(projections) : 0.0}};
+  summary["final_energy_J"] = {{"kinetic", energy.kinetic}, {"gravitational", energy.gravitational},
+                               {"elastic", energy.elastic}, {"total", energy.total()}};
   summary["final_residual"] = {{"max", residual.max}, {"rms", residual.rms}};
   summary["state_hash"] = hex(state.hash());
-
-  const fs::path outDir(options.out);
-  fs::create_directories(outDir);
-  writeAtomically(outDir / "final_state.csv", stateCsv(state));
-  writeAtomically(outDir / "summary.json", summary.dump(2) + "\n");
+  summary["outputs"] = {{"format", options.format}, {"frames_written", written.size()}};
+  pliant::io::writeFileAtomically((outDir / "summary.json").string(), summary.dump(2) + "\n");
   if (!options.quiet) {
-    std::cout << "scene " << sceneName << ": " << frames << " frames, " << scene.model.particleCount()
-              << " particles, " << std::fixed << std::setprecision(2) << summary["ms_per_frame"].get<double>()
-              << " ms/frame, state hash " << hex(state.hash()) << '\n'
-              << "wrote " << (outDir / "summary.json").string() << " and "
-              << (outDir / "final_state.csv").string() << '\n';
+    std::cout << "scene " << scene.name << ": frames " << firstFrame << ".." << frames << ", "
+              << scene.model.particleCount() << " particles, " << std::fixed << std::setprecision(2)
+              << (simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0) << " ms/frame, state hash " << hex(state.hash())
+              << "\nwrote " << written.size() << " frames and summary.json to " << outDir.string() << '\n';
   }
+  return 0;
+}
+
+int printInfo(const std::string& file) {
+  const pliant::Scene scene = loadScene(file);
+  const pliant::Model& m = scene.model;
+  std::cout << "scene        " << scene.name << "\n"
+            << "description  " << scene.description << "\n"
+            << "solver       " << (scene.settings.mode == pliant::SolverMode::Xpbd ? "xpbd" : "pbd") << ", dt "
+            << scene.settings.timeStep << " s, " << scene.settings.substeps << " substeps x "
+            << scene.settings.iterations << " iterations\n"
+            << "frames       " << scene.frames << " (" << scene.frames * scene.settings.timeStep << " s)\n"
+            << "objects      " << scene.objects.size() << "\n";
+  for (const pliant::SceneObject& o : scene.objects)
+    std::cout << "  " << std::left << std::setw(16) << o.name << o.particleCount << " particles\n";
+  std::cout << "particles    " << m.particleCount() << "\n";
+  for (int f = 0; f < pliant::kConstraintFamilyCount; ++f) {
+    const auto family = static_cast<pliant::ConstraintFamily>(f);
+    if (m.constraintCount(family) > 0)
+      std::cout << "  " << std::left << std::setw(18) << pliant::familyName(family) << m.constraintCount(family) << "\n";
+  }
+  std::cout << "constraints  " << m.totalConstraintCount() << "\n"
+            << "triangles    " << scene.topology.triangles.size() << "\n"
+            << "tets         " << scene.topology.tets.size() << "\n"
+            << "probes       " << scene.probes.size() << "\n";
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Pliant: position-based simulation (PBD, XPBD, small-step XPBD)"};
+  CLI::App app{"Pliant: position-based simulation (PBD, XPBD, small-step XPBD).\n"
+               "With no subcommand, runs the default built-in scene into ./out."};
   app.set_version_flag("--version", std::string("pliant ") + PLIANT_VERSION);
   app.require_subcommand(0, 1);
 
   RunOptions options;
-  CLI::App* run = app.add_subcommand("run", "Simulate a built-in scene (the default scene when none is named)");
-  run->add_option("scene", options.scene, "Built-in scene name (see `pliant scenes`)");
+  CLI::App* run = app.add_subcommand("run", "Simulate a scene file or a built-in scene (the default scene when none is given)");
+  run->add_option("scene", options.scene, "Scene file (.json) or built-in scene name (see `pliant scenes`)");
   run->add_option("--out", options.out, "Output folder")->capture_default_str();
-  run->add_option("--frames", options.frames, "Number of frames (steps) to simulate")->check(CLI::NonNegativeNumber);
-  run->add_flag("--quiet", options.quiet, "Print nothing on success");
+  run->add_option("--frames", options.frames, "Number of frames to simulate (default: the scene's)")->check(CLI::NonNegativeNumber);
+  run->add_option("--format", options.format, "Frame format")->check(CLI::IsMember({"vtk", "obj", "ply"}))->capture_default_str();
+  run->add_option("--every", options.every, "Write every Nth frame")->check(CLI::PositiveNumber)->capture_default_str();
+  run->add_flag("--no-frames", options.noFrames, "Write no frame files (summary, probes and final state only)");
+  run->add_option("--threads", options.threads, "Worker threads (default: all cores)")->check(CLI::PositiveNumber);
+  run->add_option("--checkpoint-every", options.checkpointEvery, "Save a checkpoint every N frames")->check(CLI::NonNegativeNumber);
+  // One argument per occurrence, split at commas (--checkpoint-at 30,60), so a scene name after it is
+  // not taken for a frame.
+  run->add_option("--checkpoint-at", options.checkpointAt, "Save checkpoints at these frames (F1,F2,...)")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(CLI::PositiveNumber);
+  run->add_option("--resume", options.resume, "Resume from a checkpoint file written by --checkpoint-*");
+  run->add_flag("-q,--quiet", options.quiet, "No progress bar and no summary line");
 
-  CLI::App* scenes = app.add_subcommand("scenes", "List the built-in scenes");
+  std::string sceneToPrint;
+  CLI::App* scenes = app.add_subcommand("scenes", "List the built-in scenes, or print one as JSON");
+  scenes->add_option("name", sceneToPrint, "Print this built-in scene's JSON");
+
+  std::string validateFile;
+  CLI::App* validate = app.add_subcommand("validate", "Check a scene file without running it");
+  validate->add_option("file", validateFile, "Scene file")->required();
+
+  std::string infoFile;
+  CLI::App* info = app.add_subcommand("info", "Print a scene's size (particles, constraints, frames)");
+  info->add_option("file", infoFile, "Scene file or built-in scene name")->required();
 
   try {
     app.parse(argc, argv);
@@ -144,11 +305,24 @@ int main(int argc, char** argv) {
   }
   try {
     if (*scenes) {
+      if (!sceneToPrint.empty()) {
+        const std::string text = pliant::builtinSceneText(sceneToPrint);
+        if (text.empty()) throw pliant::Error("unknown built-in scene '" + sceneToPrint + "'");
+        std::cout << text;
+        return 0;
+      }
       for (const std::string& name : pliant::builtinSceneNames())
         std::cout << std::left << std::setw(10) << name << pliant::builtinSceneDescription(name) << '\n';
       return 0;
     }
-    return runScene(options);  // `pliant` with no subcommand runs the default scene
+    if (*validate) {
+      const pliant::Scene scene = pliant::loadSceneFile(validateFile);
+      std::cout << validateFile << ": ok (" << scene.model.particleCount() << " particles, "
+                << scene.model.totalConstraintCount() << " constraints, " << scene.frames << " frames)\n";
+      return 0;
+    }
+    if (*info) return printInfo(infoFile);
+    return runScene(options);
   } catch (const pliant::Error& e) {
     std::cerr << "pliant: " << e.what() << '\n';
     return kExitBadInput;

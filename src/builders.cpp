@@ -7,6 +7,7 @@
 
 #include "constraints/families.h"
 #include "pliant/error.h"
+#include "pliant/io/mesh_io.h"
 
 namespace pliant {
 
@@ -119,62 +120,34 @@ GeneratedObject addChain(ModelBuilder& builder, const ChainDef& def) {
   return out;
 }
 
-GeneratedObject addTetBox(ModelBuilder& builder, const TetBoxDef& def) {
-  const std::string where = "tet box '" + def.name + "'";
-  if (def.cellsX < 1 || def.cellsY < 1 || def.cellsZ < 1) throw Error(where + ": cells must be >= 1 in each direction");
-  for (int k = 0; k < 3; ++k) requirePositive(def.size[k], where + ": size");
+GeneratedObject addTetMesh(ModelBuilder& builder, const std::vector<Vec3>& vertices,
+                           const std::vector<std::array<std::uint32_t, 4>>& tets, const TetMeshDef& def) {
+  const std::string where = "soft body '" + def.name + "'";
+  if (vertices.empty() || tets.empty()) throw Error(where + ": needs vertices and tetrahedra");
   requirePositive(def.density, where + ": density");
   GeneratedObject out;
   out.firstParticle = static_cast<ParticleIndex>(builder.particleCount());
-  const int nx = def.cellsX + 1, ny = def.cellsY + 1, nz = def.cellsZ + 1;
-  out.particleCount = static_cast<std::uint32_t>(nx * ny * nz);
-  const Vec3 cell(def.size.x() / def.cellsX, def.size.y() / def.cellsY, def.size.z() / def.cellsZ);
-  std::vector<Vec3> positions;
-  for (int k = 0; k < nz; ++k)
-    for (int j = 0; j < ny; ++j)
-      for (int i = 0; i < nx; ++i) positions.push_back(def.origin + Vec3(i * cell.x(), j * cell.y(), k * cell.z()));
-  auto node = [&](int i, int j, int k) { return static_cast<ParticleIndex>((k * ny + j) * nx + i); };
-  // Kuhn (Freudenthal) split: six tets around the cell diagonal, one per axis order. Every cell
-  // uses the same diagonal direction, so neighbouring cells' face triangulations match.
-  static const int orders[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-  std::vector<double> lumped(positions.size(), 0.0);
-  for (int k = 0; k < def.cellsZ; ++k)
-    for (int j = 0; j < def.cellsY; ++j)
-      for (int i = 0; i < def.cellsX; ++i)
-        for (const auto& order : orders) {
-          int c[3] = {i, j, k};
-          std::array<ParticleIndex, 4> tet{};
-          tet[0] = node(c[0], c[1], c[2]);
-          for (int s = 0; s < 3; ++s) {
-            ++c[order[s]];
-            tet[s + 1] = node(c[0], c[1], c[2]);
-          }
-          double volume = detail::signedTetVolume(positions[tet[0]], positions[tet[1]], positions[tet[2]], positions[tet[3]]);
-          if (volume < 0.0) {
-            std::swap(tet[2], tet[3]);
-            volume = -volume;
-          }
-          for (ParticleIndex p : tet) lumped[p] += def.density * volume / 4.0;
-          out.tets.push_back(tet);
-        }
-  for (std::size_t p = 0; p < positions.size(); ++p) builder.addParticle(positions[p], lumped[p]);
-  for (auto& tet : out.tets)
-    for (auto& p : tet) p += out.firstParticle;
-  for (const auto& tet : out.tets) builder.addTetVolume(tet[0], tet[1], tet[2], tet[3], def.volume);
-  // Boundary faces appear in exactly one tet; orient them outward from that tet.
-  std::map<std::array<ParticleIndex, 3>, std::pair<int, Triangle>> faces;
-  for (const auto& t : out.tets) {
-    const Triangle outward[4] = {{t[0], t[2], t[1]}, {t[0], t[1], t[3]}, {t[0], t[3], t[2]}, {t[1], t[2], t[3]}};
-    for (const Triangle& f : outward) {
-      Triangle key = f;
-      std::sort(key.begin(), key.end());
-      auto& entry = faces[key];
-      ++entry.first;
-      entry.second = f;
-    }
+  out.particleCount = static_cast<std::uint32_t>(vertices.size());
+  std::vector<double> lumped(vertices.size(), 0.0);
+  for (std::size_t t = 0; t < tets.size(); ++t) {
+    const auto& tet = tets[t];
+    for (std::uint32_t v : tet)
+      if (v >= vertices.size()) throw Error(where + ": tet " + std::to_string(t) + " vertex index out of range");
+    const double volume = detail::signedTetVolume(vertices[tet[0]], vertices[tet[1]], vertices[tet[2]], vertices[tet[3]]);
+    if (!(volume > 0.0)) throw Error(where + ": tet " + std::to_string(t) + " is inverted or flat (volume " + std::to_string(volume) + " m^3)");
+    for (std::uint32_t v : tet) lumped[v] += def.density * volume / 4.0;
   }
-  for (const auto& [key, entry] : faces)
-    if (entry.first == 1) out.triangles.push_back(entry.second);
+  for (std::size_t v = 0; v < vertices.size(); ++v) {
+    // A vertex used by no tet (e.g. a mid-edge node of a quadratic tet) has no mass and stays put.
+    builder.addParticle(vertices[v], lumped[v]);
+  }
+  for (const auto& tet : tets) {
+    std::array<ParticleIndex, 4> global{};
+    for (int k = 0; k < 4; ++k) global[k] = out.firstParticle + tet[k];
+    out.tets.push_back(global);
+    builder.addTetVolume(global[0], global[1], global[2], global[3], def.volume);
+  }
+  out.triangles = io::extractSurface(out.tets);
   if (def.addEdges) {
     std::vector<std::array<ParticleIndex, 2>> edges;
     for (const auto& t : out.tets)
@@ -184,6 +157,79 @@ GeneratedObject addTetBox(ModelBuilder& builder, const TetBoxDef& def) {
     edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
     for (const auto& e : edges) builder.addDistance(e[0], e[1], def.edges);
   }
+  std::vector<ParticleIndex> members(out.particleCount);
+  for (std::uint32_t p = 0; p < out.particleCount; ++p) members[p] = out.firstParticle + p;
+  out.object = builder.addObject(def.name, std::move(members), def.dampingFactor);
+  return out;
+}
+
+GeneratedObject addTetBox(ModelBuilder& builder, const TetBoxDef& def) {
+  const std::string where = "tet box '" + def.name + "'";
+  if (def.cellsX < 1 || def.cellsY < 1 || def.cellsZ < 1) throw Error(where + ": cells must be >= 1 in each direction");
+  for (int k = 0; k < 3; ++k) requirePositive(def.size[k], where + ": size");
+  const int nx = def.cellsX + 1, ny = def.cellsY + 1, nz = def.cellsZ + 1;
+  const Vec3 cell(def.size.x() / def.cellsX, def.size.y() / def.cellsY, def.size.z() / def.cellsZ);
+  std::vector<Vec3> positions;
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < ny; ++j)
+      for (int i = 0; i < nx; ++i) positions.push_back(def.origin + Vec3(i * cell.x(), j * cell.y(), k * cell.z()));
+  auto node = [&](int i, int j, int k) { return static_cast<std::uint32_t>((k * ny + j) * nx + i); };
+  // Kuhn (Freudenthal) split: six tets around the cell diagonal, one per axis order. Every cell
+  // uses the same diagonal direction, so neighbouring cells' face triangulations match.
+  static const int orders[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+  std::vector<std::array<std::uint32_t, 4>> tets;
+  for (int k = 0; k < def.cellsZ; ++k)
+    for (int j = 0; j < def.cellsY; ++j)
+      for (int i = 0; i < def.cellsX; ++i)
+        for (const auto& order : orders) {
+          int c[3] = {i, j, k};
+          std::array<std::uint32_t, 4> tet{};
+          tet[0] = node(c[0], c[1], c[2]);
+          for (int s = 0; s < 3; ++s) {
+            ++c[order[s]];
+            tet[s + 1] = node(c[0], c[1], c[2]);
+          }
+          if (detail::signedTetVolume(positions[tet[0]], positions[tet[1]], positions[tet[2]], positions[tet[3]]) < 0.0)
+            std::swap(tet[2], tet[3]);
+          tets.push_back(tet);
+        }
+  TetMeshDef mesh;
+  mesh.name = def.name;
+  mesh.density = def.density;
+  mesh.volume = def.volume;
+  mesh.edges = def.edges;
+  mesh.addEdges = def.addEdges;
+  mesh.dampingFactor = def.dampingFactor;
+  return addTetMesh(builder, positions, tets, mesh);
+}
+
+GeneratedObject addClothMesh(ModelBuilder& builder, const std::vector<Vec3>& vertices,
+                             const std::vector<std::array<std::uint32_t, 3>>& triangles,
+                             const ClothMeshDef& def) {
+  const std::string where = "cloth '" + def.name + "'";
+  if (vertices.empty() || triangles.empty()) throw Error(where + ": needs vertices and triangles");
+  requirePositive(def.totalMass, where + ": totalMass");
+  std::vector<double> area(vertices.size(), 0.0);
+  double totalArea = 0.0;
+  for (std::size_t t = 0; t < triangles.size(); ++t) {
+    const auto& tri = triangles[t];
+    for (std::uint32_t v : tri)
+      if (v >= vertices.size()) throw Error(where + ": triangle " + std::to_string(t) + " vertex index out of range");
+    const double a = 0.5 * (vertices[tri[1]] - vertices[tri[0]]).cross(vertices[tri[2]] - vertices[tri[0]]).norm();
+    for (std::uint32_t v : tri) area[v] += a / 3.0;
+    totalArea += a;
+  }
+  if (!(totalArea > 0.0)) throw Error(where + ": mesh has zero area");
+  GeneratedObject out;
+  out.firstParticle = static_cast<ParticleIndex>(builder.particleCount());
+  out.particleCount = static_cast<std::uint32_t>(vertices.size());
+  // A vertex used by no triangle gets no mass, so it stays where it is instead of falling alone.
+  for (std::size_t v = 0; v < vertices.size(); ++v) builder.addParticle(vertices[v], def.totalMass * area[v] / totalArea);
+  for (const auto& tri : triangles)
+    out.triangles.push_back({out.firstParticle + tri[0], out.firstParticle + tri[1], out.firstParticle + tri[2]});
+  for (const auto& e : uniqueEdges(out.triangles))
+    if (e[0] != e[1]) builder.addDistance(e[0], e[1], def.stretch);
+  addBendingConstraints(builder, out.triangles, def.bending, def.bendingParams);
   std::vector<ParticleIndex> members(out.particleCount);
   for (std::uint32_t p = 0; p < out.particleCount; ++p) members[p] = out.firstParticle + p;
   out.object = builder.addObject(def.name, std::move(members), def.dampingFactor);

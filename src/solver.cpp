@@ -96,6 +96,9 @@ void dampObject(const Model& model, const SimObject& object, State& state) {
   }
 }
 
+// Below this many particles a parallel loop costs more than it saves.
+constexpr std::int64_t kParallelParticles = 16384;
+
 bool particleBad(const State& state, const std::vector<Vec3>& start, std::size_t p, double bound) {
   const Vec3& x = state.position[p];
   if (!x.allFinite() || !state.velocity[p].allFinite()) return true;
@@ -131,7 +134,11 @@ void Solver::advance(State& state, bool trace) {
   for (int sub = 0; sub < settings_.substeps; ++sub) {
     const double t = startTime + (sub + 1) * h;
     // 1. predict
-    for (std::size_t i = 0; i < n; ++i) {
+    // Per-particle loops are split across threads only when large enough to pay; each particle
+    // is computed by the same operations whatever the split, so any thread count is bit-identical.
+    const auto particleTotal = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) if (particleTotal > kParallelParticles)
+    for (std::int64_t i = 0; i < particleTotal; ++i) {
       state.previousPosition[i] = state.position[i];
       if (w[i] == 0.0) continue;
       state.velocity[i] += h * (gravity + w[i] * state.externalForce[i]);
@@ -183,14 +190,17 @@ void Solver::advance(State& state, bool trace) {
     }
     // 5. velocities
     const double invH = 1.0 / h;
-    for (std::size_t i = 0; i < n; ++i)
+    const double dampingFactor = settings_.velocityDamping > 0.0 ? std::exp(-settings_.velocityDamping * h) : 1.0;
+#pragma omp parallel for schedule(static) if (particleTotal > kParallelParticles)
+    for (std::int64_t i = 0; i < particleTotal; ++i) {
       state.velocity[i] = (state.position[i] - state.previousPosition[i]) * invH;
-    if (settings_.velocityDamping > 0.0) {
-      const double factor = std::exp(-settings_.velocityDamping * h);
-      for (std::size_t i = 0; i < n; ++i)
-        if (w[i] != 0.0) state.velocity[i] *= factor;
+      if (dampingFactor != 1.0 && w[i] != 0.0) state.velocity[i] *= dampingFactor;
     }
     state.time = t;
+    if (substepObserver_ && !trace) {
+      state.lastSubstep = h;
+      substepObserver_(state);
+    }
   }
   // 6. momentum-conserving damping per object
   for (const SimObject& object : model.objects) dampObject(model, object, state);

@@ -85,6 +85,33 @@ struct TetBoxDef {
 // Node (i, j, k) is firstParticle + (k * (cellsY + 1) + j) * (cellsX + 1) + i.
 GeneratedObject addTetBox(ModelBuilder& builder, const TetBoxDef& def);
 
+// A soft body from a tetrahedral mesh (positively oriented tets, see io::TetMesh): particle masses
+// lumped from density, a volume constraint per tet, distance constraints on every tet edge.
+struct TetMeshDef {
+  std::string name = "softbody";
+  double density = 1000.0;  // kg/m^3
+  ConstraintParameters volume;
+  ConstraintParameters edges;
+  bool addEdges = true;
+  double dampingFactor = 0.0;
+};
+GeneratedObject addTetMesh(ModelBuilder& builder, const std::vector<Vec3>& vertices,
+                           const std::vector<std::array<std::uint32_t, 4>>& tets, const TetMeshDef& def);
+
+// A cloth from a triangle mesh: particle masses lumped from triangle areas (a third of each
+// triangle to each corner), distance constraints on every edge, bending on interior edges.
+struct ClothMeshDef {
+  std::string name = "cloth";
+  double totalMass = 1.0;  // kg
+  ConstraintParameters stretch;
+  BendingModel bending = BendingModel::None;
+  ConstraintParameters bendingParams;
+  double dampingFactor = 0.0;
+};
+GeneratedObject addClothMesh(ModelBuilder& builder, const std::vector<Vec3>& vertices,
+                             const std::vector<std::array<std::uint32_t, 3>>& triangles,
+                             const ClothMeshDef& def);
+
 // A closed sphere surface (UV sphere) with distance constraints on its edges, isometric-free, and
 // a global volume constraint with the given pressure (a balloon).
 struct BalloonDef {

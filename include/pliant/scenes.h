@@ -1,31 +1,72 @@
-// Built-in scenes: the one scene library that tests, benchmarks, examples and the CLI share.
+// Scenes: a Model with its solver settings, what to draw and what to measure. Built-in scenes are
+// JSON scene files embedded in the library (the same files ship under scenes/); tests, benchmarks,
+// examples and the CLI all build scenes here.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
+#include "pliant/io/output.h"
 #include "pliant/model.h"
 #include "pliant/solver.h"
 
 namespace pliant {
+
+// A named output the scene declares; the CLI writes one CSV column group per probe each frame
+// (or each substep).
+struct Probe {
+  enum class Kind {
+    Particle,        // columns .x .y .z (m) .vx .vy .vz (m/s)
+    ConstraintForce, // column .force: lambda/h^2 (N for distance-like constraints)
+    Energy,          // columns .kinetic .gravitational .elastic .total (J)
+    Momentum,        // columns .px .py .pz (kg m/s) .Lx .Ly .Lz (kg m^2/s, about the origin)
+    CentreOfMass,    // columns .x .y .z (m)
+    Residual,        // columns .max .rms (|C + alpha~ lambda|)
+  };
+  std::string name;
+  Kind kind = Kind::Particle;
+  ParticleIndex particle = 0;  // Particle
+  ConstraintRef constraint;    // ConstraintForce
+  int object = -1;             // Energy, Momentum, CentreOfMass: index in Model::objects, -1 = all
+};
+
+// Where each object of a scene landed in the model's arrays.
+struct SceneObject {
+  std::string name;
+  ParticleIndex firstParticle = 0;
+  std::uint32_t particleCount = 0;
+  // Per family, the object's constraints are [constraintBegin[f], constraintEnd[f]).
+  std::array<std::uint32_t, kConstraintFamilyCount> constraintBegin{};
+  std::array<std::uint32_t, kConstraintFamilyCount> constraintEnd{};
+};
 
 struct Scene {
   std::string name;
   std::string description;
   Model model;
   SolverSettings settings;
-  int frames = 300;  // steps of settings.timeStep to run by default
-  // Triangles to draw (global particle indices): cloth, surfaces of soft bodies.
-  std::vector<std::array<ParticleIndex, 3>> surface;
-  // Line segments to draw (ropes).
-  std::vector<std::array<ParticleIndex, 2>> lines;
+  int frames = 300;                // steps of settings.timeStep to run by default
+  io::Topology topology;           // what to draw
+  std::vector<SceneObject> objects;
+  std::vector<Probe> probes;
+  bool probeEverySubstep = false;
 };
 
-// Names of the built-in scenes; the first is the default.
+// Names of the built-in scenes; the first is the default that `pliant run` shows.
 std::vector<std::string> builtinSceneNames();
 // One-line description of a built-in scene.
 std::string builtinSceneDescription(const std::string& name);
+// The embedded JSON text of a built-in scene (identical to scenes/<name>.json).
+std::string builtinSceneText(const std::string& name);
 // Builds a built-in scene by name; throws pliant::Error for an unknown name (listing the known ones).
 Scene makeBuiltinScene(const std::string& name);
+
+// Loads a scene file (JSON, see docs/scene-format.md). Mesh paths are relative to the file's folder.
+// Throws pliant::Error naming the file, the JSON path (e.g. /objects/0/stretch/compliance) or the
+// line, and what was expected.
+Scene loadSceneFile(const std::string& path);
+// Parses scene JSON text; `source` names it in errors, `baseDirectory` resolves mesh paths.
+Scene parseScene(const std::string& text, const std::string& source, const std::string& baseDirectory);
 
 }  // namespace pliant

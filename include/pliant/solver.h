@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -74,6 +75,10 @@ class Solver {
   void setSettings(const SolverSettings& settings);
   const Model& model() const { return *model_; }
 
+  // Called after every substep's velocity update with the state at that instant (e.g. for probes
+  // recorded per substep). Empty by default; costs nothing when unset.
+  void setSubstepObserver(std::function<void(const State&)> observer) { substepObserver_ = std::move(observer); }
+
   // Number of constraint projections made by the last step (all families, all passes).
   std::uint64_t lastProjectionCount() const { return lastProjectionCount_; }
 
@@ -83,7 +88,8 @@ class Solver {
   const Model* model_;
   SolverSettings settings_;
   State backup_;
-  std::vector<Vec3> scratch_;  // gradients of variable-size families, sized at construction
+  std::vector<Vec3> scratch_;
+  std::function<void(const State&)> substepObserver_;  // gradients of variable-size families, sized at construction
   std::uint64_t lastProjectionCount_ = 0;
   // Set while tracing a refused step: the first constraint that produced a bad value.
   struct Trace {
