@@ -292,6 +292,7 @@ std::size_t addTethers(ModelBuilder& builder, const std::vector<ParticleIndex>& 
     const ParticleIndex p = firstParticle + k;
     if (model.inverseMass.at(p) == 0.0) continue;
     for (ParticleIndex anchor : anchors) {
+      if (anchor == p) continue;
       const double length = (builder.position(anchor) - builder.position(p)).norm();
       builder.addMaxDistance(anchor, p, params, length * slack);
       ++added;

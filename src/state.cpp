@@ -45,6 +45,8 @@ std::uint64_t State::hash() const {
   Fnv1a h;
   for (const Vec3& p : position) h.bytes(p.data(), 3 * sizeof(double));
   for (const Vec3& v : velocity) h.bytes(v.data(), 3 * sizeof(double));
+  for (const Vec3& f : externalForce) h.bytes(f.data(), 3 * sizeof(double));
+  for (const Vec3& t : attachmentTarget) h.bytes(t.data(), 3 * sizeof(double));
   h.bytes(lambda.data(), lambda.size() * sizeof(double));
   h.bytes(&time, sizeof time);
   h.bytes(&stepCount, sizeof stepCount);

@@ -1,5 +1,5 @@
 // The State: everything that changes while stepping. It can be copied, hashed, saved and restored;
-// two states with equal hashes are bit-identical in positions, velocities and multipliers.
+// two states with equal hashes are bit-identical in everything that decides the next step.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,8 @@ struct State {
 
   // A state at rest at the model's initial positions and velocities, time 0.
   static State fromModel(const Model& model);
-  // 64-bit FNV-1a over the bit patterns of position, velocity, lambda, time and stepCount.
+  // 64-bit FNV-1a over the bit patterns of position, velocity, external force, attachment
+  // targets, lambda, time and stepCount: everything that decides the next step.
   std::uint64_t hash() const;
 };
 

@@ -1,6 +1,9 @@
 // User constraints: the user's function supplies C and its gradient (seed 004's general solve);
 // the shared multiplier update does the rest. Positions and gradients go through a scratch buffer
 // sized when the solver is built, so a step allocates nothing here either.
+#include <cmath>
+#include <limits>
+
 #include "constraints/projection.h"
 
 namespace pliant::detail {
@@ -24,8 +27,14 @@ void projectGeneric(const Model& model, const SolveContext& ctx, std::uint32_t b
                                                           std::span<Vec3>(gradient, n));
     double wSum = 0.0;
     for (std::uint32_t i = 0; i < n; ++i) wSum += w[particles[i]] * gradient[i].squaredNorm();
-    // A NaN from the user's function is not hidden here: the step check refuses the step and
-    // the replay names this constraint.
+    // A non-finite value or gradient from the user's function must not vanish in a zero
+    // denominator: poison the constraint's particles so the step check refuses the step and the
+    // replay names this constraint.
+    if (!std::isfinite(C) || !std::isfinite(wSum)) {
+      for (std::uint32_t i = 0; i < n; ++i)
+        if (w[particles[i]] != 0.0) x[particles[i]].setConstant(std::numeric_limits<double>::quiet_NaN());
+      continue;
+    }
     const double dLambda = solveMultiplier(C, wSum, static_cast<int>(n), gradient, particles,
                                            con.params, ctx.lambda[c], con.inequality, ctx);
     for (std::uint32_t i = 0; i < n; ++i) x[particles[i]] += (w[particles[i]] * dLambda) * gradient[i];
