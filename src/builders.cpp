@@ -106,6 +106,7 @@ GeneratedObject addChain(ModelBuilder& builder, const ChainDef& def) {
   const std::string where = "chain '" + def.name + "'";
   if (def.particles < 2) throw Error(where + ": needs at least 2 particles");
   requirePositive(def.particleMass, where + ": particleMass");
+  if (!((def.end - def.start).norm() > 0.0)) throw Error(where + ": start and end must be different points");
   GeneratedObject out;
   out.firstParticle = static_cast<ParticleIndex>(builder.particleCount());
   out.particleCount = static_cast<std::uint32_t>(def.particles);

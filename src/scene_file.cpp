@@ -77,7 +77,7 @@ class SceneReader {
   const Json& array(const Node& node, std::size_t minSize = 0) const {
     if (!node.json.is_array()) fail(node, "expected an array, got " + typeName(node.json));
     if (node.json.size() < minSize)
-      fail(node, "expected an array of at least " + std::to_string(minSize) + " elements");
+      fail(node, "expected an array of at least " + std::to_string(minSize) + (minSize == 1 ? " element" : " elements"));
     return node.json;
   }
 
@@ -105,7 +105,7 @@ class SceneReader {
     if (!node.json.is_number_integer())
       fail(node, "expected an integer, got " + (node.json.is_number() ? node.json.dump() : typeName(node.json)));
     if (node.json.is_number_unsigned() && node.json.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
-      fail(node, "expected an integer <= " + std::to_string(max) + ", got " + node.json.dump());
+      fail(node, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + node.json.dump());
     const std::int64_t v = node.json.get<std::int64_t>();
     if (v < min || v > max)
       fail(node, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +

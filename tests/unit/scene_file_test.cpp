@@ -1,0 +1,631 @@
+// Scene files (src/scene_file.cpp, docs/scene-format.md): the built-in scenes, a scene that uses
+// every feature of the format, and one test per kind of bad input. Every bad input must throw
+// pliant::Error naming the source, the JSON path (or line:column) and what was expected.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pliant/error.h"
+#include "pliant/scenes.h"
+#include "pliant/solver.h"
+#include "pliant/state.h"
+
+namespace {
+
+using pliant::ConstraintFamily;
+using pliant::Vec3;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+
+std::string scenePath(const std::string& relative) {
+  return std::string(PLIANT_TEST_DATA_DIR) + "/scenes/" + relative;
+}
+
+std::string readText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The message of the pliant::Error that `load` throws (fails the test when none is thrown).
+template <typename Load>
+std::string errorOf(Load load) {
+  try {
+    load();
+  } catch (const pliant::Error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "threw a non-pliant exception: " << e.what();
+    return {};
+  }
+  ADD_FAILURE() << "no error thrown";
+  return {};
+}
+
+// Loads tests/data/scenes/bad/<name> and returns the error message, checking that it starts with
+// the file name (every message names the file first).
+std::string badFileError(const std::string& name) {
+  const std::string path = scenePath("bad/" + name);
+  const std::string message = errorOf([&] { (void)pliant::loadSceneFile(path); });
+  EXPECT_EQ(message.rfind(path + ":", 0), 0u) << "message does not start with the file name: " << message;
+  return message;
+}
+
+std::string parseError(const std::string& text) {
+  return errorOf([&] { (void)pliant::parseScene(text, "inline.json", ""); });
+}
+
+std::size_t count(const pliant::Model& model, ConstraintFamily family) { return model.constraintCount(family); }
+
+double objectMass(const pliant::Scene& scene, int object) {
+  const pliant::SceneObject& o = scene.objects[object];
+  double sum = 0.0;
+  for (std::uint32_t k = 0; k < o.particleCount; ++k) sum += scene.model.mass[o.firstParticle + k];
+  return sum;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Built-in scenes
+
+TEST(SceneFileBuiltin, NamesAreTheFourShippedScenesDefaultFirst) {
+  EXPECT_EQ(pliant::builtinSceneNames(), (std::vector<std::string>{"cloth", "rope", "beam", "balloon"}));
+}
+
+TEST(SceneFileBuiltin, EmbeddedTextEqualsTheFileUnderScenes) {
+  for (const std::string& name : pliant::builtinSceneNames()) {
+    SCOPED_TRACE(name);
+    const std::string file = std::string(PLIANT_SOURCE_DIR) + "/scenes/" + name + ".json";
+    EXPECT_EQ(pliant::builtinSceneText(name), readText(file));
+    EXPECT_FALSE(pliant::builtinSceneDescription(name).empty());
+  }
+  EXPECT_EQ(pliant::builtinSceneText("no-such-scene"), "");
+}
+
+TEST(SceneFileBuiltin, EveryBuiltinParsesLikeItsFile) {
+  for (const std::string& name : pliant::builtinSceneNames()) {
+    SCOPED_TRACE(name);
+    const pliant::Scene builtin = pliant::makeBuiltinScene(name);
+    const pliant::Scene file = pliant::loadSceneFile(std::string(PLIANT_SOURCE_DIR) + "/scenes/" + name + ".json");
+    EXPECT_EQ(builtin.name, name);
+    EXPECT_EQ(builtin.description, pliant::builtinSceneDescription(name));
+    EXPECT_EQ(builtin.frames, file.frames);
+    EXPECT_EQ(builtin.model.particleCount(), file.model.particleCount());
+    for (int f = 0; f < pliant::kConstraintFamilyCount; ++f)
+      EXPECT_EQ(count(builtin.model, ConstraintFamily(f)), count(file.model, ConstraintFamily(f)));
+    EXPECT_EQ(builtin.settings.substeps, file.settings.substeps);
+    EXPECT_EQ(builtin.probes.size(), file.probes.size());
+    EXPECT_EQ(pliant::State::fromModel(builtin.model).hash(), pliant::State::fromModel(file.model).hash());
+    EXPECT_GT(builtin.probes.size(), 0u);
+    EXPECT_GT(builtin.frames, 0);
+  }
+}
+
+TEST(SceneFileBuiltin, SizesMatchTheirDescriptions) {
+  const pliant::Scene cloth = pliant::makeBuiltinScene("cloth");
+  EXPECT_EQ(cloth.model.particleCount(), 48u * 48u);
+  EXPECT_EQ(cloth.topology.triangles.size(), 2u * 47u * 47u);
+  EXPECT_EQ(cloth.model.inverseMass[0], 0.0);   // pinned corners
+  EXPECT_EQ(cloth.model.inverseMass[47], 0.0);
+  EXPECT_GT(cloth.model.inverseMass[1], 0.0);
+  EXPECT_EQ(cloth.settings.substeps, 15);
+  EXPECT_EQ(cloth.settings.iterations, 1);
+  EXPECT_EQ(cloth.frames, 240);
+  EXPECT_NEAR(objectMass(cloth, 0), 0.3, 1e-12);
+
+  const pliant::Scene rope = pliant::makeBuiltinScene("rope");
+  EXPECT_EQ(rope.model.particleCount(), 41u);
+  EXPECT_EQ(count(rope.model, ConstraintFamily::Distance), 40u);
+  EXPECT_EQ(rope.topology.lines.size(), 40u);
+  EXPECT_EQ(rope.model.inverseMass[0], 0.0);
+  EXPECT_NEAR(objectMass(rope, 0), 0.41, 1e-12);
+
+  const pliant::Scene beam = pliant::makeBuiltinScene("beam");
+  EXPECT_EQ(beam.model.particleCount(), 17u * 3u * 5u);
+  EXPECT_EQ(count(beam.model, ConstraintFamily::TetVolume), 768u);
+  EXPECT_EQ(beam.topology.tets.size(), 768u);
+  // density 100 kg/m^3 x 2 x 0.4 x 0.4 m^3
+  EXPECT_NEAR(objectMass(beam, 0), 32.0, 1e-9);
+
+  const pliant::Scene balloon = pliant::makeBuiltinScene("balloon");
+  EXPECT_EQ(balloon.model.particleCount(), 2u + 11u * 24u + 1u);
+  EXPECT_EQ(count(balloon.model, ConstraintFamily::GlobalVolume), 1u);
+  EXPECT_EQ(count(balloon.model, ConstraintFamily::MaxDistance), 1u);
+  EXPECT_DOUBLE_EQ(balloon.model.globalVolumes[0].pressure, 1.5);
+}
+
+TEST(SceneFileBuiltin, UnknownNameListsTheKnownOnes) {
+  const std::string message = errorOf([] { (void)pliant::makeBuiltinScene("clothh"); });
+  EXPECT_THAT(message, HasSubstr("clothh"));
+  EXPECT_THAT(message, HasSubstr("cloth, rope, beam, balloon"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A scene using every feature (tests/data/scenes/full.json)
+
+class FullScene : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { scene_ = new pliant::Scene(pliant::loadSceneFile(scenePath("full.json"))); }
+  static void TearDownTestSuite() {
+    delete scene_;
+    scene_ = nullptr;
+  }
+  static pliant::Scene* scene_;
+  // Object indices in full.json.
+  static constexpr int kSheet = 0, kRope = 1, kBlock = 2, kBall = 3, kPts = 4, kFixed = 5;
+  static pliant::ParticleIndex particle(int object, std::uint32_t local) {
+    return scene_->objects[object].firstParticle + local;
+  }
+};
+pliant::Scene* FullScene::scene_ = nullptr;
+
+TEST_F(FullScene, TopLevelAndSolverSettings) {
+  const pliant::Scene& s = *scene_;
+  EXPECT_EQ(s.name, "full");
+  EXPECT_THAT(s.description, HasSubstr("every object type"));
+  EXPECT_EQ(s.frames, 50);
+  EXPECT_TRUE(s.probeEverySubstep);
+  EXPECT_EQ(s.settings.mode, pliant::SolverMode::Xpbd);
+  EXPECT_DOUBLE_EQ(s.settings.timeStep, 0.01);
+  EXPECT_EQ(s.settings.substeps, 4);
+  EXPECT_EQ(s.settings.iterations, 3);
+  EXPECT_EQ(s.settings.gravity, Vec3(0.0, -9.0, 0.5));
+  EXPECT_FALSE(s.settings.iterationIndependentStiffness);
+  EXPECT_DOUBLE_EQ(s.settings.velocityDamping, 0.1);
+  EXPECT_DOUBLE_EQ(s.settings.maxDisplacementPerStep, 5.0);
+}
+
+TEST_F(FullScene, ObjectsAndParticles) {
+  const pliant::Scene& s = *scene_;
+  const pliant::Model& m = s.model;
+  ASSERT_EQ(s.objects.size(), 6u);
+  const std::vector<std::string> names = {"sheet", "rope", "block", "ball", "pts", "fixed"};
+  // cloth 4x3 nodes, rope 11, box 3x2x2 nodes, UV sphere 2 + 5 rings x 8, 5 listed, 2 listed
+  const std::vector<std::uint32_t> counts = {12, 11, 12, 42, 5, 2};
+  std::uint32_t first = 0;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    SCOPED_TRACE(names[i]);
+    EXPECT_EQ(s.objects[i].name, names[i]);
+    EXPECT_EQ(s.objects[i].firstParticle, first);
+    EXPECT_EQ(s.objects[i].particleCount, counts[i]);
+    first += counts[i];
+  }
+  EXPECT_EQ(m.particleCount(), 84u);
+  ASSERT_EQ(m.objects.size(), 6u);
+  EXPECT_DOUBLE_EQ(m.objects[kSheet].dampingFactor, 0.05);
+
+  // Total masses (kg): given for cloth, rope, balloon; density x volume for the box.
+  EXPECT_NEAR(objectMass(s, kSheet), 0.12, 1e-12);
+  EXPECT_NEAR(objectMass(s, kRope), 0.11, 1e-12);
+  EXPECT_NEAR(objectMass(s, kBlock), 500.0 * 0.2 * 0.1 * 0.1, 1e-12);
+  EXPECT_NEAR(objectMass(s, kBall), 0.05, 1e-12);
+  EXPECT_NEAR(objectMass(s, kPts), 6.0, 1e-12);
+  EXPECT_NEAR(objectMass(s, kFixed), 1.0, 1e-12);
+
+  // Grid node (i, j) is particle j * nx + i: node (0, 0) at the origin, node (3, 2) at the far corner.
+  EXPECT_EQ(m.initialPosition[particle(kSheet, 0)], Vec3(0.0, 1.0, 0.0));
+  EXPECT_TRUE(m.initialPosition[particle(kSheet, 11)].isApprox(Vec3(0.3, 1.0, 0.2), 1e-12));
+  EXPECT_TRUE(m.initialPosition[particle(kRope, 10)].isApprox(Vec3(2.0, 2.0, 0.0), 1e-12));
+  EXPECT_EQ(m.initialVelocity[particle(kPts, 1)], Vec3(0.0, 1.0, 0.0));
+
+  // Pins: sheet by index (0) and indices ([3]); rope by box (particle 0); the box's x = 3 face
+  // (nodes with i = 0: local 0, 3, 6, 9); "all" for `fixed`; mass 0 and kinematic particles too.
+  std::vector<pliant::ParticleIndex> fixedParticles = {particle(kSheet, 0), particle(kSheet, 3), particle(kRope, 0),
+                                                       particle(kFixed, 0), particle(kFixed, 1), particle(kPts, 4)};
+  for (std::uint32_t k : {0u, 3u, 6u, 9u}) fixedParticles.push_back(particle(kBlock, k));
+  std::size_t fixedCount = 0;
+  for (std::size_t p = 0; p < m.particleCount(); ++p) fixedCount += m.inverseMass[p] == 0.0;
+  EXPECT_EQ(fixedCount, fixedParticles.size());
+  for (pliant::ParticleIndex p : fixedParticles) EXPECT_EQ(m.inverseMass[p], 0.0) << "particle " << p;
+  EXPECT_DOUBLE_EQ(m.mass[particle(kFixed, 0)], 0.5);  // pinned particles keep their mass
+  EXPECT_DOUBLE_EQ(m.inverseMass[particle(kSheet, 1)], 100.0);  // 12 nodes share 0.12 kg
+  EXPECT_DOUBLE_EQ(m.inverseMass[particle(kRope, 1)], 100.0);   // 11 particles share 0.11 kg
+  EXPECT_DOUBLE_EQ(m.inverseMass[particle(kPts, 0)], 1.0);
+}
+
+TEST_F(FullScene, ConstraintCountsPerFamilyAndObject) {
+  const pliant::Scene& s = *scene_;
+  const pliant::Model& m = s.model;
+  // Distances: cloth 4x3 grid edges 9 + 8 + 6 diagonals = 23; rope 10; box of 2 Kuhn cells:
+  // 2 x 19 edges - 5 on the shared face = 33; UV sphere 3F/2 with F = 2 x 8 + 2 x 8 x 4 = 80 -> 120;
+  // one explicit.
+  EXPECT_EQ(count(m, ConstraintFamily::Distance), 23u + 10u + 33u + 120u + 1u);
+  // Tethers from the 2 pinned corners to the 10 free sheet particles, plus one explicit.
+  EXPECT_EQ(count(m, ConstraintFamily::MaxDistance), 20u + 1u);
+  // Dihedral bending on the 23 - 10 = 13 interior sheet edges, plus one explicit.
+  EXPECT_EQ(count(m, ConstraintFamily::DihedralBending), 13u + 1u);
+  EXPECT_EQ(count(m, ConstraintFamily::IsometricBending), 1u);
+  EXPECT_EQ(count(m, ConstraintFamily::TetVolume), 12u + 1u);
+  EXPECT_EQ(count(m, ConstraintFamily::GlobalVolume), 1u);
+  EXPECT_EQ(count(m, ConstraintFamily::Attachment), 3u);
+  EXPECT_EQ(count(m, ConstraintFamily::Generic), 0u);
+  EXPECT_EQ(m.kinematicParticles.size(), 1u);
+
+  const int distance = static_cast<int>(ConstraintFamily::Distance);
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges = {{0, 23}, {23, 33}, {33, 66}, {66, 186}, {186, 186}, {186, 186}};
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    SCOPED_TRACE(s.objects[i].name);
+    EXPECT_EQ(s.objects[i].constraintBegin[distance], ranges[i].first);
+    EXPECT_EQ(s.objects[i].constraintEnd[distance], ranges[i].second);
+  }
+  const int maxDistance = static_cast<int>(ConstraintFamily::MaxDistance);
+  EXPECT_EQ(s.objects[kSheet].constraintBegin[maxDistance], 0u);
+  EXPECT_EQ(s.objects[kSheet].constraintEnd[maxDistance], 20u);
+
+  // Materials reach the constraints.
+  EXPECT_DOUBLE_EQ(m.distances[0].params.compliance, 1e-6);
+  EXPECT_DOUBLE_EQ(m.distances[0].params.damping, 0.5);
+  EXPECT_DOUBLE_EQ(m.distances[23].params.compliance, 1e-8);
+  EXPECT_DOUBLE_EQ(m.distances[33].params.compliance, 1e-5);
+  EXPECT_DOUBLE_EQ(m.tetVolumes[0].params.compliance, 1e-6);
+  EXPECT_DOUBLE_EQ(m.dihedralBendings[0].params.compliance, 0.1);
+  EXPECT_DOUBLE_EQ(m.globalVolumes[0].pressure, 1.2);
+  // Tethers: max length = rest distance x slack 1.1.
+  for (std::size_t c = 0; c < 20; ++c) {
+    const auto& t = m.maxDistances[c];
+    const double rest = (m.initialPosition[t.particles[0]] - m.initialPosition[t.particles[1]]).norm();
+    EXPECT_NEAR(t.maxLength, 1.1 * rest, 1e-12) << "tether " << c;
+  }
+
+  // Topology to draw: sheet 12 triangles, box surface 2 x (2 + 4 + 4) = 20, sphere 80; rope 10 segments.
+  EXPECT_EQ(s.topology.triangles.size(), 12u + 20u + 80u);
+  EXPECT_EQ(s.topology.tets.size(), 12u);
+  EXPECT_EQ(s.topology.lines.size(), 10u);
+}
+
+TEST_F(FullScene, ExplicitConstraints) {
+  const pliant::Model& m = scene_->model;
+  const pliant::ParticleIndex p0 = particle(kPts, 0), p1 = particle(kPts, 1), p2 = particle(kPts, 2),
+                              p3 = particle(kPts, 3);
+  const auto& d = m.distances.back();
+  EXPECT_EQ(d.particles[0], particle(kRope, 10));
+  EXPECT_EQ(d.particles[1], p0);
+  EXPECT_DOUBLE_EQ(d.restLength, 0.5);
+  EXPECT_DOUBLE_EQ(d.params.compliance, 1e-6);
+
+  const auto& md = m.maxDistances.back();
+  EXPECT_EQ(md.particles[0], p1);
+  EXPECT_EQ(md.particles[1], p2);
+  EXPECT_DOUBLE_EQ(md.maxLength, 2.0);
+
+  const auto& dihedral = m.dihedralBendings.back();
+  EXPECT_EQ(std::vector<pliant::ParticleIndex>(dihedral.particles, dihedral.particles + 4),
+            (std::vector<pliant::ParticleIndex>{p0, p1, p2, p3}));
+  EXPECT_DOUBLE_EQ(dihedral.restAngle, 0.5);
+
+  EXPECT_EQ(m.isometricBendings[0].particles[3], p3);
+  EXPECT_DOUBLE_EQ(m.isometricBendings[0].params.compliance, 0.01);
+
+  const auto& tet = m.tetVolumes.back();
+  EXPECT_NEAR(tet.restVolume, 1.0 / 6.0, 1e-15);
+  EXPECT_DOUBLE_EQ(tet.params.damping, 0.1);
+}
+
+TEST_F(FullScene, AttachmentsAndKinematicParticles) {
+  const pliant::Model& m = scene_->model;
+  ASSERT_EQ(m.attachments.size(), 3u);
+  // Fixed target.
+  EXPECT_EQ(m.attachments[0].particle, particle(kSheet, 11));
+  EXPECT_EQ(m.attachments[0].target, Vec3(0.3, 1.5, 0.2));
+  EXPECT_EQ(m.attachments[0].targetPath, -1);
+  EXPECT_DOUBLE_EQ(m.attachments[0].restDistance, 0.1);
+  EXPECT_DOUBLE_EQ(m.attachments[0].params.compliance, 1e-5);
+  // Path.
+  EXPECT_EQ(m.attachments[1].particle, particle(kBlock, 11));
+  EXPECT_GE(m.attachments[1].targetPath, 0);
+  // Its own initial position.
+  EXPECT_EQ(m.attachments[2].particle, particle(kBall, 0));
+  EXPECT_EQ(m.attachments[2].targetPath, -1);
+  EXPECT_EQ(m.attachments[2].target, m.initialPosition[particle(kBall, 0)]);
+  EXPECT_DOUBLE_EQ(m.attachments[2].restDistance, 0.0);
+
+  // Kinematic: follows its path from the particle's own start, (6,0,0) -> (6,0,1) over 1 s.
+  ASSERT_EQ(m.kinematicParticles.size(), 1u);
+  EXPECT_EQ(m.kinematicParticles[0].particle, particle(kPts, 4));
+  EXPECT_TRUE(m.kinematicParticles[0].path(0.25).isApprox(Vec3(6.0, 0.0, 0.25), 1e-15));
+  EXPECT_TRUE(m.kinematicParticles[0].path(5.0).isApprox(Vec3(6.0, 0.0, 1.0), 1e-15));
+}
+
+TEST_F(FullScene, MovingAttachmentTargetFollowsItsKeyframes) {
+  const pliant::Model& m = scene_->model;
+  const auto& path = m.attachmentPaths.at(static_cast<std::size_t>(m.attachments[1].targetPath));
+  // Block node (2, 1, 1) starts at origin + (0.2, 0.1, 0.1) and keeps that offset from the path,
+  // whose keyframes are (0 s, 0), (1 s, (0,1,0)), (2 s, (1,1,0)), held outside [0, 2] s.
+  const Vec3 x0(3.2, 1.1, 0.1);
+  ASSERT_TRUE(m.initialPosition[particle(kBlock, 11)].isApprox(x0, 1e-12));
+  const std::vector<std::pair<double, Vec3>> expected = {
+      {-1.0, x0}, {0.0, x0}, {0.5, x0 + Vec3(0, 0.5, 0)}, {1.0, x0 + Vec3(0, 1, 0)},
+      {1.25, x0 + Vec3(0.25, 1, 0)}, {2.0, x0 + Vec3(1, 1, 0)}, {10.0, x0 + Vec3(1, 1, 0)}};
+  for (const auto& [t, x] : expected) EXPECT_LT((path(t) - x).norm(), 1e-12) << "t = " << t;
+}
+
+TEST(SceneFileAttachment, HardAttachedParticleTracksTheMovingTargetWhileStepping) {
+  // One free particle held (compliance 0) to a point moving along x at 1 m/s for 1 s, then still.
+  const pliant::Scene scene = pliant::parseScene(R"({
+    "solver": {"mode": "xpbd", "time_step": 0.05, "substeps": 2},
+    "objects": [{"type": "particles", "name": "p", "positions": [[0, 1, 0]], "mass": 1.0}],
+    "attachments": [{"object": "p", "select": {"all": true},
+                     "path": {"keyframes": [{"time": 0, "position": [0, 0, 0]}, {"time": 1, "position": [1, 0, 0]}]}}]
+  })", "inline.json", "");
+  pliant::Solver solver(scene.model, scene.settings);
+  pliant::State state = pliant::State::fromModel(scene.model);
+  for (int frame = 1; frame <= 30; ++frame) {
+    ASSERT_TRUE(solver.step(state).ok());
+    const double x = std::min(state.time, 1.0);
+    EXPECT_NEAR(state.attachmentTarget[0].x(), x, 1e-12) << "t = " << state.time;
+    EXPECT_NEAR(state.attachmentTarget[0].y(), 1.0, 1e-12);
+    EXPECT_LT((state.position[0] - Vec3(x, 1.0, 0.0)).norm(), 1e-9) << "t = " << state.time;
+  }
+  EXPECT_NEAR(state.time, 1.5, 1e-12);
+}
+
+TEST(SceneFileSolver, PbdModeWithDurationAndIterationIndependentStiffness) {
+  const pliant::Scene scene = pliant::parseScene(R"({
+    "solver": {"mode": "pbd", "time_step": 0.01, "iterations": 8, "iteration_independent_stiffness": true},
+    "duration": 1.0,
+    "objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 3, "mass": 0.3,
+                 "stretch": {"stiffness": 0.5}}]
+  })", "inline.json", "");
+  EXPECT_EQ(scene.settings.mode, pliant::SolverMode::Pbd);
+  EXPECT_EQ(scene.settings.iterations, 8);
+  EXPECT_EQ(scene.settings.substeps, 1);
+  EXPECT_TRUE(scene.settings.iterationIndependentStiffness);
+  EXPECT_EQ(scene.frames, 100);  // 1 s / 0.01 s
+  EXPECT_DOUBLE_EQ(scene.model.distances[0].params.stiffness, 0.5);
+  EXPECT_FALSE(scene.probeEverySubstep);
+  EXPECT_TRUE(scene.probes.empty());
+}
+
+TEST(SceneFileSolver, SmallStepsDefaultsAndDurationRoundsUp) {
+  const pliant::Scene scene = pliant::parseScene(R"({
+    "solver": {"mode": "small-steps"},
+    "duration": 0.1,
+    "objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1.0}]
+  })", "inline.json", "");
+  EXPECT_EQ(scene.settings.mode, pliant::SolverMode::Xpbd);
+  EXPECT_EQ(scene.settings.substeps, 10);
+  EXPECT_EQ(scene.settings.iterations, 1);
+  EXPECT_DOUBLE_EQ(scene.settings.timeStep, 1.0 / 60.0);
+  EXPECT_EQ(scene.settings.gravity, Vec3(0.0, -9.81, 0.0));
+  EXPECT_EQ(scene.frames, 6);  // ceil(0.1 s x 60 /s)
+}
+
+TEST(SceneFileSolver, DefaultsWithoutSolverAndFrames) {
+  const pliant::Scene scene = pliant::parseScene(
+      R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1.0}]})", "inline.json", "");
+  EXPECT_EQ(scene.settings.mode, pliant::SolverMode::Xpbd);
+  EXPECT_EQ(scene.settings.substeps, 1);
+  EXPECT_EQ(scene.settings.iterations, 1);
+  EXPECT_EQ(scene.frames, 300);
+  EXPECT_EQ(scene.name, "");
+}
+
+TEST(SceneFileMesh, ClothFromObjAndSoftBodyFromTetGenWithTransforms) {
+  const pliant::Scene scene = pliant::loadSceneFile(scenePath("meshes.json"));
+  const pliant::Model& m = scene.model;
+  ASSERT_EQ(scene.objects.size(), 2u);
+  // The quad is fanned into 2 triangles: 4 particles, 5 edges, 1 interior edge.
+  EXPECT_EQ(scene.objects[0].particleCount, 4u);
+  EXPECT_EQ(scene.objects[1].particleCount, 5u);
+  EXPECT_EQ(scene.objects[1].firstParticle, 4u);
+  EXPECT_EQ(count(m, ConstraintFamily::Distance), 5u + 9u);  // 2 tets sharing a face: 9 edges
+  EXPECT_EQ(count(m, ConstraintFamily::IsometricBending), 1u);
+  EXPECT_EQ(count(m, ConstraintFamily::TetVolume), 2u);
+  EXPECT_EQ(scene.topology.tets.size(), 2u);
+  // OBJ scaled by 2, moved up 1 m.
+  EXPECT_TRUE(m.initialPosition[0].isApprox(Vec3(0.0, 1.0, 0.0)));
+  EXPECT_TRUE(m.initialPosition[2].isApprox(Vec3(2.0, 1.0, 2.0)));
+  EXPECT_EQ(m.inverseMass[0], 0.0);
+  EXPECT_NEAR(objectMass(scene, 0), 0.4, 1e-12);
+  // TetGen: y scaled by 2 then moved by 3 m in x; mass = density x (1/6 + 2/6) x 2 m^3.
+  EXPECT_TRUE(m.initialPosition[4 + 4].isApprox(Vec3(4.0, 2.0, 1.0)));
+  EXPECT_NEAR(objectMass(scene, 1), 100.0 * 0.5 * 2.0, 1e-9);
+  double volume = 0.0;
+  for (const auto& t : m.tetVolumes) volume += t.restVolume;
+  EXPECT_NEAR(volume, 1.0, 1e-12);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input: one test per kind, each on a file under tests/data/scenes/bad/.
+
+TEST(SceneFileBadInput, SyntaxErrorGivesLineAndColumn) {
+  const std::string message = badFileError("syntax_error.json");
+  EXPECT_THAT(message, HasSubstr("syntax_error.json:5:31: JSON syntax error: unexpected '}'; expected '[', '{', or a literal"));
+}
+
+TEST(SceneFileBadInput, NanIsNotJsonAndIsASyntaxError) {
+  const std::string message = badFileError("nan.json");
+  EXPECT_THAT(message, HasSubstr("nan.json:4:14: JSON syntax error: invalid literal"));
+}
+
+TEST(SceneFileBadInput, NumberTooLargeForADoubleIsNamedWithItsLine) {
+  // nlohmann::json refuses 1e999 (out_of_range 406, "number overflow") rather than reading infinity.
+  const std::string message = badFileError("infinity.json");
+  EXPECT_THAT(message, HasSubstr("infinity.json:4:14: number 1e999 is out of range; expected a finite number"));
+  EXPECT_THAT(parseError(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, -1e999, 0]], "mass": 1}]})"),
+              HasSubstr("inline.json:1:67: number -1e999 is out of range"));
+}
+
+TEST(SceneFileBadInput, MissingRequiredField) {
+  EXPECT_THAT(badFileError("missing_field.json"), HasSubstr(": /objects/0: missing required field 'end'"));
+  EXPECT_THAT(parseError(R"({"name": "x"})"), HasSubstr("inline.json: /: missing required field 'objects'"));
+}
+
+TEST(SceneFileBadInput, UnknownFieldIsATypoNotADefault) {
+  EXPECT_THAT(badFileError("unknown_field.json"),
+              HasSubstr(": /objects/0/stretch: unknown field 'complience' (expected one of: compliance, damping, stiffness)"));
+  EXPECT_THAT(parseError(R"({"frame": 10, "objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1}]})"),
+              HasSubstr("inline.json: /: unknown field 'frame' (expected one of: "));
+  EXPECT_THAT(parseError(R"({"solver": {"substep": 4}, "objects": []})"),
+              HasSubstr("inline.json: /solver: unknown field 'substep'"));
+}
+
+TEST(SceneFileBadInput, WrongType) {
+  EXPECT_THAT(badFileError("wrong_type.json"), HasSubstr(": /objects/0/particles: expected an integer, got a string"));
+  EXPECT_THAT(parseError(R"({"objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0],
+                             "particles": 3, "mass": 1, "stretch": 1e-6}]})"),
+              HasSubstr("inline.json: /objects/0/stretch: expected an object, got a number"));
+  EXPECT_THAT(parseError(R"({"objects": {"type": "rope"}})"), HasSubstr("inline.json: /objects: expected an array, got an object"));
+  EXPECT_THAT(parseError(R"({"objects": [5]})"), HasSubstr("inline.json: /objects/0: expected an object, got a number"));
+  EXPECT_THAT(parseError(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1}],
+                             "probes": ["tip"]})"),
+              HasSubstr("inline.json: /probes/0: expected an object, got a string"));
+  EXPECT_THAT(parseError(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0]], "mass": 1}]})"),
+              HasSubstr("inline.json: /objects/0/positions/0: expected an array of 3 numbers"));
+  EXPECT_THAT(parseError(R"({"objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0],
+                             "particles": 3.5, "mass": 1}]})"),
+              HasSubstr("inline.json: /objects/0/particles: expected an integer, got 3.5"));
+}
+
+TEST(SceneFileBadInput, NegativeMass) {
+  EXPECT_THAT(badFileError("negative_mass.json"), HasSubstr(": /objects/0/mass: expected a number > 0, got -1"));
+  EXPECT_THAT(parseError(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0], [1, 0, 0]],
+                             "masses": [1, -0.5]}]})"),
+              HasSubstr("inline.json: /objects/0/masses/1: expected a number >= 0, got -0.5"));
+}
+
+TEST(SceneFileBadInput, StiffnessAboveOne) {
+  EXPECT_THAT(badFileError("stiffness_above_one.json"),
+              HasSubstr(": /objects/0/stretch/stiffness: expected a number >= 0 and <= 1, got 1.5"));
+}
+
+TEST(SceneFileBadInput, NegativeCompliance) {
+  EXPECT_THAT(badFileError("negative_compliance.json"),
+              HasSubstr(": /objects/0/stretch/compliance: expected a number >= 0, got -1"));
+}
+
+TEST(SceneFileBadInput, PinIndexOutOfRange) {
+  EXPECT_THAT(badFileError("pin_index.json"), ContainsRegex(": /objects/0/pins/0/index: expected an integer (in \\[0, 40\\]|<= 40), got 41$"));
+}
+
+TEST(SceneFileBadInput, NegativePinIndex) {
+  EXPECT_THAT(parseError(R"({"objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 3,
+                             "mass": 1, "pins": [{"indices": [0, -1]}]}]})"),
+              HasSubstr("inline.json: /objects/0/pins/0/indices/1: expected an integer in [0, 2], got -1"));
+}
+
+TEST(SceneFileBadInput, ProbeIndexOutOfRange) {
+  EXPECT_THAT(badFileError("probe_index.json"), ContainsRegex(": /probes/0/index: expected an integer (in \\[0, 40\\]|<= 40), got 99$"));
+  // A constraint-force probe's index counts the object's constraints of that family (40 here).
+  EXPECT_THAT(parseError(R"({"objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 3, "mass": 1}],
+                             "probes": [{"name": "f", "type": "constraint_force", "object": "r", "family": "distance", "index": 2}]})"),
+              ContainsRegex("inline.json: /probes/0/index: expected an integer (in \\[0, 1\\]|<= 1), got 2$"));
+}
+
+TEST(SceneFileBadInput, ParticleReferenceOutOfRange) {
+  EXPECT_THAT(badFileError("particle_reference.json"),
+              ContainsRegex(": /constraints/0/particles/1/1: expected an integer (in \\[0, 40\\]|<= 40), got 41$"));
+}
+
+TEST(SceneFileBadInput, UnknownObjectName) {
+  EXPECT_THAT(badFileError("unknown_object.json"), HasSubstr(": /attachments/0/object: no object named 'rop' (objects: rope)"));
+}
+
+TEST(SceneFileBadInput, DuplicateObjectName) {
+  EXPECT_THAT(badFileError("duplicate_name.json"), HasSubstr(": /objects/1/name: duplicate object name 'rope'"));
+}
+
+TEST(SceneFileBadInput, UnknownObjectType) {
+  EXPECT_THAT(badFileError("unknown_type.json"),
+              HasSubstr(": /objects/0/type: unknown object type 'clth' (expected cloth, rope, softbody, balloon or particles)"));
+}
+
+TEST(SceneFileBadInput, EmptyObjectsArray) {
+  EXPECT_THAT(badFileError("empty_objects.json"), HasSubstr(": /objects: expected an array of at least 1 element"));
+}
+
+TEST(SceneFileBadInput, BoxSelectingNothing) {
+  EXPECT_THAT(badFileError("empty_box.json"), HasSubstr(": /objects/0/pins/0/box: the box selects no particle of object 'rope'"));
+}
+
+TEST(SceneFileBadInput, FramesAndDurationBoth) {
+  EXPECT_THAT(badFileError("frames_and_duration.json"), HasSubstr(": /: give either 'frames' or 'duration', not both"));
+}
+
+TEST(SceneFileBadInput, SmallStepsWithTwoIterations) {
+  EXPECT_THAT(badFileError("small_steps_iterations.json"),
+              HasSubstr(": /solver/iterations: small steps use exactly 1 iteration per substep"));
+}
+
+TEST(SceneFileBadInput, TimeStepAboveItsMaximum) {
+  // An exclusive minimum must not switch off the maximum.
+  EXPECT_THAT(badFileError("time_step_too_large.json"), HasSubstr(": /solver/time_step: expected a number > 0 and <= 10, got 20"));
+  EXPECT_THAT(parseError(R"({"solver": {"time_step": 0}, "objects": []})"),
+              HasSubstr("inline.json: /solver/time_step: expected a number > 0 and <= 10, got 0"));
+}
+
+TEST(SceneFileBadInput, UnknownFamilyInProbe) {
+  EXPECT_THAT(badFileError("probe_family.json"),
+              HasSubstr(": /probes/0/family: unknown constraint family 'distanse' (expected attachment, distance,"));
+}
+
+TEST(SceneFileBadInput, TopLevelNotAnObject) {
+  EXPECT_THAT(badFileError("top_level_array.json"), HasSubstr(": /: expected a JSON object at the top level"));
+}
+
+// Mesh errors come from src/io/mesh_io.cpp; the loader prefixes the scene file and the object's
+// JSON path, the reader names the mesh file (and line) and what it expected.
+TEST(SceneFileBadInput, UnreadableMeshFileIsNamed) {
+  const std::string message = badFileError("mesh_missing.json");
+  EXPECT_THAT(message, HasSubstr(": /objects/0: "));
+  EXPECT_THAT(message, HasSubstr("meshes/missing.obj: cannot open"));
+}
+
+TEST(SceneFileBadInput, EmptyMesh) {
+  const std::string message = badFileError("mesh_empty.json");
+  EXPECT_THAT(message, HasSubstr(": /objects/0: "));
+  EXPECT_THAT(message, HasSubstr("meshes/empty.obj: empty mesh"));
+  EXPECT_THAT(message, HasSubstr("expected"));
+}
+
+TEST(SceneFileBadInput, MeshIndexOutOfRange) {
+  const std::string message = badFileError("mesh_index.json");
+  EXPECT_THAT(message, HasSubstr(": /objects/0: "));
+  EXPECT_THAT(message, HasSubstr("meshes/bad_index.obj:4: vertex index 9 is out of range"));
+}
+
+TEST(SceneFileBadInput, InvertedTet) {
+  const std::string message = badFileError("mesh_inverted_tet.json");
+  EXPECT_THAT(message, HasSubstr(": /objects/0: "));
+  // Tet 2 is on line 4 of inverted.ele and has the minority orientation.
+  EXPECT_THAT(message, HasSubstr("meshes/inverted.ele:4: "));
+  EXPECT_THAT(message, HasSubstr("inverted ("));
+  EXPECT_THAT(message, HasSubstr("expected"));
+}
+
+TEST(SceneFileBadInput, UnreadableSceneFile) {
+  const std::string path = scenePath("bad/does_not_exist.json");
+  const std::string message = errorOf([&] { (void)pliant::loadSceneFile(path); });
+  EXPECT_THAT(message, HasSubstr(path + ": cannot open the scene file"));
+}
+
+TEST(SceneFileBadInput, FolderGivenAsScene) {
+  const std::string path = scenePath("bad");
+  const std::string message = errorOf([&] { (void)pliant::loadSceneFile(path); });
+  EXPECT_THAT(message, HasSubstr(path + ": is a folder, expected a scene file"));
+}
+
+TEST(SceneFileBadInput, EveryFileUnderBadFails) {
+  // Guards the data folder: each file there must be rejected with a pliant::Error naming it.
+  int files = 0;
+  for (const char* name :
+       {"syntax_error.json", "nan.json", "infinity.json", "missing_field.json", "unknown_field.json", "wrong_type.json",
+        "negative_mass.json", "stiffness_above_one.json", "negative_compliance.json", "pin_index.json", "probe_index.json",
+        "particle_reference.json", "unknown_object.json", "duplicate_name.json", "unknown_type.json",
+        "empty_objects.json", "empty_box.json", "frames_and_duration.json", "small_steps_iterations.json",
+        "time_step_too_large.json", "probe_family.json", "top_level_array.json", "mesh_missing.json", "mesh_empty.json",
+        "mesh_index.json", "mesh_inverted_tet.json"}) {
+    SCOPED_TRACE(name);
+    (void)badFileError(name);
+    ++files;
+  }
+  EXPECT_EQ(files, 26);
+}
+
+}  // namespace
