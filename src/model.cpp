@@ -271,6 +271,11 @@ std::uint32_t ModelBuilder::addTetVolume(ParticleIndex p0, ParticleIndex p1, Par
   for (ParticleIndex p : {p0, p1, p2, p3}) checkIndex(p, particleCount(), where);
   checkParameters(params, where);
   const double volume = detail::signedTetVolume(position(p0), position(p1), position(p2), position(p3));
+  // A rest volume of zero (coincident or coplanar corners) is a broken mesh, not a material.
+  const double edge = std::max({(position(p1) - position(p0)).norm(), (position(p2) - position(p0)).norm(),
+                                (position(p3) - position(p0)).norm()});
+  if (!(std::abs(volume) > 1e-12 * edge * edge * edge))
+    throw Error(where + ": degenerate tetrahedron (rest volume " + std::to_string(volume) + " m^3)");
   model_.tetVolumes.push_back({{p0, p1, p2, p3}, volume, params});
   return static_cast<std::uint32_t>(model_.tetVolumes.size() - 1);
 }

@@ -9,28 +9,64 @@ namespace pliant::detail {
 
 namespace {
 constexpr double kMinCurvature = 1e-14;  // dimensionless
+
+// k = sum_i K_i x_i, summed as a tree (two dependent adds, not three) to shorten the chain
+// through positions that consecutive stencils share.
+inline Vec3 curvatureVector(const double K[4], const ParticleIndex p[4], const Vec3* x) {
+  return (K[0] * x[p[0]] + K[1] * x[p[1]]) + (K[2] * x[p[2]] + K[3] * x[p[3]]);
 }
+
+// A hot loop of a cloth step, written like projectDistance: the unit vector u takes one division
+// (1/C) instead of three, and XPBD without damping (gamma = 0) is done inline with exactly the
+// operations solveMultiplier performs when gamma == 0 ((1 + 0) wSum == wSum and x - 0 == x), so
+// its dlambda is bit-identical. Damped XPBD and PBD call solveMultiplier with the gradient.
+// Consecutive stencils share particles, so the loop is bound by the latency of the chain
+// x -> C -> dlambda -> x; the corrections are formed as dlambda (w_i K_i u) to keep it short.
+template <bool kXpbd>
+void projectIsometricBendingRange(const Model& model, const SolveContext& ctx,
+                                  std::uint32_t begin, std::uint32_t end) {
+  // Locals, not ctx fields: stores through x may alias ctx and would force reloads.
+  const IsometricBendingConstraint* constraints = model.isometricBendings.data();
+  Vec3* const x = ctx.x;
+  const double* const w = ctx.w;
+  double* const lambda = ctx.lambda;
+  const double invH = ctx.invH;
+  const double invH2 = ctx.invH2;
+  for (std::uint32_t c = begin; c < end; ++c) {
+    const IsometricBendingConstraint& con = constraints[c];
+    const ParticleIndex* p = con.particles;
+    const double* K = con.weights;
+    const Vec3 curvature = curvatureVector(K, p, x);
+    const double C = curvature.norm();
+    if (C < kMinCurvature) continue;
+    const Vec3 u = curvature * (1.0 / C);
+    // w_i K_i, the factor of u in each particle's correction per unit dlambda.
+    const double wK[4] = {w[p[0]] * K[0], w[p[1]] * K[1], w[p[2]] * K[2], w[p[3]] * K[3]};
+    const double wSum = wK[0] * K[0] + wK[1] * K[1] + wK[2] * K[2] + wK[3] * K[3];
+    double dLambda = 0.0;
+    if (kXpbd && con.params.compliance * con.params.damping * invH == 0.0) {
+      const double alphaTilde = con.params.compliance * invH2;
+      const double denominator = wSum + alphaTilde;
+      if (denominator > 0.0) {
+        dLambda = (-C - alphaTilde * lambda[c]) / denominator;
+        lambda[c] += dLambda;
+      }
+    } else {
+      const Vec3 gradient[4] = {K[0] * u, K[1] * u, K[2] * u, K[3] * u};
+      dLambda = solveMultiplier(C, wSum, 4, gradient, p, con.params, lambda[c], false, ctx);
+    }
+    for (int i = 0; i < 4; ++i) x[p[i]] += dLambda * (wK[i] * u);
+  }
+}
+
+}  // namespace
 
 void projectIsometricBending(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                              std::uint32_t end) {
-  Vec3* x = ctx.x;
-  const double* w = ctx.w;
-  for (std::uint32_t c = begin; c < end; ++c) {
-    const IsometricBendingConstraint& con = model.isometricBendings[c];
-    const ParticleIndex* p = con.particles;
-    const double* K = con.weights;
-    const Vec3 curvature = K[0] * x[p[0]] + K[1] * x[p[1]] + K[2] * x[p[2]] + K[3] * x[p[3]];
-    const double C = curvature.norm();
-    if (C < kMinCurvature) continue;
-    const Vec3 u = curvature / C;
-    const double wSum = w[p[0]] * K[0] * K[0] + w[p[1]] * K[1] * K[1] + w[p[2]] * K[2] * K[2] +
-                        w[p[3]] * K[3] * K[3];
-    // The gradient is only read when damping is on; the compiler drops it otherwise.
-    const Vec3 gradient[4] = {K[0] * u, K[1] * u, K[2] * u, K[3] * u};
-    const double dLambda =
-        solveMultiplier(C, wSum, 4, gradient, p, con.params, ctx.lambda[c], false, ctx);
-    for (int i = 0; i < 4; ++i) x[p[i]] += (w[p[i]] * K[i] * dLambda) * u;
-  }
+  if (ctx.mode == SolverMode::Xpbd)
+    projectIsometricBendingRange<true>(model, ctx, begin, end);
+  else
+    projectIsometricBendingRange<false>(model, ctx, begin, end);
 }
 
 double evaluateIsometricBending(const Model& model, const Vec3* x, const Vec3*, std::uint32_t i,
@@ -39,10 +75,9 @@ double evaluateIsometricBending(const Model& model, const Vec3* x, const Vec3*, 
   const IsometricBendingConstraint& con = model.isometricBendings[i];
   const ParticleIndex* p = con.particles;
   particles.assign(p, p + 4);
-  Vec3 curvature = Vec3::Zero();
-  for (int k = 0; k < 4; ++k) curvature += con.weights[k] * x[p[k]];
+  const Vec3 curvature = curvatureVector(con.weights, p, x);
   const double C = curvature.norm();
-  const Vec3 u = C >= kMinCurvature ? Vec3(curvature / C) : Vec3::Zero();
+  const Vec3 u = C >= kMinCurvature ? Vec3(curvature * (1.0 / C)) : Vec3::Zero();
   gradient.resize(4);
   for (int k = 0; k < 4; ++k) gradient[k] = con.weights[k] * u;
   return C;

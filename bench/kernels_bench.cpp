@@ -1,0 +1,349 @@
+// Cost of the constraint kernels and of a whole step, single thread, double precision.
+//
+//   project/<family>/<variant>   one pass over a whole family (the inner loop of Solver::advance),
+//                                reported as ns_per_projection, timed by this thread's CPU clock.
+//                                Variants: xpbd (compliant, no damping), xpbd_damped (XPBD
+//                                damping beta > 0), pbd (k = 1), xpbd_interleaved (xpbd with
+//                                the constraints reordered so neighbours are independent).
+//   step/<scene>/threads:N       Solver::step on the 256x256 cloth (ms per step, wall clock), with
+//                                and without the per-step safety check (checkSteps).
+//
+// Scenes: a 1 m cloth of 256x256 nodes (stretch, isometric or dihedral bending, tethers) pinned
+// at two corners, and a 40x20x20-cell tet box fixed at one end; small steps with 10 substeps.
+// Every kernel pass starts from the same state: the scene warmed up for 20 steps under gravity,
+// then predicted by one substep, so the constraints are violated as they are when the solver
+// reaches them. The label holds a state hash (kernels: after one pass from that state; steps:
+// after 5 steps from rest), so a change that is fast but alters the results shows up in the CSV.
+//
+// Reproduce (Release build, see bench/CMakeLists.txt):
+//   ./build/bench/bench/pliant_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+// CSV: add --benchmark_out=results.csv --benchmark_out_format=csv (Google Benchmark's own writer).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "constraints/families.h"
+#include "pliant/builders.h"
+#include "pliant/parallel.h"
+#include "pliant/solver.h"
+#include "pliant/state.h"
+
+namespace {
+
+using namespace pliant;
+
+constexpr int kClothNodes = 256;
+
+enum class Variant { Xpbd, XpbdDamped, Pbd, XpbdInterleaved };
+
+// A model, the same model with XPBD damping switched on, the same model with its constraints
+// interleaved (see interleave), and the state at which a pass starts.
+struct Fixture {
+  Model model;
+  Model damped;
+  Model interleaved;
+  State start;
+  SolverSettings settings;
+};
+
+SolverSettings benchSettings() { return SolverSettings::smallSteps(10); }
+
+Model clothModel(BendingModel bending) {
+  ModelBuilder builder;
+  ClothGridDef def;
+  def.nodesX = kClothNodes;
+  def.nodesY = kClothNodes;
+  def.sizeX = 1.0;
+  def.sizeY = 1.0;
+  def.origin = Vec3(-0.5, 1.0, -0.5);
+  def.totalMass = 1.0;
+  def.stretch.compliance = 1e-7;
+  def.bending = bending;
+  def.bendingParams.compliance = 0.2;
+  const GeneratedObject cloth = addClothGrid(builder, def);
+  const ParticleIndex pins[2] = {cloth.firstParticle, cloth.firstParticle + kClothNodes - 1};
+  for (ParticleIndex p : pins) builder.fixParticle(p);
+  // Tethers as in the built-in cloth scene: without them one pass per substep cannot hold a cloth
+  // 256 edges wide and it over-stretches, crumples and blows up within a few dozen steps.
+  addTethers(builder, {pins[0], pins[1]}, cloth.firstParticle, cloth.particleCount,
+             ConstraintParameters{});
+  return builder.build();
+}
+
+Model tetBoxModel() {
+  ModelBuilder builder;
+  TetBoxDef def;
+  def.cellsX = 40;
+  def.cellsY = 20;
+  def.cellsZ = 20;
+  def.size = Vec3(2.0, 1.0, 1.0);
+  def.volume.compliance = 1e-9;
+  def.edges.compliance = 1e-8;
+  const GeneratedObject box = addTetBox(builder, def);
+  // Cantilever: the x = 0 face is fixed.
+  for (std::uint32_t k = 0; k < box.particleCount; k += def.cellsX + 1)
+    builder.fixParticle(box.firstParticle + k);
+  return builder.build();
+}
+
+void setDamping(Model& model, double beta) {
+  for (auto& c : model.distances) c.params.damping = beta;
+  for (auto& c : model.dihedralBendings) c.params.damping = beta;
+  for (auto& c : model.isometricBendings) c.params.damping = beta;
+  for (auto& c : model.tetVolumes) c.params.damping = beta;
+}
+
+// Reorders a family so that no constraint shares a particle with the `window` before it, taking
+// each time the first such constraint among the next `lookahead` pending ones (so memory order is
+// mostly kept). Gauss-Seidel results change (the order is part of the method), so this variant
+// has its own hash; it measures what the kernels cost when the CPU can overlap neighbours.
+template <typename Constraint>
+void interleave(std::vector<Constraint>& constraints, std::size_t particleCount) {
+  constexpr std::size_t window = 8;
+  constexpr std::size_t lookahead = 64;
+  constexpr std::size_t arity = sizeof(Constraint::particles) / sizeof(ParticleIndex);
+  std::vector<Constraint> out;
+  out.reserve(constraints.size());
+  std::vector<bool> taken(constraints.size(), false);
+  // Position in `out` after the last constraint that used each particle (0: never used).
+  std::vector<std::size_t> lastUse(particleCount, 0);
+  auto independent = [&](const Constraint& c) {
+    for (std::size_t k = 0; k < arity; ++k)
+      if (lastUse[c.particles[k]] != 0 && out.size() + 1 - lastUse[c.particles[k]] <= window)
+        return false;
+    return true;
+  };
+  std::size_t head = 0;
+  while (out.size() < constraints.size()) {
+    while (taken[head]) ++head;
+    std::size_t pick = head;
+    std::size_t seen = 0;
+    for (std::size_t i = head; i < constraints.size() && seen < lookahead; ++i) {
+      if (taken[i]) continue;
+      ++seen;
+      if (independent(constraints[i])) {
+        pick = i;
+        break;
+      }
+    }
+    taken[pick] = true;
+    out.push_back(constraints[pick]);
+    for (std::size_t k = 0; k < arity; ++k) lastUse[constraints[pick].particles[k]] = out.size();
+  }
+  constraints = std::move(out);
+}
+
+// Warms the model up and predicts one substep exactly as Solver::advance does (stages 1 and 3).
+std::unique_ptr<Fixture> makeFixture(Model model, int warmupSteps) {
+  auto f = std::make_unique<Fixture>();
+  f->settings = benchSettings();
+  f->model = std::move(model);
+  f->damped = f->model;
+  setDamping(f->damped, 5.0);
+  f->interleaved = f->model;
+  const std::size_t particles = f->model.particleCount();
+  interleave(f->interleaved.distances, particles);
+  interleave(f->interleaved.dihedralBendings, particles);
+  interleave(f->interleaved.isometricBendings, particles);
+  interleave(f->interleaved.tetVolumes, particles);
+  f->start = State::fromModel(f->model);
+  Solver solver(f->model, f->settings);
+  for (int i = 0; i < warmupSteps; ++i)
+    if (const StepResult r = solver.step(f->start); !r.ok())
+      throw std::runtime_error("benchmark warm-up: " + r.message);
+  State& s = f->start;
+  const double h = f->settings.timeStep / f->settings.substeps;
+  for (std::size_t i = 0; i < s.position.size(); ++i) {
+    s.previousPosition[i] = s.position[i];
+    if (f->model.inverseMass[i] == 0.0) continue;
+    s.velocity[i] += h * f->settings.gravity;
+    s.position[i] += h * s.velocity[i];
+  }
+  std::fill(s.lambda.begin(), s.lambda.end(), 0.0);
+  return f;
+}
+
+const Fixture& isometricCloth() {
+  static const auto f = makeFixture(clothModel(BendingModel::Isometric), 20);
+  return *f;
+}
+const Fixture& dihedralCloth() {
+  static const auto f = makeFixture(clothModel(BendingModel::Dihedral), 20);
+  return *f;
+}
+const Fixture& tetBox() {
+  static const auto f = makeFixture(tetBoxModel(), 20);
+  return *f;
+}
+
+detail::SolveContext makeContext(const SolverSettings& settings, SolverMode mode, State& s) {
+  // As Solver::advance sets it up.
+  detail::SolveContext ctx;
+  const double h = settings.timeStep / settings.substeps;
+  ctx.mode = mode;
+  ctx.h = h;
+  ctx.invH = 1.0 / h;
+  ctx.invH2 = 1.0 / (h * h);
+  ctx.stiffnessExponent = 1.0;
+  ctx.x = s.position.data();
+  ctx.xPrev = s.previousPosition.data();
+  ctx.w = nullptr;  // set by the caller from the model
+  ctx.attachmentTarget = s.attachmentTarget.data();
+  ctx.scratch = nullptr;
+  return ctx;
+}
+
+// This thread's CPU time (s). Kernel passes are timed with it rather than the wall clock: the
+// machines this runs on are shared, and time spent preempted is not time spent projecting.
+double threadSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+double nanosecondsPer(double seconds, benchmark::IterationCount iterations, double perIteration) {
+  if (iterations == 0 || perIteration == 0.0) return 0.0;
+  return seconds * 1e9 / (static_cast<double>(iterations) * perIteration);
+}
+
+std::string hexHash(std::uint64_t hash) {
+  char text[32];
+  std::snprintf(text, sizeof text, "hash=%016llx", static_cast<unsigned long long>(hash));
+  return text;
+}
+
+void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), ConstraintFamily family,
+                   Variant variant) {
+  const Fixture& f = fixture();
+  const Model& model = variant == Variant::XpbdDamped        ? f.damped
+                       : variant == Variant::XpbdInterleaved ? f.interleaved
+                                                             : f.model;
+  const SolverMode mode = variant == Variant::Pbd ? SolverMode::Pbd : SolverMode::Xpbd;
+  const auto count = static_cast<std::uint32_t>(model.constraintCount(family));
+  const auto familyIndex = static_cast<int>(family);
+  const detail::FamilyKernels& kernels = detail::familyKernels(family);
+
+  State s = f.start;
+  detail::SolveContext ctx = makeContext(f.settings, mode, s);
+  ctx.w = model.inverseMass.data();
+  ctx.lambda = s.lambda.data() + model.lambdaOffset[familyIndex];
+
+  double seconds = 0.0;
+  for (auto _ : bs) {
+    // Every pass starts from the same state; restoring it is not timed (no allocation: same sizes).
+    s.position = f.start.position;
+    s.lambda = f.start.lambda;
+    const double begin = threadSeconds();
+    kernels.project(model, ctx, 0, count);
+    benchmark::ClobberMemory();
+    const double elapsed = threadSeconds() - begin;
+    bs.SetIterationTime(elapsed);
+    seconds += elapsed;
+  }
+  bs.counters["ns_per_projection"] = nanosecondsPer(seconds, bs.iterations(), count);
+  bs.counters["constraints"] = count;
+
+  s.position = f.start.position;
+  s.lambda = f.start.lambda;
+  kernels.project(model, ctx, 0, count);
+  bs.SetLabel(hexHash(s.hash()));
+}
+
+// Hash of the state after a fixed number of steps from rest, the same for any thread count.
+std::uint64_t stepHash(const Fixture& f, const SolverSettings& settings) {
+  Solver solver(f.model, settings);
+  State s = State::fromModel(f.model);
+  if (!solver.run(s, 5).ok()) return 0;
+  return s.hash();
+}
+
+void stepCloth(benchmark::State& bs, bool checkSteps) {
+  const Fixture& f = isometricCloth();
+  SolverSettings settings = f.settings;
+  settings.checkSteps = checkSteps;
+  setThreadCount(static_cast<int>(bs.range(0)));
+  Solver solver(f.model, settings);
+  State s = State::fromModel(f.model);
+  // One step outside the loop sizes the solver's backup state.
+  if (!solver.step(s).ok()) bs.SkipWithError("step refused");
+  double seconds = 0.0;
+  for (auto _ : bs) {
+    const auto begin = std::chrono::steady_clock::now();
+    const bool ok = solver.step(s).ok();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    bs.SetIterationTime(elapsed);
+    seconds += elapsed;
+    if (!ok) {
+      bs.SkipWithError("step refused");
+      break;
+    }
+  }
+  // Whole step divided by all projections in it (includes prediction, velocities, check).
+  bs.counters["ns_per_projection"] =
+      nanosecondsPer(seconds, bs.iterations(), static_cast<double>(solver.lastProjectionCount()));
+  bs.counters["substeps"] = settings.substeps;
+  bs.SetLabel(hexHash(stepHash(f, settings)));
+}
+
+struct FamilyCase {
+  const char* name;
+  ConstraintFamily family;
+  const Fixture& (*fixture)();
+};
+
+struct VariantCase {
+  const char* name;
+  Variant variant;
+};
+
+void registerBenchmarks() {
+  const FamilyCase families[] = {
+      {"distance", ConstraintFamily::Distance, isometricCloth},
+      {"isometric_bending", ConstraintFamily::IsometricBending, isometricCloth},
+      {"dihedral_bending", ConstraintFamily::DihedralBending, dihedralCloth},
+      {"tet_volume", ConstraintFamily::TetVolume, tetBox},
+  };
+  const VariantCase variants[] = {{"xpbd", Variant::Xpbd},
+                                  {"xpbd_damped", Variant::XpbdDamped},
+                                  {"pbd", Variant::Pbd},
+                                  {"xpbd_interleaved", Variant::XpbdInterleaved}};
+  for (const FamilyCase& fc : families)
+    for (const VariantCase& vc : variants) {
+      const std::string name = std::string("project/") + fc.name + "/" + vc.name;
+      benchmark::RegisterBenchmark(name.c_str(), projectFamily, fc.fixture, fc.family, vc.variant)
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+  benchmark::RegisterBenchmark("step/cloth256", stepCloth, true)
+      ->ArgName("threads")
+      ->Arg(1)
+      ->Arg(2)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("step/cloth256_nocheck", stepCloth, false)
+      ->ArgName("threads")
+      ->Arg(1)
+      ->Arg(2)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  registerBenchmarks();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
