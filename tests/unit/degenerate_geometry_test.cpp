@@ -88,12 +88,14 @@ TEST(DegenerateGeometry, ZeroLengthEdgeIsSkipped) {
 TEST(DegenerateGeometry, CoincidentParticlesInAChainAndAtAnAttachmentStayFinite) {
   stepAllVariants(
       [](ModelBuilder& b, const ConstraintParameters& p) {
-        ChainDef chain;
-        chain.particles = 6;
-        chain.start = Vec3(0, 0, 0);
-        chain.end = Vec3(0, 0, 0);  // every link has zero length
-        chain.stretch = p;
-        addChain(b, chain);
+        // addChain refuses start == end, so build the collapsed chain by hand:
+        // six particles at one point, every link of zero rest length.
+        ParticleIndex previous = b.addParticle(Vec3(0, 0, 0), 1.0);
+        for (int i = 1; i < 6; ++i) {
+          const ParticleIndex next = b.addParticle(Vec3(0, 0, 0), 1.0);
+          b.addDistance(previous, next, p, 0.0);
+          previous = next;
+        }
         const ParticleIndex q = b.addParticle(Vec3(1, 1, 1), 1.0);
         b.addAttachment(q, Vec3(1, 1, 1), p, 0.0);  // particle exactly at its target
         b.addAttachment(q, Vec3(1, 1, 1), p, 0.2);  // ... and at a nonzero rest distance
