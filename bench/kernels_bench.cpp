@@ -3,8 +3,7 @@
 //   project/<family>/<variant>   one pass over a whole family (the inner loop of Solver::advance),
 //                                reported as ns_per_projection, timed by this thread's CPU clock.
 //                                Variants: xpbd (compliant, no damping), xpbd_damped (XPBD
-//                                damping beta > 0), pbd (k = 1), xpbd_interleaved (xpbd with
-//                                the constraints reordered so neighbours are independent).
+//                                damping beta > 0), pbd (k = 1).
 //   step/<scene>/threads:N       Solver::step on the 256x256 cloth (ms per step, wall clock), with
 //                                and without the per-step safety check (checkSteps).
 //
@@ -17,7 +16,10 @@
 //
 // Reproduce (Release build, see bench/CMakeLists.txt):
 //   ./build/bench/bench/pliant_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
-// CSV: add --benchmark_out=results.csv --benchmark_out_format=csv (Google Benchmark's own writer).
+// CSV: add --benchmark_out=results.csv --benchmark_out_format=csv (Google Benchmark's own writer;
+// the file starts with its context lines, the table with the line beginning "name,"). Every
+// benchmark reports the same counters (ns_per_projection, projections per iteration), which the
+// CSV writer requires.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -42,14 +44,12 @@ using namespace pliant;
 
 constexpr int kClothNodes = 256;
 
-enum class Variant { Xpbd, XpbdDamped, Pbd, XpbdInterleaved };
+enum class Variant { Xpbd, XpbdDamped, Pbd };
 
-// A model, the same model with XPBD damping switched on, the same model with its constraints
-// interleaved (see interleave), and the state at which a pass starts.
+// A model, the same model with XPBD damping switched on, and the state at which a pass starts.
 struct Fixture {
   Model model;
   Model damped;
-  Model interleaved;
   State start;
   SolverSettings settings;
 };
@@ -101,46 +101,6 @@ void setDamping(Model& model, double beta) {
   for (auto& c : model.tetVolumes) c.params.damping = beta;
 }
 
-// Reorders a family so that no constraint shares a particle with the `window` before it, taking
-// each time the first such constraint among the next `lookahead` pending ones (so memory order is
-// mostly kept). Gauss-Seidel results change (the order is part of the method), so this variant
-// has its own hash; it measures what the kernels cost when the CPU can overlap neighbours.
-template <typename Constraint>
-void interleave(std::vector<Constraint>& constraints, std::size_t particleCount) {
-  constexpr std::size_t window = 8;
-  constexpr std::size_t lookahead = 64;
-  constexpr std::size_t arity = sizeof(Constraint::particles) / sizeof(ParticleIndex);
-  std::vector<Constraint> out;
-  out.reserve(constraints.size());
-  std::vector<bool> taken(constraints.size(), false);
-  // Position in `out` after the last constraint that used each particle (0: never used).
-  std::vector<std::size_t> lastUse(particleCount, 0);
-  auto independent = [&](const Constraint& c) {
-    for (std::size_t k = 0; k < arity; ++k)
-      if (lastUse[c.particles[k]] != 0 && out.size() + 1 - lastUse[c.particles[k]] <= window)
-        return false;
-    return true;
-  };
-  std::size_t head = 0;
-  while (out.size() < constraints.size()) {
-    while (taken[head]) ++head;
-    std::size_t pick = head;
-    std::size_t seen = 0;
-    for (std::size_t i = head; i < constraints.size() && seen < lookahead; ++i) {
-      if (taken[i]) continue;
-      ++seen;
-      if (independent(constraints[i])) {
-        pick = i;
-        break;
-      }
-    }
-    taken[pick] = true;
-    out.push_back(constraints[pick]);
-    for (std::size_t k = 0; k < arity; ++k) lastUse[constraints[pick].particles[k]] = out.size();
-  }
-  constraints = std::move(out);
-}
-
 // Warms the model up and predicts one substep exactly as Solver::advance does (stages 1 and 3).
 std::unique_ptr<Fixture> makeFixture(Model model, int warmupSteps) {
   auto f = std::make_unique<Fixture>();
@@ -148,12 +108,6 @@ std::unique_ptr<Fixture> makeFixture(Model model, int warmupSteps) {
   f->model = std::move(model);
   f->damped = f->model;
   setDamping(f->damped, 5.0);
-  f->interleaved = f->model;
-  const std::size_t particles = f->model.particleCount();
-  interleave(f->interleaved.distances, particles);
-  interleave(f->interleaved.dihedralBendings, particles);
-  interleave(f->interleaved.isometricBendings, particles);
-  interleave(f->interleaved.tetVolumes, particles);
   f->start = State::fromModel(f->model);
   Solver solver(f->model, f->settings);
   for (int i = 0; i < warmupSteps; ++i)
@@ -223,9 +177,7 @@ std::string hexHash(std::uint64_t hash) {
 void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), ConstraintFamily family,
                    Variant variant) {
   const Fixture& f = fixture();
-  const Model& model = variant == Variant::XpbdDamped        ? f.damped
-                       : variant == Variant::XpbdInterleaved ? f.interleaved
-                                                             : f.model;
+  const Model& model = variant == Variant::XpbdDamped ? f.damped : f.model;
   const SolverMode mode = variant == Variant::Pbd ? SolverMode::Pbd : SolverMode::Xpbd;
   const auto count = static_cast<std::uint32_t>(model.constraintCount(family));
   const auto familyIndex = static_cast<int>(family);
@@ -249,7 +201,7 @@ void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), Constraint
     seconds += elapsed;
   }
   bs.counters["ns_per_projection"] = nanosecondsPer(seconds, bs.iterations(), count);
-  bs.counters["constraints"] = count;
+  bs.counters["projections"] = count;
 
   s.position = f.start.position;
   s.lambda = f.start.lambda;
@@ -288,9 +240,9 @@ void stepCloth(benchmark::State& bs, bool checkSteps) {
     }
   }
   // Whole step divided by all projections in it (includes prediction, velocities, check).
-  bs.counters["ns_per_projection"] =
-      nanosecondsPer(seconds, bs.iterations(), static_cast<double>(solver.lastProjectionCount()));
-  bs.counters["substeps"] = settings.substeps;
+  const auto projections = static_cast<double>(solver.lastProjectionCount());
+  bs.counters["ns_per_projection"] = nanosecondsPer(seconds, bs.iterations(), projections);
+  bs.counters["projections"] = projections;
   bs.SetLabel(hexHash(stepHash(f, settings)));
 }
 
@@ -312,10 +264,8 @@ void registerBenchmarks() {
       {"dihedral_bending", ConstraintFamily::DihedralBending, dihedralCloth},
       {"tet_volume", ConstraintFamily::TetVolume, tetBox},
   };
-  const VariantCase variants[] = {{"xpbd", Variant::Xpbd},
-                                  {"xpbd_damped", Variant::XpbdDamped},
-                                  {"pbd", Variant::Pbd},
-                                  {"xpbd_interleaved", Variant::XpbdInterleaved}};
+  const VariantCase variants[] = {
+      {"xpbd", Variant::Xpbd}, {"xpbd_damped", Variant::XpbdDamped}, {"pbd", Variant::Pbd}};
   for (const FamilyCase& fc : families)
     for (const VariantCase& vc : variants) {
       const std::string name = std::string("project/") + fc.name + "/" + vc.name;

@@ -15,8 +15,10 @@ constexpr double kMinLength = 1e-12;
 //   operations solveMultiplier performs when gamma == 0 ((1 + 0) wSum == wSum and x - 0 == x in
 //   IEEE arithmetic), so its dlambda is bit-identical; damped XPBD and PBD call solveMultiplier;
 // - the mode is a template parameter, so each mode gets its own tight loop;
-// - consecutive edges share particles, so the loop is bound by the latency of the chain
-//   x -> C -> dlambda -> x; corrections are formed as dlambda (w n), one multiply after dlambda.
+// - where consecutive edges share a particle (models built in index order) the loop waits on the
+//   chain x -> C -> dlambda -> x, so corrections are formed as dlambda (w n), one multiply after
+//   dlambda. The builders emit edges in colour order, so neighbours are independent and the cost
+//   is then set by the sqrt and the two divisions each projection needs.
 template <bool kXpbd>
 void projectDistanceRange(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                           std::uint32_t end) {

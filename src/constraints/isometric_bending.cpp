@@ -11,7 +11,7 @@ namespace {
 constexpr double kMinCurvature = 1e-14;  // dimensionless
 
 // k = sum_i K_i x_i, summed as a tree (two dependent adds, not three) to shorten the chain
-// through positions that consecutive stencils share.
+// through positions that consecutive stencils may share.
 inline Vec3 curvatureVector(const double K[4], const ParticleIndex p[4], const Vec3* x) {
   return (K[0] * x[p[0]] + K[1] * x[p[1]]) + (K[2] * x[p[2]] + K[3] * x[p[3]]);
 }
@@ -20,8 +20,9 @@ inline Vec3 curvatureVector(const double K[4], const ParticleIndex p[4], const V
 // (1/C) instead of three, and XPBD without damping (gamma = 0) is done inline with exactly the
 // operations solveMultiplier performs when gamma == 0 ((1 + 0) wSum == wSum and x - 0 == x), so
 // its dlambda is bit-identical. Damped XPBD and PBD call solveMultiplier with the gradient.
-// Consecutive stencils share particles, so the loop is bound by the latency of the chain
-// x -> C -> dlambda -> x; the corrections are formed as dlambda (w_i K_i u) to keep it short.
+// Where consecutive stencils share particles (models built in index order) the loop waits on the
+// chain x -> C -> dlambda -> x, so the corrections are formed as dlambda (w_i K_i u) to keep it
+// short; the builders emit stencils in colour order, which lets the CPU overlap neighbours.
 template <bool kXpbd>
 void projectIsometricBendingRange(const Model& model, const SolveContext& ctx,
                                   std::uint32_t begin, std::uint32_t end) {
