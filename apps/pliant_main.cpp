@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -311,8 +312,12 @@ int main(int argc, char** argv) {
         std::cout << text;
         return 0;
       }
-      for (const std::string& name : pliant::builtinSceneNames())
-        std::cout << std::left << std::setw(10) << name << pliant::builtinSceneDescription(name) << '\n';
+      const std::vector<std::string> names = pliant::builtinSceneNames();
+      std::size_t width = 0;
+      for (const std::string& name : names) width = std::max(width, name.size());
+      for (const std::string& name : names)
+        std::cout << std::left << std::setw(static_cast<int>(width + 2)) << name << pliant::builtinSceneDescription(name)
+                  << '\n';
       return 0;
     }
     if (*validate) {

@@ -28,6 +28,40 @@ void checkParameters(const ConstraintParameters& p, const std::string& where) {
     throw Error(where + ": stiffness must be in [0, 1], got " + std::to_string(p.stiffness));
 }
 
+void checkMaterial(const ContactMaterial& m, const std::string& where) {
+  if (!std::isfinite(m.staticFriction) || m.staticFriction < 0.0)
+    throw Error(where + ": static friction must be a finite number >= 0, got " + std::to_string(m.staticFriction));
+  if (!std::isfinite(m.dynamicFriction) || m.dynamicFriction < 0.0)
+    throw Error(where + ": dynamic friction must be a finite number >= 0, got " + std::to_string(m.dynamicFriction));
+  if (!(m.restitution >= 0.0 && m.restitution <= 1.0))
+    throw Error(where + ": restitution must be in [0, 1], got " + std::to_string(m.restitution));
+}
+
+void checkCollider(const Collider& c, const std::string& where) {
+  checkFinite(c.pose.position, where + " position");
+  if (!c.pose.rotation.coeffs().allFinite() || std::abs(c.pose.rotation.norm() - 1.0) > 1e-9)
+    throw Error(where + ": rotation must be a unit quaternion (a plane needs a non-zero normal)");
+  switch (c.shape) {
+    case ColliderShape::Plane: break;
+    case ColliderShape::Sphere:
+      if (!std::isfinite(c.radius) || !(c.radius > 0.0))
+        throw Error(where + ": sphere radius must be a finite number > 0 m, got " + std::to_string(c.radius));
+      break;
+    case ColliderShape::Capsule:
+      if (!std::isfinite(c.radius) || !(c.radius > 0.0))
+        throw Error(where + ": capsule radius must be a finite number > 0 m, got " + std::to_string(c.radius));
+      if (!std::isfinite(c.halfHeight) || c.halfHeight < 0.0)
+        throw Error(where + ": capsule half height must be a finite number >= 0 m, got " + std::to_string(c.halfHeight));
+      break;
+    case ColliderShape::Box:
+      if (!c.halfExtents.allFinite() || !(c.halfExtents.array() > 0.0).all())
+        throw Error(where + ": box half extents must be finite numbers > 0 m");
+      break;
+    default: throw Error(where + ": unknown shape");
+  }
+  checkMaterial(c.material, where);
+}
+
 void checkIndex(ParticleIndex p, std::size_t count, const std::string& where) {
   if (p >= count)
     throw Error(where + ": particle index " + std::to_string(p) + " out of range (model has " +
@@ -75,6 +109,23 @@ void Model::validate() const {
     if (!std::isfinite(inverseMass[i]) || inverseMass[i] < 0.0)
       throw Error(where + ": inverse mass must be a finite number >= 0");
   }
+  if (!particleRadius.empty() && particleRadius.size() != n)
+    throw Error("model: particleRadius must be empty or hold one radius per particle");
+  for (std::size_t i = 0; i < particleRadius.size(); ++i)
+    if (!std::isfinite(particleRadius[i]) || particleRadius[i] < 0.0)
+      throw Error(describe("particle", i) + ": radius must be a finite number >= 0 m, got " +
+                  std::to_string(particleRadius[i]));
+  for (std::size_t i = 0; i < colliders.size(); ++i) {
+    const Collider& c = colliders[i];
+    const std::string where = describe("collider", i);
+    checkCollider(c, where);
+    if (c.path >= static_cast<std::int64_t>(colliderPaths.size()) || (c.path >= 0 && !colliderPaths[c.path]))
+      throw Error(where + ": path " + std::to_string(c.path) + " does not exist");
+    if (c.rotationPath >= static_cast<std::int64_t>(colliderRotationPaths.size()) ||
+        (c.rotationPath >= 0 && !colliderRotationPaths[c.rotationPath]))
+      throw Error(where + ": rotation path " + std::to_string(c.rotationPath) + " does not exist");
+  }
+  checkMaterial(particleContactMaterial, "particle contact material");
   for (std::size_t i = 0; i < kinematicParticles.size(); ++i) {
     checkIndex(kinematicParticles[i].particle, n, describe("kinematic particle", i));
     if (!kinematicParticles[i].path) throw Error(describe("kinematic particle", i) + ": path is empty");
@@ -164,6 +215,7 @@ ParticleIndex ModelBuilder::addParticle(const Vec3& position, double mass, const
   const bool fixed = mass == 0.0 || std::isinf(mass);
   model_.mass.push_back(std::isinf(mass) ? 0.0 : mass);
   model_.inverseMass.push_back(fixed ? 0.0 : 1.0 / mass);
+  if (model_.particleRadius.size() + 1 == model_.inverseMass.size()) model_.particleRadius.push_back(0.0);
   return static_cast<ParticleIndex>(index);
 }
 
@@ -345,6 +397,36 @@ std::uint32_t ModelBuilder::addGeneric(GenericConstraintFunction function,
                                        std::span<const ParticleIndex> particles, bool inequality,
                                        const ConstraintParameters& params) {
   return addGeneric(addGenericFunction(std::move(function)), particles, inequality, params);
+}
+
+void ModelBuilder::setParticleRadius(ParticleIndex particle, double radius) {
+  const std::string where = describe("particle", particle);
+  checkIndex(particle, particleCount(), "setParticleRadius");
+  if (!std::isfinite(radius) || radius < 0.0)
+    throw Error(where + ": radius must be a finite number >= 0 m, got " + std::to_string(radius));
+  if (model_.particleRadius.size() != particleCount()) model_.particleRadius.assign(particleCount(), 0.0);
+  model_.particleRadius[particle] = radius;
+}
+
+std::uint32_t ModelBuilder::addCollider(const Collider& collider, PathFunction path, RotationFunction rotationPath) {
+  const std::string where = describe("collider", model_.colliders.size());
+  Collider c = collider;
+  c.path = -1;
+  c.rotationPath = -1;
+  // The pose at time 0 is validated like a static one; later poses are the caller's promise.
+  if (path) c.pose.position = path(0.0);
+  if (rotationPath) c.pose.rotation = rotationPath(0.0);
+  checkCollider(c, where);
+  if (path) {
+    model_.colliderPaths.push_back(std::move(path));
+    c.path = static_cast<std::int32_t>(model_.colliderPaths.size() - 1);
+  }
+  if (rotationPath) {
+    model_.colliderRotationPaths.push_back(std::move(rotationPath));
+    c.rotationPath = static_cast<std::int32_t>(model_.colliderRotationPaths.size() - 1);
+  }
+  model_.colliders.push_back(c);
+  return static_cast<std::uint32_t>(model_.colliders.size() - 1);
 }
 
 std::uint32_t ModelBuilder::addObject(std::string name, std::vector<ParticleIndex> particles,

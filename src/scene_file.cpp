@@ -217,7 +217,8 @@ class SceneLoader {
   Scene load(const Json& root) {
     const Node top{root, ""};
     r_.allowOnly(top, {"$schema", "name", "description", "solver", "frames", "duration", "objects",
-                       "constraints", "attachments", "kinematic", "colliders", "probes", "probe_every"});
+                       "constraints", "attachments", "kinematic", "colliders", "particle_contact", "probes",
+                       "probe_every"});
     if (r_.has(top, "name")) scene_.name = r_.string(r_.child(top, "name"));
     if (r_.has(top, "description")) scene_.description = r_.string(r_.child(top, "description"));
     parseSolver(top);
@@ -242,7 +243,13 @@ class SceneLoader {
     if (r_.has(top, "colliders")) {
       const Node list = r_.child(top, "colliders");
       r_.array(list);
-      if (!list.json.empty()) r_.fail(r_.element(list, 0), "colliders are not supported by this version of Pliant");
+      for (std::size_t i = 0; i < list.json.size(); ++i) parseCollider(r_.element(list, i));
+    }
+    if (r_.has(top, "particle_contact")) {
+      const Node pc = r_.child(top, "particle_contact");
+      r_.allowOnly(pc, {"enabled", "friction", "restitution"});
+      if (r_.has(pc, "enabled")) builder_.model().particleCollisions = r_.boolean(r_.child(pc, "enabled"));
+      builder_.model().particleContactMaterial = contactMaterial(pc);
     }
     if (r_.has(top, "frames") && r_.has(top, "duration"))
       r_.fail(top, "give either 'frames' or 'duration', not both");
@@ -275,7 +282,8 @@ class SceneLoader {
     if (!r_.has(top, "solver")) return;
     const Node s = r_.child(top, "solver");
     r_.allowOnly(s, {"mode", "time_step", "substeps", "iterations", "gravity", "iteration_independent_stiffness",
-                     "velocity_damping", "max_displacement"});
+                     "velocity_damping", "max_displacement", "contact_margin", "max_depenetration_velocity",
+                     "dynamic_friction"});
     SolverSettings& out = scene_.settings;
     bool smallSteps = false;
     if (r_.has(s, "mode")) {
@@ -302,6 +310,92 @@ class SceneLoader {
     out.velocityDamping = r_.number(s, "velocity_damping", 0.0, 0.0, 1e6);
     out.maxDisplacementPerStep =
         r_.number(s, "max_displacement", out.maxDisplacementPerStep, 0.0, std::numeric_limits<double>::infinity(), true);
+    out.contactMargin = r_.number(s, "contact_margin", out.contactMargin, 0.0, 1e6);
+    out.maxDepenetrationVelocity = r_.number(s, "max_depenetration_velocity", out.maxDepenetrationVelocity, 0.0,
+                                             std::numeric_limits<double>::infinity(), true);
+    if (r_.has(s, "dynamic_friction")) {
+      const Node where = r_.child(s, "dynamic_friction");
+      const std::string value = r_.string(where);
+      if (value != "position" && value != "velocity_pass")
+        r_.fail(where, "expected \"position\" or \"velocity_pass\", got \"" + value + "\"");
+      out.dynamicFrictionInVelocityPass = value == "velocity_pass";
+    }
+  }
+
+  // Surface material: "friction" is a number (static = dynamic) or {"static", "dynamic"} (a missing
+  // one takes the other's value), "restitution" in [0, 1].
+  ContactMaterial contactMaterial(const Node& parent) {
+    ContactMaterial m;
+    const double inf = std::numeric_limits<double>::infinity();
+    if (r_.has(parent, "friction")) {
+      const Node f = r_.child(parent, "friction");
+      if (f.json.is_number()) {
+        m.staticFriction = m.dynamicFriction = r_.number(f, 0.0, inf);
+      } else {
+        r_.allowOnly(f, {"static", "dynamic"});
+        if (!r_.has(f, "static") && !r_.has(f, "dynamic")) r_.fail(f, "give \"static\", \"dynamic\" or both");
+        const double first = r_.has(f, "static") ? r_.number(r_.child(f, "static"), 0.0, inf)
+                                                 : r_.number(r_.child(f, "dynamic"), 0.0, inf);
+        m.staticFriction = r_.number(f, "static", first, 0.0, inf);
+        m.dynamicFriction = r_.number(f, "dynamic", first, 0.0, inf);
+      }
+    }
+    m.restitution = r_.number(parent, "restitution", 0.0, 0.0, 1.0);
+    return m;
+  }
+
+  // A rotation {"axis": [x, y, z], "angle": rad}.
+  Quat rotation(const Node& node) {
+    r_.allowOnly(node, {"axis", "angle"});
+    const Node axisNode = r_.child(node, "axis");
+    const Vec3 axis = r_.vec3(axisNode);
+    if (!(axis.norm() > 0.0)) r_.fail(axisNode, "the rotation axis must not be zero");
+    return Quat(Eigen::AngleAxisd(r_.number(r_.child(node, "angle")), axis.normalized()));
+  }
+
+  // A collider: plane {point, normal}, sphere {centre, radius}, box {centre, half_extents, rotation}
+  // or capsule {start, end, radius}; each with "friction", "restitution" and an optional "path"
+  // (keyframes) that moves it rigidly, keeping its offset from the path's first position.
+  void parseCollider(const Node& c) {
+    const Node typeNode = r_.child(c, "type");
+    const std::string type = r_.string(typeNode);
+    const double inf = std::numeric_limits<double>::infinity();
+    Collider collider;
+    if (type == "plane") {
+      r_.allowOnly(c, {"type", "point", "normal", "friction", "restitution", "path"});
+      const Node normalNode = r_.child(c, "normal");
+      const Vec3 normal = r_.vec3(normalNode);
+      if (!(normal.norm() > 0.0)) r_.fail(normalNode, "the normal must not be zero");
+      collider = Collider::plane(r_.vec3(c, "point", Vec3::Zero()), normal);
+    } else if (type == "sphere") {
+      r_.allowOnly(c, {"type", "centre", "radius", "friction", "restitution", "path"});
+      collider = Collider::sphere(r_.vec3(r_.child(c, "centre")), r_.number(r_.child(c, "radius"), 0.0, inf, true));
+    } else if (type == "box") {
+      r_.allowOnly(c, {"type", "centre", "half_extents", "rotation", "friction", "restitution", "path"});
+      const Node halfNode = r_.child(c, "half_extents");
+      const Vec3 half = r_.vec3(halfNode);
+      if (!(half.array() > 0.0).all()) r_.fail(halfNode, "half extents must be > 0 m");
+      const Quat q = r_.has(c, "rotation") ? rotation(r_.child(c, "rotation")) : Quat::Identity();
+      collider = Collider::box(r_.vec3(r_.child(c, "centre")), half, q);
+    } else if (type == "capsule") {
+      r_.allowOnly(c, {"type", "start", "end", "radius", "friction", "restitution", "path"});
+      collider = Collider::capsule(r_.vec3(r_.child(c, "start")), r_.vec3(r_.child(c, "end")),
+                                   r_.number(r_.child(c, "radius"), 0.0, inf, true));
+    } else {
+      r_.fail(typeNode, "unknown collider type '" + type + "' (expected plane, sphere, box or capsule)");
+    }
+    collider.material = contactMaterial(c);
+    PathFunction path;
+    if (r_.has(c, "path")) {
+      const Node pathNode = r_.child(c, "path");
+      const Vec3 start = parsePath(r_, pathNode, Vec3::Zero())(-inf);
+      path = parsePath(r_, pathNode, collider.pose.position - start);
+    }
+    try {
+      builder_.addCollider(collider, std::move(path));
+    } catch (const Error& e) {
+      r_.fail(c, e.what());
+    }
   }
 
   const SceneObject& object(const Node& node) {
@@ -432,6 +526,11 @@ class SceneLoader {
       for (std::uint32_t k = 0; k + 1 < made.particleCount; ++k)
         scene_.topology.lines.push_back({made.firstParticle + k, made.firstParticle + k + 1});
     SceneObject& added = scene_.objects.back();
+    // Contact radius (thickness) of every particle of the object.
+    if (r_.has(o, "particle_radius")) {
+      const double radius = r_.number(r_.child(o, "particle_radius"), 0.0, 1e6);
+      for (std::uint32_t k = 0; k < added.particleCount; ++k) builder_.setParticleRadius(added.firstParticle + k, radius);
+    }
     // Pins and tethers belong to the object: parse them now that its particles exist.
     std::vector<ParticleIndex> pinned;
     if (r_.has(o, "pins")) {
@@ -462,7 +561,7 @@ class SceneLoader {
   }
 
   GeneratedObject parseCloth(const Node& o, const std::string& name) {
-    r_.allowOnly(o, {"type", "name", "grid", "mesh", "transform", "mass", "stretch", "bending", "damping", "pins", "tethers"});
+    r_.allowOnly(o, {"type", "name", "grid", "mesh", "transform", "mass", "stretch", "bending", "damping", "pins", "tethers", "particle_radius"});
     if (r_.has(o, "grid") == r_.has(o, "mesh")) r_.fail(o, "a cloth needs exactly one of \"grid\" or \"mesh\"");
     const double mass = r_.number(r_.child(o, "mass"), 0.0, std::numeric_limits<double>::infinity(), true);
     const ConstraintParameters stretch = r_.has(o, "stretch") ? r_.material(r_.child(o, "stretch")) : ConstraintParameters{};
@@ -513,7 +612,7 @@ class SceneLoader {
   }
 
   GeneratedObject parseRope(const Node& o, const std::string& name) {
-    r_.allowOnly(o, {"type", "name", "start", "end", "particles", "mass", "stretch", "damping", "pins", "tethers"});
+    r_.allowOnly(o, {"type", "name", "start", "end", "particles", "mass", "stretch", "damping", "pins", "tethers", "particle_radius"});
     ChainDef def;
     def.name = name;
     def.start = r_.vec3(r_.child(o, "start"));
@@ -527,7 +626,7 @@ class SceneLoader {
   }
 
   GeneratedObject parseSoftBody(const Node& o, const std::string& name) {
-    r_.allowOnly(o, {"type", "name", "box", "mesh", "transform", "density", "volume", "edges", "damping", "pins", "tethers"});
+    r_.allowOnly(o, {"type", "name", "box", "mesh", "transform", "density", "volume", "edges", "damping", "pins", "tethers", "particle_radius"});
     if (r_.has(o, "box") == r_.has(o, "mesh")) r_.fail(o, "a soft body needs exactly one of \"box\" or \"mesh\"");
     TetMeshDef def;
     def.name = name;
@@ -568,7 +667,7 @@ class SceneLoader {
 
   GeneratedObject parseBalloon(const Node& o, const std::string& name) {
     r_.allowOnly(o, {"type", "name", "centre", "radius", "rings", "segments", "mass", "stretch", "pressure", "volume",
-                     "damping", "pins", "tethers"});
+                     "damping", "pins", "tethers", "particle_radius"});
     BalloonDef def;
     def.name = name;
     def.centre = r_.vec3(o, "centre", def.centre);
@@ -584,7 +683,7 @@ class SceneLoader {
   }
 
   GeneratedObject parseParticles(const Node& o, const std::string& name) {
-    r_.allowOnly(o, {"type", "name", "positions", "velocities", "mass", "masses", "damping", "pins", "tethers"});
+    r_.allowOnly(o, {"type", "name", "positions", "velocities", "mass", "masses", "damping", "pins", "tethers", "particle_radius"});
     const Node positions = r_.child(o, "positions");
     r_.array(positions, 1);
     const std::size_t n = positions.json.size();

@@ -29,6 +29,11 @@ void SolverSettings::validate() const {
     throw Error("solver settings: velocityDamping must be a finite number >= 0 1/s");
   if (!(maxDisplacementPerStep > 0.0))
     throw Error("solver settings: maxDisplacementPerStep must be > 0 m");
+  if (!std::isfinite(contactMargin) || contactMargin < 0.0)
+    throw Error("solver settings: contactMargin must be a finite number >= 0 m, got " + std::to_string(contactMargin));
+  if (!(maxDepenetrationVelocity > 0.0))
+    throw Error("solver settings: maxDepenetrationVelocity must be > 0 m/s (infinity: no cap), got " +
+                std::to_string(maxDepenetrationVelocity));
 }
 
 Solver::Solver(const Model& model, const SolverSettings& settings) : model_(&model) {
@@ -44,6 +49,7 @@ Solver::Solver(const Model& model, const SolverSettings& settings) : model_(&mod
   for (const GenericConstraint& c : model.generics) scratch = std::max<std::size_t>(scratch, 2 * c.particleCount);
   for (const GlobalVolumeConstraint& c : model.globalVolumes) scratch = std::max<std::size_t>(scratch, c.vertexCount);
   scratch_.resize(scratch);
+  buildContactTopology();
 }
 
 void Solver::setSettings(const SolverSettings& settings) {
@@ -153,14 +159,17 @@ void Solver::advance(State& state, bool trace) {
           return;
         }
     }
-    // 2. moving attachment targets
+    // 2. moving attachment targets and collider poses
     for (std::size_t c = 0; c < model.attachments.size(); ++c) {
       const AttachmentConstraint& a = model.attachments[c];
       if (a.targetPath >= 0) state.attachmentTarget[c] = model.attachmentPaths[a.targetPath](t);
     }
-    // 3. reset multipliers
+    updateColliderPoses(startTime + sub * h, t);
+    // 3. collide (contact multipliers start at 0 here)
+    collide(state, h);
+    // 4. reset multipliers
     std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
-    // 4. project
+    // 5. project
     for (int it = 0; it < settings_.iterations; ++it) {
       for (int f = 0; f < kConstraintFamilyCount; ++f) {
         const auto family = static_cast<ConstraintFamily>(f);
@@ -187,8 +196,10 @@ void Solver::advance(State& state, bool trace) {
           }
         }
       }
+      projections += lastContactCount();
+      if (!projectContacts(state, trace)) return;
     }
-    // 5. velocities
+    // 6. velocities
     const double invH = 1.0 / h;
     const double dampingFactor = settings_.velocityDamping > 0.0 ? std::exp(-settings_.velocityDamping * h) : 1.0;
 #pragma omp parallel for schedule(static) if (particleTotal > kParallelParticles)
@@ -196,13 +207,15 @@ void Solver::advance(State& state, bool trace) {
       state.velocity[i] = (state.position[i] - state.previousPosition[i]) * invH;
       if (dampingFactor != 1.0 && w[i] != 0.0) state.velocity[i] *= dampingFactor;
     }
+    // 7. velocity pass: restitution (and dynamic friction when asked) of the contacts that pushed
+    contactVelocityPass(state, h);
     state.time = t;
     if (substepObserver_ && !trace) {
       state.lastSubstep = h;
       substepObserver_(state);
     }
   }
-  // 6. momentum-conserving damping per object
+  // 8. momentum-conserving damping per object
   for (const SimObject& object : model.objects) dampObject(model, object, state);
   state.time = startTime + settings_.timeStep;
   state.lastSubstep = h;
@@ -268,12 +281,21 @@ StepResult Solver::diagnose(State& state) {
     if (trace_.constraintSet) {
       message << " after projecting " << familyName(trace_.constraint.family) << " constraint "
               << trace_.constraint.index;
+    } else if (trace_.contactSet) {
+      message << " after projecting the contact of particle " << trace_.contact.particle;
+      if (trace_.contact.collider >= 0) message << " with collider " << trace_.contact.collider;
+      else message << " with particle " << trace_.contact.other;
     } else {
       message << " in the prediction (check external forces, gravity and initial velocities)";
     }
   }
   result.hasConstraint = trace_.found && trace_.constraintSet;
   result.constraint = trace_.constraint;
+  result.hasContact = trace_.found && trace_.contactSet;
+  if (result.hasContact) {
+    result.contactCollider = trace_.contact.collider;
+    if (trace_.contact.collider < 0) result.contactParticle = trace_.contact.other;
+  }
   result.message = message.str();
   trace_ = Trace{};
   return result;

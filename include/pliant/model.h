@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "pliant/colliders.h"
 #include "pliant/constraints.h"
 #include "pliant/math.h"
 
@@ -41,6 +42,19 @@ struct Model {
   std::vector<double> inverseMass;    // 1/kg, 0 for fixed and kinematic particles
   std::vector<KinematicParticle> kinematicParticles;
   std::vector<SimObject> objects;
+  // Contact radius (thickness) of each particle, m: a particle touches a collider when its centre
+  // is this far from the surface, and another particle at the sum of their radii. Empty or one per
+  // particle (empty: all 0, point particles).
+  std::vector<double> particleRadius;
+
+  // Contacts (seed 004: collisions are constraints C >= 0), solved in every substep.
+  std::vector<Collider> colliders;
+  std::vector<PathFunction> colliderPaths;              // see Collider::path
+  std::vector<RotationFunction> colliderRotationPaths;  // see Collider::rotationPath
+  // Particle-particle contacts between particles of radius > 0, except pairs that share a
+  // constraint (neighbours at rest: an edge, a bending stencil or a tet of the same body).
+  bool particleCollisions = true;
+  ContactMaterial particleContactMaterial;  // friction and restitution of particle-particle contacts
 
   // Constraint families, one flat array each.
   std::vector<AttachmentConstraint> attachments;
@@ -61,6 +75,7 @@ struct Model {
   std::array<std::uint32_t, kConstraintFamilyCount + 1> lambdaOffset{};
 
   std::size_t particleCount() const { return inverseMass.size(); }
+  double radius(ParticleIndex p) const { return particleRadius.empty() ? 0.0 : particleRadius[p]; }
   std::size_t constraintCount(ConstraintFamily family) const;
   std::size_t totalConstraintCount() const { return lambdaOffset[kConstraintFamilyCount]; }
   std::uint32_t lambdaIndex(ConstraintRef ref) const {
@@ -111,6 +126,13 @@ class ModelBuilder {
   std::uint32_t addGeneric(GenericConstraintFunction function,
                            std::span<const ParticleIndex> particles, bool inequality,
                            const ConstraintParameters& params);
+
+  // Contact radius (m, >= 0) of one particle; 0 by default.
+  void setParticleRadius(ParticleIndex particle, double radius);
+  // Adds a collider (see pliant/colliders.h). With `path` its frame origin follows path(t) and with
+  // `rotationPath` its orientation follows rotationPath(t) (a kinematic collider); otherwise it stays
+  // at collider.pose. Returns its index in Model::colliders.
+  std::uint32_t addCollider(const Collider& collider, PathFunction path = {}, RotationFunction rotationPath = {});
 
   // Adds a named object; returns its index.
   std::uint32_t addObject(std::string name, std::vector<ParticleIndex> particles,

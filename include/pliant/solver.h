@@ -3,16 +3,30 @@
 //
 //   for each of `substeps` substeps of h = timeStep / substeps:
 //     1. predict     x^n = x; v += h (g + w f_ext); x = x + h v   (kinematic particles follow paths)
-//     2. targets     moving attachment targets are evaluated at t + h
-//     3. reset       lambda = 0 (XPBD: multipliers are accumulated only within one substep)
-//     4. project     `iterations` Gauss-Seidel passes over the families in ConstraintFamily order
-//     5. velocities  v = (x - x^n) / h; then global velocity damping v *= exp(-c h)
-//   6. damping      momentum-conserving damping per object (seed 000), once per step
-//   7. check        NaN/Inf or a displacement above the bound refuses the step and restores the state
+//     2. targets     moving attachment targets and collider poses are evaluated at t + h
+//     3. collide     contacts are found at the predicted positions: each particle near a collider,
+//                    and pairs of particles from a spatial hash grid, within contactMargin of touching;
+//                    sorted by particle (then collider / other particle); each keeps its relative
+//                    normal velocity before the solve and the overlap it had at x^n (to cap the push)
+//     4. reset       lambda = 0 (XPBD: multipliers are accumulated only within one substep)
+//     5. project     `iterations` Gauss-Seidel passes: the families in ConstraintFamily order, then
+//                    particle-particle contacts, then collider contacts (last, so obstacles win);
+//                    contacts are hard unilateral constraints with Coulomb friction at position
+//                    level (static: undo the tangential motion; dynamic: undo mu_d of the normal one)
+//     6. velocities  v = (x - x^n) / h; then global velocity damping v *= exp(-c h)
+//     7. velocity pass  on contacts that pushed (lambda > 0): restitution with the 2|g|h threshold
+//                    (Mueller et al. 2020, sec. 3.6), and dynamic friction when settings ask for it
+//                    there
+//   8. damping      momentum-conserving damping per object (seed 000), once per step
+//   9. check        NaN/Inf or a displacement above the bound refuses the step and restores the state
+//
+// Contacts are found anew in every substep from the state alone, so they are scratch of the
+// solver, not part of the State: a saved and restored state steps on bit-identically.
 //
 // Modes: PBD scales each correction by the stiffness k (or by k' = 1 - (1-k)^(1/n) when
 // iteration-independent stiffness is on); XPBD uses compliance and damping (Macklin et al. 2016).
-// Small steps (Macklin et al. 2019) are XPBD with n substeps and one iteration each.
+// Small steps (Macklin et al. 2019) are XPBD with n substeps and one iteration each. Contacts are
+// hard (k = 1, alpha = 0) in both modes.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "pliant/colliders.h"
 #include "pliant/constraints.h"
 #include "pliant/math.h"
 #include "pliant/model.h"
@@ -41,6 +56,18 @@ struct SolverSettings {
   // A particle that moves further than this in one step (m) refuses the step. Infinity disables.
   double maxDisplacementPerStep = 1.0e3;
   bool checkSteps = true;  // detect NaN/Inf and over-bound moves (costs one state copy per step)
+  // Contacts are made for particles within this distance (m) of touching after the prediction, so
+  // that one pushed towards an obstacle by other constraints during the projection is still held.
+  // Larger costs more candidates (each skipped while not violated); results barely depend on it.
+  double contactMargin = 0.005;
+  // Small steps cap (Macklin et al. 2019): a particle that already overlaps a collider or another
+  // particle at the start of a substep is pushed out at most this fast (m/s), so a deep initial
+  // overlap resolves over several substeps instead of exploding. Infinity pushes it out at once.
+  double maxDepenetrationVelocity = 3.0;
+  // Where dynamic friction acts. false (default): in the position solve, on contacts that leave the
+  // static cone (Macklin et al. 2014), so it reaches a whole body; true: in the velocity pass as a
+  // velocity change of the contact's particle (Mueller et al. 2020, eq. 30). See contacts.cpp.
+  bool dynamicFrictionInVelocityPass = false;
 
   // XPBD with small steps: n substeps of one iteration each (Macklin et al. 2019).
   static SolverSettings smallSteps(int substeps, double timeStep = 1.0 / 60.0);
@@ -57,8 +84,27 @@ struct StepResult {
   std::int64_t particle = -1;
   bool hasConstraint = false;
   ConstraintRef constraint;
+  // When a contact projection made it so: the collider (index in Model::colliders), or -1 with
+  // `contactParticle` the other particle of a particle-particle contact.
+  bool hasContact = false;
+  std::int32_t contactCollider = -1;
+  std::int64_t contactParticle = -1;
   std::string message;
   bool ok() const { return status == StepStatus::Ok; }
+};
+
+// A contact found by the collide stage of a substep. Unilateral: C = d - radii >= 0 with d the
+// signed distance to the collider's surface, or the distance between the two particles.
+struct Contact {
+  ParticleIndex particle = 0;
+  ParticleIndex other = 0;     // particle-particle: the second particle (> particle)
+  std::int32_t collider = -1;  // collider contacts: index in Model::colliders; -1 for particle pairs
+  double allowance = 0.0;      // m, overlap tolerated in this substep (maxDepenetrationVelocity)
+  double normalVelocity = 0.0; // m/s, relative normal velocity before the solve (< 0: approaching)
+  double lambda = 0.0;         // accumulated multiplier; normal force = lambda / h^2 (N)
+  // Relative tangential displacement (m) that static friction has undone in this substep; its
+  // impulse |friction| / w must stay within mu_s lambda (Mueller et al. 2020, sec. 3.5).
+  Vec3 friction = Vec3::Zero();
 };
 
 class Solver {
@@ -81,22 +127,56 @@ class Solver {
 
   // Number of constraint projections made by the last step (all families, all passes).
   std::uint64_t lastProjectionCount() const { return lastProjectionCount_; }
+  // The contacts of the last substep, in solve order (sorted by particle, then collider or other
+  // particle), with their multipliers. Valid until the next step.
+  const std::vector<Contact>& lastColliderContacts() const { return colliderContacts_; }
+  const std::vector<Contact>& lastParticleContacts() const { return particleContacts_; }
+  std::size_t lastContactCount() const { return colliderContacts_.size() + particleContacts_.size(); }
 
  private:
   void advance(State& state, bool trace);
   StepResult diagnose(State& state);
+  // Contact stages (src/collision/contacts.cpp).
+  void buildContactTopology();
+  void updateColliderPoses(double time, double h);
+  void collide(const State& state, double h);
+  void findParticlePairs(const State& state, double h);
+  // Returns false when tracing found the contact that produced a bad value.
+  bool projectContacts(State& state, bool trace);
+  void contactVelocityPass(State& state, double h);
   const Model* model_;
   SolverSettings settings_;
   State backup_;
-  std::vector<Vec3> scratch_;
-  std::function<void(const State&)> substepObserver_;  // gradients of variable-size families, sized at construction
+  std::vector<Vec3> scratch_;  // gradients of variable-size families, sized at construction
+  std::function<void(const State&)> substepObserver_;
   std::uint64_t lastProjectionCount_ = 0;
+  // Contact scratch: reserved at construction and reused, so a step allocates nothing once warm.
+  std::vector<Contact> colliderContacts_;
+  std::vector<Contact> particleContacts_;
+  std::vector<ColliderPose> colliderPose_;          // at the end of the current substep
+  std::vector<ColliderPose> colliderPreviousPose_;  // at its start
+  std::vector<ParticleIndex> collidingParticles_;   // radius > 0, when particle contacts are on
+  double maxRadius_ = 0.0;                          // m, over collidingParticles_
+  // Pairs never in contact: particles sharing a constraint (neighbours at rest), as sorted lists.
+  std::vector<std::uint32_t> restNeighbourStart_;
+  std::vector<ParticleIndex> restNeighbours_;
+  // Spatial hash grid: bucket b holds gridEntries_[gridStart_[b] .. gridStart_[b + 1]).
+  struct GridEntry {
+    ParticleIndex particle = 0;
+    std::uint64_t key = 0;  // the cell, packed
+    std::int64_t cell[3] = {0, 0, 0};
+  };
+  std::vector<std::uint32_t> gridStart_;
+  std::vector<GridEntry> gridEntries_;
+  std::vector<GridEntry> gridScratch_;
   // Set while tracing a refused step: the first constraint that produced a bad value.
   struct Trace {
     bool active = false;
     bool found = false;
     bool constraintSet = false;
     ConstraintRef constraint;
+    bool contactSet = false;
+    Contact contact;
     std::int64_t particle = -1;
     double bound = 0.0;
     const std::vector<Vec3>* stepStart = nullptr;

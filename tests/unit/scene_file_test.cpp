@@ -4,7 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -74,8 +76,20 @@ double objectMass(const pliant::Scene& scene, int object) {
 // ---------------------------------------------------------------------------------------------
 // Built-in scenes
 
-TEST(SceneFileBuiltin, NamesAreTheFourShippedScenesDefaultFirst) {
-  EXPECT_EQ(pliant::builtinSceneNames(), (std::vector<std::string>{"cloth", "rope", "beam", "balloon"}));
+TEST(SceneFileBuiltin, NamesAreTheShippedScenesDefaultFirst) {
+  const std::vector<std::string> names = pliant::builtinSceneNames();
+  ASSERT_FALSE(names.empty());
+  EXPECT_EQ(names.front(), "cloth");
+  // Every file under scenes/ is built in, and nothing else is.
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(PLIANT_SOURCE_DIR) + "/scenes"))
+    if (entry.path().extension() == ".json") files.push_back(entry.path().stem().string());
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(sorted, files);
+  for (const char* required : {"cloth", "rope", "beam", "balloon", "cloth-sphere", "softbody-slope"})
+    EXPECT_NE(std::find(names.begin(), names.end(), required), names.end()) << required;
 }
 
 TEST(SceneFileBuiltin, EmbeddedTextEqualsTheFileUnderScenes) {
