@@ -27,6 +27,9 @@ pliant::Scene clothScene(int nodes) {
   scene.topology.triangles = made.triangles;
   builder.addCollider(pliant::Collider::sphere(pliant::Vec3(0, 0.3, 0), 0.3));
   builder.addCollider(pliant::Collider::plane(pliant::Vec3(0, 0, 0), pliant::Vec3(0, 1, 0)));
+  // A kinematic capsule moving along x at 1 m/s.
+  builder.addCollider(pliant::Collider::capsule(pliant::Vec3(0, 2, -0.2), pliant::Vec3(0, 2, 0.2), 0.05),
+                      [](double t) { return pliant::Vec3(t, 2, 0); });
   scene.model = builder.build();
   return scene;
 }
@@ -115,11 +118,18 @@ TEST(ViewerRecorder, KeepsEveryFrameWithinTheBudgetAndTheirPositionsAsFloat32) {
   for (std::size_t i = 0; i < 64; ++i)
     for (int k = 0; k < 3; ++k) EXPECT_EQ(last[3 * i + std::size_t(k)], static_cast<float>(state.position[i][k]));
   EXPECT_EQ(base64Decode(data.at("topology").at("triangles").get<std::string>()).size(), scene.topology.triangles.size() * 12);
-  ASSERT_EQ(data.at("colliders").size(), 2u);
+  ASSERT_EQ(data.at("colliders").size(), 3u);
   EXPECT_EQ(data.at("colliders")[0].at("shape"), "sphere");
   EXPECT_DOUBLE_EQ(data.at("colliders")[0].at("radius").get<double>(), 0.3);
   EXPECT_EQ(data.at("colliders")[1].at("shape"), "plane");
   EXPECT_EQ(data.at("colliders")[1].at("poses").size(), 1u);  // static: one pose
+  const nlohmann::json& capsule = data.at("colliders")[2];
+  EXPECT_EQ(capsule.at("shape"), "capsule");
+  EXPECT_TRUE(capsule.at("kinematic").get<bool>());
+  EXPECT_DOUBLE_EQ(capsule.at("half_height").get<double>(), 0.2);
+  ASSERT_EQ(capsule.at("poses").size(), 11u);  // kinematic: a pose per frame, following its path
+  EXPECT_DOUBLE_EQ(capsule.at("poses")[10][0].get<double>(), state.time);
+  EXPECT_DOUBLE_EQ(capsule.at("poses")[10][1].get<double>(), 2.0);
 }
 
 TEST(ViewerRecorder, SubsamplesAboveTheBudgetKeepingTheFirstAndLastFrames) {
