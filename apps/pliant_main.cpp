@@ -253,7 +253,7 @@ int runScene(const RunOptions& options) {
               << (simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0) << " ms/frame, state hash " << hex(state.hash())
               << "\nwrote " << written.size() << " frames and summary.json to " << outDir.string() << '\n';
     if (viewerFrames.stride() > 1)
-      std::cout << "viewer: frames subsampled (every " << viewerFrames.stride() << "th of " << frames - firstFrame + 1
+      std::cout << "viewer: frames subsampled (1 frame in " << viewerFrames.stride() << " of " << frames - firstFrame + 1
                 << ") to stay under " << pliant::viewer::kFrameBudgetBytes / 1000000 << " MB of frame data\n";
   }
   // The page's path goes to stdout even with --quiet: it is what the caller opens.

@@ -275,7 +275,7 @@
     p.hidden = false;
   }
   if (frames.stride > 1) {
-    notice('Frames subsampled: every ' + frames.stride + 'th frame of ' + (frames.last - frames.first + 1) +
+    notice('Frames subsampled: 1 frame in ' + frames.stride + ' of ' + (frames.last - frames.first + 1) +
       ' is shown (' + frameCount + ' frames), to keep the frame data under ' +
       Math.round(frames.budget_bytes / 1e6) + ' MB.');
   }
