@@ -135,8 +135,11 @@ int runScene(const RunOptions& options) {
   const fs::path outDir(options.out);
   if (!options.html.empty()) {
     if (!pliant::viewer::pageAvailable()) pliant::viewer::buildPage("{}", "");  // throws, saying how to get it
-    // Its folder is created with the output folder when it is that folder.
-    if (fs::path(options.html).parent_path() != outDir) pliant::viewer::checkWritable(options.html);
+    // Its folder is created with the output folder when it is that folder (however it is spelt).
+    const auto same = [](const fs::path& a, const fs::path& b) {
+      return fs::absolute(a / "x").lexically_normal() == fs::absolute(b / "x").lexically_normal();
+    };
+    if (!same(fs::path(options.html).parent_path(), outDir)) pliant::viewer::checkWritable(options.html);
   }
   const fs::path frameDir = outDir / "frames";
   fs::create_directories(frameDir);

@@ -113,6 +113,11 @@ TEST_F(CliViewer, HtmlWritesOneSelfContainedPageAndPrintsItsPath) {
   ASSERT_TRUE(probes.is_string());
   EXPECT_EQ(probes.get<std::string>(), readWhole(path("out/probes.csv")));
   EXPECT_EQ(nlohmann::json::parse(readWhole(path("out/summary.json"))).at("outputs").at("html"), "out/viewer.html");
+
+  // The page may go into the output folder however the folder is spelt (scripts/run.sh writes OUT/viewer.html).
+  const Result again = run("run rope --out new/ --frames 1 --no-frames --quiet --html new//./viewer.html");
+  ASSERT_EQ(again.exitCode, 0) << again.err;
+  EXPECT_TRUE(fs::exists(path("new/viewer.html")));
 }
 
 TEST_F(CliViewer, ViewRebuildsTheSamePageFromTheOutputFolder) {
