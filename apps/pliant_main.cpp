@@ -3,6 +3,8 @@
 //   pliant scenes [NAME]     list built-in scenes, or print one as JSON
 //   pliant validate FILE     check a scene file without running it
 //   pliant info FILE         print a scene's size
+//   pliant view DIR          write the HTML viewer page of a run's output folder
+//   pliant render DIR        write PNG images of frames of a run's output folder
 // Exit codes: 0 success, 2 bad input (scene, mesh, arguments), 1 internal failure (including a
 // refused step). Progress goes to stderr, data to files.
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -21,6 +24,7 @@
 #include "pliant/parallel.h"
 #include "pliant/pliant.h"
 #include "pliant/probes.h"
+#include "viewer.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -107,6 +111,7 @@ struct RunOptions {
   std::vector<int> checkpointAt;
   std::string resume;
   bool noFrames = false;
+  std::string html;  // the viewer page to write; "" = none
 };
 
 int runScene(const RunOptions& options) {
@@ -128,8 +133,17 @@ int runScene(const RunOptions& options) {
   const int firstFrame = static_cast<int>(state.stepCount);
 
   const fs::path outDir(options.out);
+  if (!options.html.empty()) {
+    if (!pliant::viewer::pageAvailable()) pliant::viewer::buildPage("{}", "");  // throws, saying how to get it
+    // Its folder is created with the output folder when it is that folder (however it is spelt).
+    const auto same = [](const fs::path& a, const fs::path& b) {
+      return fs::absolute(a / "x").lexically_normal() == fs::absolute(b / "x").lexically_normal();
+    };
+    if (!same(fs::path(options.html).parent_path(), outDir)) pliant::viewer::checkWritable(options.html);
+  }
   const fs::path frameDir = outDir / "frames";
   fs::create_directories(frameDir);
+  if (!options.html.empty()) pliant::viewer::checkWritable(options.html);
   if (options.checkpointEvery > 0 || !options.checkpointAt.empty()) fs::create_directories(outDir / "checkpoints");
   const char* extension = format == pliant::io::FrameFormat::Vtk ? ".vtu" : format == pliant::io::FrameFormat::Obj ? ".obj" : ".ply";
   std::vector<std::pair<double, std::string>> written;
@@ -145,6 +159,8 @@ int runScene(const RunOptions& options) {
     written.emplace_back(state.time, "frames/" + name);
   };
 
+  pliant::viewer::ViewerRecorder viewerFrames(scene, firstFrame, frames);
+  viewerFrames.record(firstFrame, state);
   pliant::ProbeRecorder probes(scene);
   std::string probeCsv = probes.header();
   std::string substepRows;
@@ -175,6 +191,7 @@ int runScene(const RunOptions& options) {
     if (scene.probeEverySubstep) probeCsv += substepRows;
     else probes.record(state, probeCsv);
     if ((frame - firstFrame) % options.every == 0 || frame == frames) writeFrame(frame);
+    viewerFrames.record(frame, state);
     const bool checkpointHere =
         (options.checkpointEvery > 0 && frame % options.checkpointEvery == 0) ||
         std::find(options.checkpointAt.begin(), options.checkpointAt.end(), frame) != options.checkpointAt.end();
@@ -191,6 +208,10 @@ int runScene(const RunOptions& options) {
   if (!options.noFrames && format == pliant::io::FrameFormat::Vtk) pliant::io::writePvd((outDir / "scene.pvd").string(), written);
   if (!probes.empty()) pliant::io::writeFileAtomically((outDir / "probes.csv").string(), probeCsv);
   pliant::io::writeFileAtomically((outDir / "final_state.csv").string(), stateCsv(state));
+  const std::string viewerData = viewerFrames.json();
+  pliant::io::writeFileAtomically((outDir / pliant::viewer::kDataFileName).string(), viewerData);
+  if (!options.html.empty())
+    pliant::io::writeFileAtomically(options.html, pliant::viewer::buildPage(viewerData, probes.empty() ? std::string() : probeCsv));
 
   const pliant::EnergyReport energy = pliant::computeEnergy(scene.model, state, scene.settings);
   const pliant::ResidualReport residual = pliant::computeResidual(scene.model, state, scene.settings);
@@ -223,13 +244,83 @@ int runScene(const RunOptions& options) {
                                {"elastic", energy.elastic}, {"total", energy.total()}};
   summary["final_residual"] = {{"max", residual.max}, {"rms", residual.rms}};
   summary["state_hash"] = hex(state.hash());
-  summary["outputs"] = {{"format", options.format}, {"frames_written", written.size()}};
+  summary["outputs"] = {{"format", options.format},
+                        {"frames_written", written.size()},
+                        {"viewer_frames", viewerFrames.recordedFrames()},
+                        {"viewer_frame_stride", viewerFrames.stride()}};
+  if (!options.html.empty()) summary["outputs"]["html"] = options.html;
   pliant::io::writeFileAtomically((outDir / "summary.json").string(), summary.dump(2) + "\n");
   if (!options.quiet) {
     std::cout << "scene " << scene.name << ": frames " << firstFrame << ".." << frames << ", "
               << scene.model.particleCount() << " particles, " << std::fixed << std::setprecision(2)
               << (simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0) << " ms/frame, state hash " << hex(state.hash())
               << "\nwrote " << written.size() << " frames and summary.json to " << outDir.string() << '\n';
+    if (viewerFrames.stride() > 1)
+      std::cout << "viewer: frames subsampled (1 frame in " << viewerFrames.stride() << " of " << frames - firstFrame + 1
+                << ") to stay under " << pliant::viewer::kFrameBudgetBytes / 1000000 << " MB of frame data\n";
+  }
+  // The page's path goes to stdout even with --quiet: it is what the caller opens.
+  if (!options.html.empty()) std::cout << "viewer: " << fs::absolute(options.html).lexically_normal().string() << '\n';
+  return 0;
+}
+
+int renderFolder(const std::string& dir, std::vector<std::string> frames, const std::string& out,
+                 const std::string& size) {
+  pliant::viewer::RenderOptions render;
+  {
+    const std::size_t x = size.find('x');
+    std::size_t used = 0;
+    bool ok = x != std::string::npos;
+    try {
+      if (ok) render.width = std::stoi(size.substr(0, x), &used);
+      ok = ok && used == x;
+      if (ok) render.height = std::stoi(size.substr(x + 1), &used);
+      ok = ok && used == size.size() - x - 1;
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    if (!ok) throw pliant::Error("--size: expected WIDTHxHEIGHT (e.g. 960x720), got '" + size + "'");
+  }
+  std::vector<int> numbers;
+  if (frames.empty()) frames = {"0", "last"};
+  for (const std::string& f : frames) {
+    if (f == "last") {
+      numbers.push_back(-1);
+      continue;
+    }
+    std::size_t used = 0;
+    int value = -1;
+    try {
+      value = std::stoi(f, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != f.size() || used == 0 || value < 0) throw pliant::Error("--frames: expected frame numbers or `last`, got '" + f + "'");
+    numbers.push_back(value);
+  }
+  const fs::path folder(dir);
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) throw pliant::Error(dir + ": no such folder (expected the output folder of `pliant run`)");
+  const fs::path dataFile = folder / pliant::viewer::kDataFileName;
+  std::ifstream in(dataFile, std::ios::binary);
+  if (!in) throw pliant::Error(dir + ": no " + std::string(pliant::viewer::kDataFileName) + " in it (expected the output folder of `pliant run`)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  const fs::path outDir = out.empty() ? folder / "render" : fs::path(out);
+  fs::create_directories(outDir, ec);
+  if (ec || !fs::is_directory(outDir)) throw pliant::Error(outDir.string() + ": cannot create the folder");
+  for (int number : numbers) {
+    int shown = 0;
+    std::string png;
+    try {
+      png = pliant::viewer::renderPng(text.str(), number, render, &shown);
+    } catch (const nlohmann::json::exception& e) {
+      throw pliant::Error(dataFile.string() + ": not a valid viewer data file (" + e.what() + ")");
+    }
+    std::ostringstream name;
+    name << "frame_" << std::setw(6) << std::setfill('0') << shown << ".png";
+    pliant::io::writeFileAtomically((outDir / name.str()).string(), png);
+    std::cout << "render: " << (outDir / name.str()).string() << '\n';
   }
   return 0;
 }
@@ -285,6 +376,22 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   run->add_option("--resume", options.resume, "Resume from a checkpoint file written by --checkpoint-*");
   run->add_flag("-q,--quiet", options.quiet, "No progress bar and no summary line");
+  run->add_option("--html", options.html, "Also write the self-contained HTML viewer page to FILE (e.g. out/viewer.html)");
+
+  std::string viewDir, viewHtml;
+  CLI::App* view = app.add_subcommand("view", "Write the HTML viewer page of an output folder of `pliant run`");
+  view->add_option("dir", viewDir, "Output folder of `pliant run` (holds viewer-data.json)")->required();
+  view->add_option("--html", viewHtml, "Page to write (default: DIR/viewer.html)");
+
+  std::string renderDir, renderOut, renderSize = "960x720";
+  std::vector<std::string> renderFrames;
+  CLI::App* render = app.add_subcommand("render", "Write PNG images of frames of an output folder of `pliant run`, headlessly");
+  render->add_option("dir", renderDir, "Output folder of `pliant run` (holds viewer-data.json)")->required();
+  render->add_option("--frames", renderFrames, "Frames to draw: numbers or `last`, comma-separated (default: first,last); the nearest recorded frame is drawn")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  render->add_option("--out", renderOut, "Folder for the images (default: DIR/render)");
+  render->add_option("--size", renderSize, "Image size WIDTHxHEIGHT in pixels")->capture_default_str();
 
   std::string sceneToPrint;
   CLI::App* scenes = app.add_subcommand("scenes", "List the built-in scenes, or print one as JSON");
@@ -327,6 +434,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*info) return printInfo(infoFile);
+    if (*view) {
+      const std::string html = viewHtml.empty() ? (fs::path(viewDir) / "viewer.html").string() : viewHtml;
+      pliant::viewer::writePageFromFolder(viewDir, html);
+      std::cout << "viewer: " << fs::absolute(html).lexically_normal().string() << '\n';
+      return 0;
+    }
+    if (*render) return renderFolder(renderDir, renderFrames, renderOut, renderSize);
     return runScene(options);
   } catch (const pliant::Error& e) {
     std::cerr << "pliant: " << e.what() << '\n';

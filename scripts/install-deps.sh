@@ -1,15 +1,32 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Pliant needs, only those missing. Safe to run repeatedly.
+# Installs the Debian 12 packages Pliant needs, only those missing, and the npm packages of
+# package-lock.json (three.js for the viewer, playwright-core for its browser test) when
+# node_modules is missing or older than the lock file. Safe to run repeatedly.
+# Usage: scripts/install-deps.sh [--browser]   (--browser: also Debian's chromium, for the browser test)
 set -euo pipefail
-packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libtinyobjloader-dev)
+cd "$(dirname "$0")/.."
+packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
+          libtinyobjloader-dev zlib1g-dev nodejs npm)
+[ "${1:-}" = "--browser" ] && packages+=(chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# node and npm may come from elsewhere than Debian (nodesource, nvm); take them when they work.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  kept=()
+  for p in "${missing[@]}"; do [ "$p" = nodejs ] || [ "$p" = npm ] || kept+=("$p"); done
+  missing=("${kept[@]}")
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "pliant: installing ${missing[*]}" >&2
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# `npm ci` installs exactly the locked versions; npm writes node_modules/.package-lock.json last.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "pliant: npm ci (three.js, playwright-core)" >&2
+  npm ci --no-audit --no-fund --loglevel=error >&2
 fi

@@ -1,0 +1,220 @@
+// Unit tests of the viewer library (viewer/): base64, the frame size budget and subsampling, the
+// viewer data file, the page and the PNG renderer. The page in a real browser: tests/browser.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <bit>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "pliant/pliant.h"
+#include "viewer.h"
+
+namespace {
+
+using pliant::viewer::base64Decode;
+using pliant::viewer::base64Encode;
+using pliant::viewer::ViewerRecorder;
+
+pliant::Scene clothScene(int nodes) {
+  pliant::Scene scene;
+  scene.name = "test-cloth";
+  pliant::ModelBuilder builder;
+  pliant::ClothGridDef cloth;
+  cloth.nodesX = cloth.nodesY = nodes;
+  cloth.origin = pliant::Vec3(-0.5, 1.0, -0.5);
+  const pliant::GeneratedObject made = pliant::addClothGrid(builder, cloth);
+  scene.topology.triangles = made.triangles;
+  builder.addCollider(pliant::Collider::sphere(pliant::Vec3(0, 0.3, 0), 0.3));
+  builder.addCollider(pliant::Collider::plane(pliant::Vec3(0, 0, 0), pliant::Vec3(0, 1, 0)));
+  // A kinematic capsule moving along x at 1 m/s.
+  builder.addCollider(pliant::Collider::capsule(pliant::Vec3(0, 2, -0.2), pliant::Vec3(0, 2, 0.2), 0.05),
+                      [](double t) { return pliant::Vec3(t, 2, 0); });
+  scene.model = builder.build();
+  return scene;
+}
+
+std::vector<float> floatsOf(const std::string& base64) {
+  const std::string bytes = base64Decode(base64);
+  std::vector<float> out(bytes.size() / 4);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::uint32_t bits = 0;
+    for (int k = 3; k >= 0; --k) bits = (bits << 8) | static_cast<std::uint8_t>(bytes[4 * i + std::size_t(k)]);
+    out[i] = std::bit_cast<float>(bits);
+  }
+  return out;
+}
+
+// Decodes an 8-bit RGB PNG written by encodePng (filter 0 on every row).
+struct Image {
+  int width = 0, height = 0;
+  std::vector<std::uint8_t> rgb;
+};
+Image decodePng(const std::string& png) {
+  Image image;
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  std::size_t at = 8;
+  std::string idat;
+  auto be32 = [&](std::size_t i) {
+    return (std::uint32_t(std::uint8_t(png[i])) << 24) | (std::uint32_t(std::uint8_t(png[i + 1])) << 16) |
+           (std::uint32_t(std::uint8_t(png[i + 2])) << 8) | std::uint8_t(png[i + 3]);
+  };
+  while (at + 12 <= png.size()) {
+    const std::uint32_t length = be32(at);
+    const std::string type = png.substr(at + 4, 4);
+    const uLong crc = crc32(0, reinterpret_cast<const Bytef*>(png.data() + at + 4), length + 4);
+    EXPECT_EQ(crc, be32(at + 8 + length)) << type;
+    if (type == "IHDR") {
+      image.width = static_cast<int>(be32(at + 8));
+      image.height = static_cast<int>(be32(at + 12));
+    } else if (type == "IDAT") {
+      idat += png.substr(at + 8, length);
+    }
+    at += 12 + length;
+  }
+  const std::size_t row = std::size_t(image.width) * 3;
+  std::string raw((row + 1) * std::size_t(image.height), '\0');
+  uLongf size = raw.size();
+  EXPECT_EQ(uncompress(reinterpret_cast<Bytef*>(raw.data()), &size, reinterpret_cast<const Bytef*>(idat.data()), idat.size()), Z_OK);
+  EXPECT_EQ(size, raw.size());
+  for (int y = 0; y < image.height; ++y) {
+    EXPECT_EQ(raw[std::size_t(y) * (row + 1)], '\0');
+    image.rgb.insert(image.rgb.end(), raw.begin() + std::ptrdiff_t(std::size_t(y) * (row + 1) + 1),
+                     raw.begin() + std::ptrdiff_t((std::size_t(y) + 1) * (row + 1)));
+  }
+  return image;
+}
+
+TEST(ViewerBase64, RoundTripsEveryLengthAndMatchesRfc4648) {
+  EXPECT_EQ(base64Encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(base64Encode("fooba"), "Zm9vYmE=");
+  EXPECT_EQ(base64Encode("foob"), "Zm9vYg==");
+  EXPECT_EQ(base64Encode(""), "");
+  std::string bytes;
+  for (int n = 0; n < 300; ++n) {
+    EXPECT_EQ(base64Decode(base64Encode(bytes)), bytes) << n;
+    bytes.push_back(static_cast<char>((n * 37) & 0xff));
+  }
+  EXPECT_THROW(base64Decode("Zm9v!"), pliant::Error);
+}
+
+TEST(ViewerRecorder, KeepsEveryFrameWithinTheBudgetAndTheirPositionsAsFloat32) {
+  pliant::Scene scene = clothScene(8);
+  ViewerRecorder recorder(scene, 0, 10);
+  EXPECT_EQ(recorder.stride(), 1);
+  pliant::Solver solver(scene.model, scene.settings);
+  pliant::State state = pliant::State::fromModel(scene.model);
+  recorder.record(0, state);
+  for (int frame = 1; frame <= 10; ++frame) {
+    ASSERT_TRUE(solver.step(state).ok());
+    recorder.record(frame, state);
+  }
+  const nlohmann::json data = nlohmann::json::parse(recorder.json());
+  EXPECT_EQ(data.at("format"), "pliant-viewer");
+  EXPECT_EQ(data.at("particles"), 64);
+  EXPECT_EQ(data.at("frames").at("numbers").size(), 11u);
+  const std::vector<float> last = floatsOf(data.at("frames").at("positions").back().get<std::string>());
+  ASSERT_EQ(last.size(), 64u * 3u);
+  for (std::size_t i = 0; i < 64; ++i)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(last[3 * i + std::size_t(k)], static_cast<float>(state.position[i][k]));
+  EXPECT_EQ(base64Decode(data.at("topology").at("triangles").get<std::string>()).size(), scene.topology.triangles.size() * 12);
+  ASSERT_EQ(data.at("colliders").size(), 3u);
+  EXPECT_EQ(data.at("colliders")[0].at("shape"), "sphere");
+  EXPECT_DOUBLE_EQ(data.at("colliders")[0].at("radius").get<double>(), 0.3);
+  EXPECT_EQ(data.at("colliders")[1].at("shape"), "plane");
+  EXPECT_EQ(data.at("colliders")[1].at("poses").size(), 1u);  // static: one pose
+  const nlohmann::json& capsule = data.at("colliders")[2];
+  EXPECT_EQ(capsule.at("shape"), "capsule");
+  EXPECT_TRUE(capsule.at("kinematic").get<bool>());
+  EXPECT_DOUBLE_EQ(capsule.at("half_height").get<double>(), 0.2);
+  ASSERT_EQ(capsule.at("poses").size(), 11u);  // kinematic: a pose per frame, following its path
+  EXPECT_DOUBLE_EQ(capsule.at("poses")[10][0].get<double>(), state.time);
+  EXPECT_DOUBLE_EQ(capsule.at("poses")[10][1].get<double>(), 2.0);
+}
+
+TEST(ViewerRecorder, SubsamplesAboveTheBudgetKeepingTheFirstAndLastFrames) {
+  pliant::Scene scene = clothScene(10);  // 100 particles: 1600 base64 bytes a frame
+  ViewerRecorder recorder(scene, 0, 100, 1600 * 20);
+  EXPECT_GT(recorder.stride(), 1);
+  pliant::State state = pliant::State::fromModel(scene.model);
+  for (int frame = 0; frame <= 100; ++frame) recorder.record(frame, state);
+  EXPECT_LE(recorder.recordedFrames(), 20u);
+  const nlohmann::json data = nlohmann::json::parse(recorder.json());
+  const auto numbers = data.at("frames").at("numbers").get<std::vector<int>>();
+  EXPECT_EQ(numbers.front(), 0);
+  EXPECT_EQ(numbers.back(), 100);
+  EXPECT_EQ(data.at("frames").at("stride"), recorder.stride());
+}
+
+// The issue's size rule: a 100 x 100 cloth over 600 frames gives a page under 50 MB.
+TEST(ViewerRecorder, HundredByHundredClothOver600FramesStaysUnder50MB) {
+  pliant::Scene scene = clothScene(100);
+  ViewerRecorder recorder(scene, 0, 600);
+  EXPECT_GT(recorder.stride(), 1);
+  pliant::State state = pliant::State::fromModel(scene.model);
+  for (int frame = 0; frame <= 600; ++frame) recorder.record(frame, state);
+  const std::string json = recorder.json();
+  EXPECT_LT(json.size(), pliant::viewer::kFrameBudgetBytes + 2'000'000);
+  if (pliant::viewer::pageAvailable()) {
+    EXPECT_LT(pliant::viewer::buildPage(json, "time\n0\n").size(), 50'000'000u);
+  }
+}
+
+TEST(ViewerPage, IsOneFileWithThreeJsAndTheDataAndNoExternalReferences) {
+  if (!pliant::viewer::pageAvailable()) {
+    // Built without node_modules: the page must say how to get it.
+    try {
+      pliant::viewer::buildPage("{}", "");
+      FAIL() << "buildPage should throw without the embedded viewer";
+    } catch (const pliant::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("npm ci"), std::string::npos) << e.what();
+    }
+    return;
+  }
+  pliant::Scene scene = clothScene(4);
+  scene.description = "a </script> in a description <!-- must not end the data";
+  ViewerRecorder recorder(scene, 0, 0);
+  recorder.record(0, pliant::State::fromModel(scene.model));
+  const std::string page = pliant::viewer::buildPage(recorder.json(), "time,e.total\n0,1\n");
+  EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
+  EXPECT_EQ(page.find("<script src"), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+  EXPECT_EQ(page.find("@DATA@"), std::string::npos);
+  // The only "</script" are the five closing tags of the template; "<!--" appears nowhere.
+  std::size_t closings = 0;
+  for (std::size_t at = page.find("</script"); at != std::string::npos; at = page.find("</script", at + 1)) ++closings;
+  EXPECT_EQ(closings, 5u);
+  EXPECT_EQ(page.find("<!--"), std::string::npos);
+  EXPECT_NE(page.find("id=\"three-core\""), std::string::npos);
+}
+
+TEST(ViewerRender, DrawsTheSceneAndDifferentFramesDiffer) {
+  pliant::Scene scene = clothScene(12);
+  ViewerRecorder recorder(scene, 0, 30);
+  pliant::Solver solver(scene.model, scene.settings);
+  pliant::State state = pliant::State::fromModel(scene.model);
+  recorder.record(0, state);
+  for (int frame = 1; frame <= 30; ++frame) {
+    ASSERT_TRUE(solver.step(state).ok());
+    recorder.record(frame, state);
+  }
+  const std::string json = recorder.json();
+  int shown = -2;
+  const Image first = decodePng(pliant::viewer::renderPng(json, 0, {160, 120}, &shown));
+  EXPECT_EQ(shown, 0);
+  ASSERT_EQ(first.width, 160);
+  ASSERT_EQ(first.height, 120);
+  const Image last = decodePng(pliant::viewer::renderPng(json, -1, {160, 120}, &shown));
+  EXPECT_EQ(shown, 30);
+  std::size_t inked = 0, changed = 0;
+  for (std::size_t p = 0; p < first.rgb.size(); p += 3) {
+    if (std::abs(first.rgb[p] - 0x15) + std::abs(first.rgb[p + 1] - 0x18) + std::abs(first.rgb[p + 2] - 0x1c) > 30) ++inked;
+    if (std::abs(first.rgb[p] - last.rgb[p]) + std::abs(first.rgb[p + 1] - last.rgb[p + 1]) > 30) ++changed;
+  }
+  const std::size_t pixels = first.rgb.size() / 3;
+  EXPECT_GT(inked, pixels / 20) << "the image is (nearly) blank";
+  EXPECT_GT(changed, pixels / 100) << "frames 0 and 30 look the same";
+  EXPECT_THROW(pliant::viewer::renderPng(json, 0, {4, 4}), pliant::Error);
+}
+
+}  // namespace

@@ -1,0 +1,139 @@
+// Recording frames for the viewer: positions as float32 little-endian in base64, one string per
+// frame, every `stride_`-th frame when all of them would pass the size budget.
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "pliant/colliders.h"
+#include "pliant/error.h"
+#include "viewer.h"
+
+namespace pliant::viewer {
+
+namespace {
+
+void appendLittleEndian32(std::string& out, std::uint32_t bits) {
+  for (int shift = 0; shift < 32; shift += 8) out.push_back(static_cast<char>((bits >> shift) & 0xff));
+}
+
+std::string indicesBase64(const auto& cells) {
+  std::string bytes;
+  for (const auto& cell : cells)
+    for (ParticleIndex p : cell) appendLittleEndian32(bytes, static_cast<std::uint32_t>(p));
+  return base64Encode(bytes);
+}
+
+// The surface of a tet mesh (faces that belong to one tet only), for scenes that draw tets alone.
+std::vector<std::array<ParticleIndex, 3>> tetSurface(const std::vector<std::array<ParticleIndex, 4>>& tets) {
+  std::map<std::array<ParticleIndex, 3>, std::pair<int, std::array<ParticleIndex, 3>>> faces;
+  for (const auto& t : tets) {
+    const std::array<std::array<ParticleIndex, 3>, 4> local = {{{t[0], t[2], t[1]}, {t[0], t[1], t[3]}, {t[1], t[2], t[3]}, {t[0], t[3], t[2]}}};
+    for (const auto& f : local) {
+      auto key = f;
+      std::sort(key.begin(), key.end());
+      auto& entry = faces[key];
+      ++entry.first;
+      entry.second = f;
+    }
+  }
+  std::vector<std::array<ParticleIndex, 3>> surface;
+  for (const auto& [key, entry] : faces)
+    if (entry.first == 1) surface.push_back(entry.second);
+  return surface;
+}
+
+// One case per collider shape; a shape the viewer does not know is listed with its name only, and
+// the page and the renderer skip it.
+nlohmann::json colliderShapeJson(const Collider& c) {
+  nlohmann::json j;
+  j["shape"] = colliderShapeName(c.shape);
+  switch (c.shape) {
+    case ColliderShape::Plane: break;
+    case ColliderShape::Sphere: j["radius"] = c.radius; break;
+    case ColliderShape::Box: j["half_extents"] = {c.halfExtents.x(), c.halfExtents.y(), c.halfExtents.z()}; break;
+    case ColliderShape::Capsule:
+      j["radius"] = c.radius;
+      j["half_height"] = c.halfHeight;
+      break;
+    default: j["unsupported"] = true; break;
+  }
+  return j;
+}
+
+}  // namespace
+
+ViewerRecorder::ViewerRecorder(const Scene& scene, int firstFrame, int lastFrame, std::size_t frameBudgetBytes)
+    : scene_(&scene), firstFrame_(firstFrame), lastFrame_(lastFrame), budget_(frameBudgetBytes) {
+  const std::size_t bytesPerFrame = (scene.model.particleCount() * 12 + 2) / 3 * 4;
+  const std::size_t frames = static_cast<std::size_t>(std::max(0, lastFrame - firstFrame)) + 1;
+  if (bytesPerFrame > 0 && frames * bytesPerFrame > budget_) {
+    // At most maxFrames kept: the ones on the stride plus the last one.
+    const std::size_t maxFrames = std::max<std::size_t>(3, budget_ / bytesPerFrame);
+    stride_ = std::max(1, static_cast<int>((frames - 1 + (maxFrames - 2) - 1) / (maxFrames - 2)));
+  }
+  colliderPoses_.resize(scene.model.colliders.size());
+}
+
+bool ViewerRecorder::keeps(int frame) const {
+  return frame >= firstFrame_ && frame <= lastFrame_ && ((frame - firstFrame_) % stride_ == 0 || frame == lastFrame_);
+}
+
+void ViewerRecorder::record(int frame, const State& state) {
+  if (!keeps(frame)) return;
+  std::string bytes;
+  bytes.reserve(state.position.size() * 12);
+  for (const Vec3& x : state.position)
+    for (int k = 0; k < 3; ++k) appendLittleEndian32(bytes, std::bit_cast<std::uint32_t>(static_cast<float>(x[k])));
+  positions_.push_back(base64Encode(bytes));
+  numbers_.push_back(frame);
+  times_.push_back(state.time);
+  for (std::uint32_t c = 0; c < colliderPoses_.size(); ++c) {
+    const ColliderPose pose = colliderPose(scene_->model, c, state.time);
+    colliderPoses_[c].push_back({pose.position.x(), pose.position.y(), pose.position.z(), pose.rotation.x(),
+                                 pose.rotation.y(), pose.rotation.z(), pose.rotation.w()});
+  }
+}
+
+std::string ViewerRecorder::json() const {
+  const Scene& scene = *scene_;
+  nlohmann::json j;
+  j["format"] = "pliant-viewer";
+  j["version"] = 1;
+  j["scene"] = scene.name;
+  j["description"] = scene.description;
+  j["particles"] = scene.model.particleCount();
+  j["time_step_s"] = scene.settings.timeStep;
+  nlohmann::json frames;
+  frames["first"] = firstFrame_;
+  frames["last"] = lastFrame_;
+  frames["stride"] = stride_;
+  frames["budget_bytes"] = budget_;
+  frames["numbers"] = numbers_;
+  frames["times_s"] = times_;
+  frames["positions"] = positions_;
+  j["frames"] = std::move(frames);
+  const auto& triangles = scene.topology.triangles.empty() && !scene.topology.tets.empty()
+                              ? tetSurface(scene.topology.tets)
+                              : scene.topology.triangles;
+  j["topology"] = {{"triangles", indicesBase64(triangles)}, {"lines", indicesBase64(scene.topology.lines)}};
+  nlohmann::json colliders = nlohmann::json::array();
+  for (std::size_t c = 0; c < scene.model.colliders.size(); ++c) {
+    const Collider& collider = scene.model.colliders[c];
+    nlohmann::json entry = colliderShapeJson(collider);
+    entry["kinematic"] = collider.kinematic();
+    // A static collider has one pose; a kinematic one a pose per recorded frame.
+    if (collider.kinematic()) entry["poses"] = colliderPoses_[c];
+    else if (!colliderPoses_[c].empty()) entry["poses"] = {colliderPoses_[c].front()};
+    else {
+      const ColliderPose& p = collider.pose;
+      entry["poses"] = {{p.position.x(), p.position.y(), p.position.z(), p.rotation.x(), p.rotation.y(), p.rotation.z(), p.rotation.w()}};
+    }
+    colliders.push_back(std::move(entry));
+  }
+  j["colliders"] = std::move(colliders);
+  return j.dump();
+}
+
+}  // namespace pliant::viewer
