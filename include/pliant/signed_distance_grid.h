@@ -60,7 +60,8 @@ struct SignedDistanceGrid {
   // central differences over one cell, then the frame's +y axis. Outside the grid: with c the
   // nearest point of the grid box, s = c - phi(c) n(c) estimates its nearest surface point and the
   // result is |q - s| with normal (q - s) / |q - s|: continuous at the box, positive (far points are
-  // outside) and close to the true distance. Allocation-free; never throws.
+  // outside) and close to the true distance. A non-finite q gives NaN and +y. Allocation-free;
+  // never throws.
   double sample(const Vec3& q, Vec3& gradient) const;
   double sample(const Vec3& q) const;
 

@@ -385,6 +385,12 @@ SignedDistanceGrid SignedDistanceGrid::build(const std::vector<Vec3>& vertices, 
 }
 
 double SignedDistanceGrid::sample(const Vec3& q, Vec3& gradient) const {
+  // A non-finite point (a diverged particle, refused by the solver's checks) must not become a
+  // cell index.
+  if (!q.allFinite()) {
+    gradient = Vec3::UnitY();
+    return std::numeric_limits<double>::quiet_NaN();
+  }
   const Vec3 lo = lower(), hi = upper();
   const Vec3 clamped = q.cwiseMax(lo).cwiseMin(hi);
   Vec3 g;

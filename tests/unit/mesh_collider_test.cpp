@@ -102,6 +102,10 @@ TEST(SignedDistanceGrid, CubeDistanceWithinACellEverywhereAndOutsideFarAway) {
   // Straight out along an axis the extrapolation is exact.
   EXPECT_NEAR(g.sample(Vec3(0.0, 100.0, 0.0)), 99.5, 1e-9);
   EXPECT_NEAR(g.sample(Vec3(0.0, 0.0, 0.0)), -0.5, 1e-12);
+  Vec3 n;
+  EXPECT_TRUE(std::isnan(g.sample(Vec3(std::nan(""), 0.0, 0.0), n)));
+  EXPECT_EQ(n, Vec3::UnitY());
+  EXPECT_NEAR(g.sample(Vec3(0.0, -1e300, 0.0)), 1e300, 1e288);
 }
 
 TEST(SignedDistanceGrid, CubeNormalsAreTheFaceNormalsAwayFromEdges) {
