@@ -57,6 +57,15 @@ void checkCollider(const Collider& c, const std::string& where) {
       if (!c.halfExtents.allFinite() || !(c.halfExtents.array() > 0.0).all())
         throw Error(where + ": box half extents must be finite numbers > 0 m");
       break;
+    case ColliderShape::Mesh: {
+      const SignedDistanceGrid* g = c.grid.get();
+      if (g == nullptr) throw Error(where + ": a mesh collider needs its signed distance grid (use Collider::mesh)");
+      const std::uint64_t nodes = static_cast<std::uint64_t>(g->nodes[0]) * g->nodes[1] * g->nodes[2];
+      if (g->nodes[0] < 2 || g->nodes[1] < 2 || g->nodes[2] < 2 || g->distance.size() != nodes ||
+          !(g->cellSize > 0.0) || !std::isfinite(g->cellSize) || !g->origin.allFinite())
+        throw Error(where + ": the mesh collider's signed distance grid is malformed (build it with SignedDistanceGrid::build)");
+      break;
+    }
     default: throw Error(where + ": unknown shape");
   }
   checkMaterial(c.material, where);

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "pliant/error.h"
+#include "pliant/io/mesh_io.h"
 #include "pliant/model.h"
 
 namespace pliant {
@@ -16,6 +18,7 @@ const char* colliderShapeName(ColliderShape shape) {
     case ColliderShape::Sphere: return "sphere";
     case ColliderShape::Box: return "box";
     case ColliderShape::Capsule: return "capsule";
+    case ColliderShape::Mesh: return "mesh";
   }
   return "unknown";
 }
@@ -66,6 +69,33 @@ Collider Collider::capsule(const Vec3& a, const Vec3& b, double radius, const Co
   return c;
 }
 
+Collider Collider::mesh(std::shared_ptr<const SignedDistanceGrid> distanceGrid, const Vec3& position, const Quat& rotation,
+                        const ContactMaterial& material) {
+  Collider c;
+  c.shape = ColliderShape::Mesh;
+  c.pose.position = position;
+  c.pose.rotation = rotation;
+  c.grid = std::move(distanceGrid);
+  c.material = material;
+  return c;
+}
+
+Collider Collider::mesh(const std::vector<Vec3>& vertices, const std::vector<std::array<std::uint32_t, 3>>& triangles,
+                        const Vec3& position, const Quat& rotation, const SignedDistanceGridOptions& options,
+                        const ContactMaterial& material, const std::string& source) {
+  return mesh(std::make_shared<const SignedDistanceGrid>(SignedDistanceGrid::build(vertices, triangles, options, source)),
+              position, rotation, material);
+}
+
+Collider Collider::mesh(const std::string& objPath, const Vec3& position, const Quat& rotation,
+                        const SignedDistanceGridOptions& options, const ContactMaterial& material, const Vec3& scale) {
+  if (!scale.allFinite() || !(scale.array() > 0.0).all())
+    throw Error(objPath + ": mesh scale factors must be finite numbers > 0");
+  io::TriangleMesh m = io::readObj(objPath);
+  for (Vec3& v : m.vertices) v = v.cwiseProduct(scale);
+  return mesh(m.vertices, m.triangles, position, rotation, options, material, objPath);
+}
+
 double colliderDistance(const Collider& collider, const ColliderPose& pose, const Vec3& x, Vec3& normal) {
   const Vec3 q = pose.rotation.conjugate() * (x - pose.position);
   Vec3 n = Vec3::UnitY();
@@ -107,6 +137,9 @@ double colliderDistance(const Collider& collider, const ColliderPose& pose, cons
       }
       break;
     }
+    case ColliderShape::Mesh:
+      distance = collider.grid->sample(q, n);
+      break;
   }
   normal = pose.rotation * n;
   return distance;

@@ -836,3 +836,12 @@ TEST_F(CliCheckpoint, DamagedOrForeignCheckpointExits2) {
 }
 
 }  // namespace
+
+// The example scene with mesh colliders (OBJ files relative to the scene) validates and runs.
+TEST_F(CliCommands, ValidateAndRunTheMeshColliderExample) {
+  RunResult r = run("validate " + quote(goodScene("mesh_collider.json")));
+  EXPECT_EQ(r.exitCode, kExitOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("mesh_collider.json: ok (403 particles"));
+  r = run("run " + quote(goodScene("mesh_collider.json")) + " --out out --frames 3 --no-frames --quiet");
+  EXPECT_EQ(r.exitCode, kExitOk) << r.err;
+}
