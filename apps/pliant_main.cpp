@@ -5,6 +5,7 @@
 //   pliant info FILE         print a scene's size
 //   pliant view DIR          write the HTML viewer page of a run's output folder
 //   pliant render DIR        write PNG images of frames of a run's output folder
+//   pliant bench             time the benchmark scenes on 1 and 2 threads, CSV to stdout or --csv
 // Exit codes: 0 success, 2 bad input (scene, mesh, arguments), 1 internal failure (including a
 // refused step). Progress goes to stderr, data to files.
 #include <unistd.h>
@@ -325,6 +326,45 @@ int renderFolder(const std::string& dir, std::vector<std::string> frames, const 
   return 0;
 }
 
+struct BenchOptions {
+  std::vector<std::string> scenes;  // empty: pliant::defaultBenchmarkScenes()
+  std::vector<int> threads{1, 2};
+  int frames = 0;                   // 0: each scene's default
+  std::string csv;                  // "" = stdout
+  bool quiet = false;
+};
+
+// Runs every scene on every thread count, one CSV row each (pliant/benchmark.h says what is measured).
+// Names are checked before anything runs, so a typo costs nothing.
+int runBench(const BenchOptions& options) {
+  const std::vector<std::string> scenes = options.scenes.empty() ? pliant::defaultBenchmarkScenes() : options.scenes;
+  std::vector<std::string> known = pliant::benchmarkSceneNames();
+  for (const std::string& name : pliant::builtinSceneNames()) known.push_back(name);
+  for (const std::string& name : scenes)
+    if (std::find(known.begin(), known.end(), name) == known.end()) pliant::makeBenchmarkScene(name);  // throws, listing them
+  if (!options.csv.empty()) {
+    const fs::path folder = fs::absolute(options.csv).parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(folder, ec)) throw pliant::Error("--csv " + options.csv + ": no such folder " + folder.string());
+  }
+  std::string csv = pliant::benchmarkCsvHeader();
+  if (options.csv.empty()) std::cout << csv << std::flush;  // rows follow as they are measured
+  for (const std::string& name : scenes) {
+    const pliant::Scene scene = pliant::makeBenchmarkScene(name);
+    const int frames = options.frames > 0 ? options.frames : pliant::defaultBenchmarkFrames(name);
+    for (int threads : options.threads) {
+      const pliant::BenchmarkResult result = pliant::runBenchmark(scene, threads, frames);
+      csv += pliant::benchmarkCsvRow(result);
+      if (!options.quiet)
+        std::fprintf(stderr, "bench: %s, %d thread%s, %d frames: %.3f ms/frame, mean strain %.3g\n", name.c_str(), threads,
+                     threads == 1 ? "" : "s", frames, result.msPerFrame, result.strain.mean);
+      if (options.csv.empty()) std::cout << pliant::benchmarkCsvRow(result) << std::flush;
+    }
+  }
+  if (!options.csv.empty()) pliant::io::writeFileAtomically(options.csv, csv);
+  return 0;
+}
+
 int printInfo(const std::string& file) {
   const pliant::Scene scene = loadScene(file);
   const pliant::Model& m = scene.model;
@@ -393,6 +433,23 @@ int main(int argc, char** argv) {
   render->add_option("--out", renderOut, "Folder for the images (default: DIR/render)");
   render->add_option("--size", renderSize, "Image size WIDTHxHEIGHT in pixels")->capture_default_str();
 
+  BenchOptions benchOptions;
+  CLI::App* bench = app.add_subcommand(
+      "bench", "Time benchmark scenes (scene A cloth-100-2m, scene B cloth-100-10m-bending, scaling curves) and write CSV");
+  bench->add_option("--scene", benchOptions.scenes,
+                    "Scenes to run, repeatable or comma-separated (default: all benchmark scenes; any built-in scene also runs)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  bench->add_option("--threads", benchOptions.threads, "Thread counts, repeatable or comma-separated")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  bench->add_option("--frames", benchOptions.frames, "Frames per run (default: each scene's, see docs/performance.md)")
+      ->check(CLI::PositiveNumber);
+  bench->add_option("--csv", benchOptions.csv, "Write the CSV to FILE (atomically) instead of stdout");
+  bench->add_flag("-q,--quiet", benchOptions.quiet, "No progress lines on stderr");
+
   std::string sceneToPrint;
   CLI::App* scenes = app.add_subcommand("scenes", "List the built-in scenes, or print one as JSON");
   scenes->add_option("name", sceneToPrint, "Print this built-in scene's JSON");
@@ -441,6 +498,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*render) return renderFolder(renderDir, renderFrames, renderOut, renderSize);
+    if (*bench) return runBench(benchOptions);
     return runScene(options);
   } catch (const pliant::Error& e) {
     std::cerr << "pliant: " << e.what() << '\n';

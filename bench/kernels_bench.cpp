@@ -1,9 +1,12 @@
 // Cost of the constraint kernels and of a whole step, single thread, double precision.
 //
-//   project/<family>/<variant>   one pass over a whole family (the inner loop of Solver::advance),
-//                                reported as ns_per_projection, timed by this thread's CPU clock.
-//                                Variants: xpbd (compliant, no damping), xpbd_damped (XPBD
-//                                damping beta > 0), pbd (k = 1).
+//   project/<family>/<variant>   one pass over a whole family as Solver::advance makes it on one
+//                                thread (batch by batch, Model::solveBatches: the SIMD kernel on
+//                                independent batches), reported as ns_per_projection, timed by this
+//                                thread's CPU clock. Variants: xpbd (compliant, no damping),
+//                                xpbd_inorder (the same with the scalar kernel in index order, as
+//                                before the plan existed), xpbd_damped (XPBD damping beta > 0),
+//                                pbd (k = 1).
 //   step/<scene>/threads:N       Solver::step on the 256x256 cloth (ms per step, wall clock), with
 //                                and without the per-step safety check (checkSteps).
 //
@@ -44,7 +47,7 @@ using namespace pliant;
 
 constexpr int kClothNodes = 256;
 
-enum class Variant { Xpbd, XpbdDamped, Pbd };
+enum class Variant { Xpbd, XpbdInOrder, XpbdDamped, Pbd };
 
 // A model, the same model with XPBD damping switched on, and the state at which a pass starts.
 struct Fixture {
@@ -188,13 +191,24 @@ void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), Constraint
   ctx.w = model.inverseMass.data();
   ctx.lambda = s.lambda.data() + model.lambdaOffset[familyIndex];
 
+  // One pass: batch by batch as the solver does on one thread, or the plain in-order loop.
+  auto pass = [&] {
+    if (variant == Variant::XpbdInOrder) {
+      kernels.project(model, ctx, 0, count);
+      return;
+    }
+    for (const SolveBatch& b : model.solveBatches[familyIndex]) {
+      if (b.independent) kernels.projectIndependent(model, ctx, b.begin, b.end);
+      else kernels.project(model, ctx, b.begin, b.end);
+    }
+  };
   double seconds = 0.0;
   for (auto _ : bs) {
     // Every pass starts from the same state; restoring it is not timed (no allocation: same sizes).
     s.position = f.start.position;
     s.lambda = f.start.lambda;
     const double begin = threadSeconds();
-    kernels.project(model, ctx, 0, count);
+    pass();
     benchmark::ClobberMemory();
     const double elapsed = threadSeconds() - begin;
     bs.SetIterationTime(elapsed);
@@ -205,7 +219,7 @@ void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), Constraint
 
   s.position = f.start.position;
   s.lambda = f.start.lambda;
-  kernels.project(model, ctx, 0, count);
+  pass();
   bs.SetLabel(hexHash(s.hash()));
 }
 
@@ -265,7 +279,10 @@ void registerBenchmarks() {
       {"tet_volume", ConstraintFamily::TetVolume, tetBox},
   };
   const VariantCase variants[] = {
-      {"xpbd", Variant::Xpbd}, {"xpbd_damped", Variant::XpbdDamped}, {"pbd", Variant::Pbd}};
+      {"xpbd", Variant::Xpbd},
+      {"xpbd_inorder", Variant::XpbdInOrder},
+      {"xpbd_damped", Variant::XpbdDamped},
+      {"pbd", Variant::Pbd}};
   for (const FamilyCase& fc : families)
     for (const VariantCase& vc : variants) {
       const std::string name = std::string("project/") + fc.name + "/" + vc.name;

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Pliant needs, only those missing, and the npm packages of
 # package-lock.json (three.js for the viewer, playwright-core for its browser test) when
-# node_modules is missing or older than the lock file. Safe to run repeatedly.
+# node_modules is missing or older than the lock file. Safe to run repeatedly. libbullet-dev is only
+# for the optional Bullet comparison benchmark (bench/bullet/).
 # Usage: scripts/install-deps.sh [--browser]   (--browser: also Debian's chromium, for the browser test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
-          libtinyobjloader-dev zlib1g-dev nodejs npm)
+          libtinyobjloader-dev zlib1g-dev libbullet-dev nodejs npm)
 [ "${1:-}" = "--browser" ] && packages+=(chromium)
 missing=()
 for p in "${packages[@]}"; do

@@ -174,8 +174,11 @@ GeneratedObject addTetMesh(ModelBuilder& builder, const std::vector<Vec3>& verti
     std::array<ParticleIndex, 4> global{};
     for (int k = 0; k < 4; ++k) global[k] = out.firstParticle + tet[k];
     out.tets.push_back(global);
-    builder.addTetVolume(global[0], global[1], global[2], global[3], def.volume);
   }
+  // Volume constraints in colour order (out.tets keeps the mesh's order, for drawing).
+  std::vector<std::array<ParticleIndex, 4>> solveOrder = out.tets;
+  sortByColour(solveOrder);
+  for (const auto& t : solveOrder) builder.addTetVolume(t[0], t[1], t[2], t[3], def.volume);
   out.triangles = io::extractSurface(out.tets);
   if (def.addEdges) {
     std::vector<std::array<ParticleIndex, 2>> edges;
@@ -318,11 +321,12 @@ std::size_t addTethers(ModelBuilder& builder, const std::vector<ParticleIndex>& 
   if (!(slack >= 1.0) || !std::isfinite(slack)) throw Error("tethers: slack must be a finite number >= 1");
   std::size_t added = 0;
   const Model& model = builder.model();
-  for (std::uint32_t k = 0; k < particleCount; ++k) {
-    const ParticleIndex p = firstParticle + k;
-    if (model.inverseMass.at(p) == 0.0) continue;
-    for (ParticleIndex anchor : anchors) {
-      if (anchor == p) continue;
+  // Anchor by anchor: the tethers of one anchor share only that anchor, which does not move when it
+  // is pinned, so each anchor's tethers form one independent batch (Model::solveBatches).
+  for (ParticleIndex anchor : anchors) {
+    for (std::uint32_t k = 0; k < particleCount; ++k) {
+      const ParticleIndex p = firstParticle + k;
+      if (model.inverseMass.at(p) == 0.0 || anchor == p) continue;
       const double length = (builder.position(anchor) - builder.position(p)).norm();
       builder.addMaxDistance(anchor, p, params, length * slack);
       ++added;

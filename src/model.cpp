@@ -98,11 +98,118 @@ std::size_t Model::constraintCount(ConstraintFamily family) const {
   return 0;
 }
 
+namespace {
+
+// Runs shorter than this are not worth a batch of their own: they join a dependent batch, which
+// the solver projects with the plain in-order kernel (a family built in no particular order then
+// costs one kernel call, not one per constraint).
+constexpr std::uint32_t kMinIndependentRun = 16;
+
+// Cuts one family's array into batches. `particlesOf(c, out)` writes the particles of constraint c
+// and returns how many (at most 4). A run ends where a constraint touches a movable particle that
+// an earlier constraint of the run touched; particles of inverse mass 0 are never written by a
+// projection, so sharing them does not make constraints dependent.
+template <class ParticlesOf>
+std::vector<SolveBatch> planFamily(std::uint32_t count, const std::vector<double>& inverseMass,
+                                   std::uint32_t blockSize, ParticlesOf particlesOf) {
+  std::vector<SolveBatch> batches;
+  auto close = [&](std::uint32_t begin, std::uint32_t end) {
+    if (end == begin) return;
+    const std::uint32_t length = end - begin;
+    if (length < kMinIndependentRun) {
+      // Short runs merge into one dependent batch.
+      if (!batches.empty() && !batches.back().independent) batches.back().end = end;
+      else batches.push_back({begin, end, false, false});
+      return;
+    }
+    batches.push_back({begin, end, true, length >= 2 * std::uint64_t{blockSize}});
+  };
+  std::vector<std::uint32_t> runOf(inverseMass.size(), ~0u);  // the run that last touched a particle
+  std::uint32_t run = 0, runBegin = 0;
+  ParticleIndex particles[4];
+  for (std::uint32_t c = 0; c < count; ++c) {
+    const int k = particlesOf(c, particles);
+    bool conflict = false;
+    for (int i = 0; i < k; ++i) conflict = conflict || (inverseMass[particles[i]] != 0.0 && runOf[particles[i]] == run);
+    if (conflict) {
+      close(runBegin, c);
+      runBegin = c;
+      ++run;
+    }
+    for (int i = 0; i < k; ++i) runOf[particles[i]] = run;
+  }
+  close(runBegin, count);
+  return batches;
+}
+
+template <class Constraint>
+auto fixedParticles(const std::vector<Constraint>& constraints) {
+  return [&constraints](std::uint32_t c, ParticleIndex* out) {
+    const auto& p = constraints[c].particles;
+    for (std::size_t i = 0; i < std::size(p); ++i) out[i] = p[i];
+    return static_cast<int>(std::size(p));
+  };
+}
+
+}  // namespace
+
 void Model::updateOffsets() {
   lambdaOffset[0] = 0;
   for (int f = 0; f < kConstraintFamilyCount; ++f)
     lambdaOffset[f + 1] =
         lambdaOffset[f] + static_cast<std::uint32_t>(constraintCount(static_cast<ConstraintFamily>(f)));
+  // The plan reads particle indices, so a model with an index out of range gets a trivial plan here
+  // and its error from validate().
+  const std::size_t n = particleCount();
+  bool indicesValid = true;
+  auto check = [&](const auto& constraints) {
+    for (const auto& c : constraints)
+      for (ParticleIndex p : c.particles) indicesValid = indicesValid && p < n;
+  };
+  for (const AttachmentConstraint& a : attachments) indicesValid = indicesValid && a.particle < n;
+  check(distances);
+  check(maxDistances);
+  check(dihedralBendings);
+  check(isometricBendings);
+  check(tetVolumes);
+  const std::uint32_t block = std::max<std::uint32_t>(parallelBlockSize, 1);
+  for (int f = 0; f < kConstraintFamilyCount; ++f) {
+    const auto family = static_cast<ConstraintFamily>(f);
+    const auto count = static_cast<std::uint32_t>(constraintCount(family));
+    std::vector<SolveBatch>& batches = solveBatches[f];
+    batches.clear();
+    if (count == 0) continue;
+    if (!indicesValid || inverseMass.size() != n) {
+      batches.push_back({0, count, false, false});
+      continue;
+    }
+    switch (family) {
+      case ConstraintFamily::Attachment:
+        batches = planFamily(count, inverseMass, block, [this](std::uint32_t c, ParticleIndex* out) {
+          out[0] = attachments[c].particle;
+          return 1;
+        });
+        break;
+      case ConstraintFamily::Distance: batches = planFamily(count, inverseMass, block, fixedParticles(distances)); break;
+      case ConstraintFamily::MaxDistance: batches = planFamily(count, inverseMass, block, fixedParticles(maxDistances)); break;
+      case ConstraintFamily::DihedralBending:
+        batches = planFamily(count, inverseMass, block, fixedParticles(dihedralBendings));
+        break;
+      case ConstraintFamily::IsometricBending:
+        batches = planFamily(count, inverseMass, block, fixedParticles(isometricBendings));
+        break;
+      case ConstraintFamily::TetVolume: batches = planFamily(count, inverseMass, block, fixedParticles(tetVolumes)); break;
+      case ConstraintFamily::GlobalVolume:
+      case ConstraintFamily::Generic: batches.push_back({0, count, false, false}); break;
+    }
+  }
+}
+
+bool Model::hasParallelBatch() const {
+  for (const auto& batches : solveBatches)
+    for (const SolveBatch& b : batches)
+      if (b.parallel) return true;
+  return false;
 }
 
 void Model::validate() const {

@@ -1,12 +1,16 @@
 // The step pipeline. The order written in solver.h is implemented once, in Solver::advance.
 #include "pliant/solver.h"
 
+#include <omp.h>
+
 #include <Eigen/Eigenvalues>
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 #include "constraints/families.h"
 #include "pliant/error.h"
+#include "pliant/parallel.h"
 
 namespace pliant {
 
@@ -42,6 +46,10 @@ Solver::Solver(const Model& model, const SolverSettings& settings) : model_(&mod
     check.updateOffsets();
     if (check.lambdaOffset != model.lambdaOffset)
       throw Error("model: constraint offsets are stale; build models with ModelBuilder::build()");
+    // Projecting with a stale plan in parallel could race; refuse it like stale offsets.
+    if (check.solveBatches != model.solveBatches)
+      throw Error("model: the parallel solve plan is stale (constraints or parallelBlockSize changed after build); "
+                  "call Model::updateOffsets() or build models with ModelBuilder::build()");
   }
   model.validate();
   setSettings(settings);
@@ -49,6 +57,7 @@ Solver::Solver(const Model& model, const SolverSettings& settings) : model_(&mod
   for (const GenericConstraint& c : model.generics) scratch = std::max<std::size_t>(scratch, 2 * c.particleCount);
   for (const GlobalVolumeConstraint& c : model.globalVolumes) scratch = std::max<std::size_t>(scratch, c.vertexCount);
   scratch_.resize(scratch);
+  parallelPlan_ = model.hasParallelBatch();
   buildContactTopology();
 }
 
@@ -105,6 +114,46 @@ void dampObject(const Model& model, const SimObject& object, State& state) {
 // Below this many particles a parallel loop costs more than it saves.
 constexpr std::int64_t kParallelParticles = 16384;
 
+// Stage 5, one Gauss-Seidel pass over every constraint family, as thread `thread` of `threads`
+// (1: the plain serial pass, outside any parallel region). Each family's batches (Model::solveBatches)
+// run in order. A parallel batch is split evenly among the threads; the batches between two parallel
+// ones are projected by thread 0 while the others wait at the next barrier. A barrier follows every
+// parallel batch and precedes one when thread 0 has just done serial work, so no thread reads a
+// position another is still writing. Any split of an independent batch gives the same bits (its
+// constraints share no movable particle), so the result does not depend on the thread count.
+void projectPass(const Model& model, const detail::SolveContext& shared, double* lambda, int thread,
+                 int threads) {
+  detail::SolveContext ctx = shared;
+  const std::uint64_t block = std::max<std::uint32_t>(model.parallelBlockSize, 1);
+  bool serialWorkPending = false;
+  for (int f = 0; f < kConstraintFamilyCount; ++f) {
+    const std::vector<SolveBatch>& batches = model.solveBatches[f];
+    if (batches.empty()) continue;
+    const detail::FamilyKernels& kernels = detail::familyKernels(static_cast<ConstraintFamily>(f));
+    ctx.lambda = lambda + model.lambdaOffset[f];
+    for (const SolveBatch& batch : batches) {
+      if (threads > 1 && batch.parallel) {
+        if (serialWorkPending) {
+#pragma omp barrier
+          serialWorkPending = false;
+        }
+        const std::uint64_t length = batch.end - batch.begin;
+        const std::uint64_t parts = std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), length / block);
+        const auto t = static_cast<std::uint64_t>(thread);
+        if (t < parts)
+          kernels.projectIndependent(model, ctx, static_cast<std::uint32_t>(batch.begin + length * t / parts),
+                                     static_cast<std::uint32_t>(batch.begin + length * (t + 1) / parts));
+#pragma omp barrier
+        continue;
+      }
+      serialWorkPending = true;
+      if (thread != 0) continue;
+      if (batch.independent) kernels.projectIndependent(model, ctx, batch.begin, batch.end);
+      else kernels.project(model, ctx, batch.begin, batch.end);
+    }
+  }
+}
+
 bool particleBad(const State& state, const std::vector<Vec3>& start, std::size_t p, double bound) {
   const Vec3& x = state.position[p];
   if (!x.allFinite() || !state.velocity[p].allFinite()) return true;
@@ -133,6 +182,8 @@ void Solver::advance(State& state, bool trace) {
   ctx.attachmentTarget = state.attachmentTarget.data();
   ctx.scratch = &scratch_;
 
+  // Threads of the constraint pass: 1 when nothing in the model is worth splitting (or tracing).
+  const int threads = !trace && parallelPlan_ ? threadCount() : 1;
   std::vector<ParticleIndex> traceParticles;
   std::vector<Vec3> traceGradient;
   std::uint64_t projections = 0;
@@ -178,10 +229,7 @@ void Solver::advance(State& state, bool trace) {
         const detail::FamilyKernels& kernels = detail::familyKernels(family);
         ctx.lambda = state.lambda.data() + model.lambdaOffset[f];
         projections += count;
-        if (!trace) {
-          kernels.project(model, ctx, 0, count);
-          continue;
-        }
+        if (!trace) continue;  // projected below, all families in one pass
         for (std::uint32_t c = 0; c < count; ++c) {
           kernels.project(model, ctx, c, c + 1);
           kernels.evaluate(model, ctx.x, ctx.attachmentTarget, c, traceParticles, traceGradient);
@@ -194,6 +242,15 @@ void Solver::advance(State& state, bool trace) {
               return;
             }
           }
+        }
+      }
+      if (!trace) {
+        // One parallel region per pass; the threads meet only at the barriers of projectPass.
+        if (threads > 1) {
+#pragma omp parallel num_threads(threads)
+          projectPass(model, ctx, state.lambda.data(), omp_get_thread_num(), omp_get_num_threads());
+        } else {
+          projectPass(model, ctx, state.lambda.data(), 0, 1);
         }
       }
       projections += lastContactCount();

@@ -130,7 +130,7 @@ GeneratedObject addBalloon(ModelBuilder& builder, const BalloonDef& def);
 
 // Long-range attachments (tethers): for every particle of `particles` that is not fixed, a
 // max-distance constraint to each of the given anchor particles with length equal to the current
-// (rest) distance times `slack` (>= 1).
+// (rest) distance times `slack` (>= 1), added anchor by anchor.
 std::size_t addTethers(ModelBuilder& builder, const std::vector<ParticleIndex>& anchors,
                        ParticleIndex firstParticle, std::uint32_t particleCount,
                        const ConstraintParameters& params, double slack = 1.0);

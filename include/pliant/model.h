@@ -34,6 +34,20 @@ struct SimObject {
   double dampingFactor = 0.0;
 };
 
+// A stretch [begin, end) of one constraint family's array that the solver projects as a unit.
+// The batches of a family cover its array in order; see Model::solveBatches.
+struct SolveBatch {
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+  // No two constraints of the batch share a particle that constraints can move (inverse mass > 0;
+  // kernels never write a particle of inverse mass 0). They may then be projected in any order, in
+  // SIMD lanes or on several threads, and the result is bit-identical to projecting them in order.
+  bool independent = false;
+  // Independent and at least 2 x Model::parallelBlockSize long: split across the worker threads.
+  bool parallel = false;
+  bool operator==(const SolveBatch&) const = default;
+};
+
 struct Model {
   // Particles.
   std::vector<Vec3> initialPosition;  // m
@@ -74,6 +88,18 @@ struct Model {
   // Offsets of each family in State::lambda (filled by ModelBuilder::build).
   std::array<std::uint32_t, kConstraintFamilyCount + 1> lambdaOffset{};
 
+  // Parallel Gauss-Seidel plan, filled by updateOffsets (so by ModelBuilder::build) from the order
+  // of the family arrays: each family's array cut into maximal runs of independent constraints
+  // (the builders emit constraints in colour order, so a run is a colour) and dependent leftovers.
+  // Solving the batches in order on any number of threads gives the same bits as one thread.
+  // Global-volume and generic constraints (shared scratch, user code) always form one serial batch.
+  std::array<std::vector<SolveBatch>, kConstraintFamilyCount> solveBatches;
+  // Fewest constraints (>= 1) a thread is given of a parallel batch: an independent run shorter than
+  // twice this is solved by one thread, since each split costs a barrier and moves cache lines
+  // between cores. 4096 keeps small models serial; set it before build() (tests use small values
+  // to exercise the parallel path on small models).
+  std::uint32_t parallelBlockSize = 4096;
+
   std::size_t particleCount() const { return inverseMass.size(); }
   double radius(ParticleIndex p) const { return particleRadius.empty() ? 0.0 : particleRadius[p]; }
   std::size_t constraintCount(ConstraintFamily family) const;
@@ -83,8 +109,10 @@ struct Model {
   }
   // Checks every index and parameter; throws pliant::Error naming the offending entry.
   void validate() const;
-  // Recomputes lambdaOffset from the family sizes.
+  // Recomputes lambdaOffset from the family sizes and solveBatches from the family arrays.
   void updateOffsets();
+  // True when some batch is split across threads (the solver then opens a parallel region).
+  bool hasParallelBatch() const;
 };
 
 // Builds a Model. Every add* validates its arguments and throws pliant::Error naming the bad one.

@@ -1,6 +1,7 @@
 // Pliant: position-based simulation (PBD, XPBD, small-step XPBD). Include this for the whole API.
 #pragma once
 
+#include "pliant/benchmark.h"
 #include "pliant/builders.h"
 #include "pliant/constraints.h"
 #include "pliant/diagnostics.h"

@@ -12,7 +12,11 @@
 //     5. project     `iterations` Gauss-Seidel passes: the families in ConstraintFamily order, then
 //                    particle-particle contacts, then collider contacts (last, so obstacles win);
 //                    contacts are hard unilateral constraints with Coulomb friction at position
-//                    level (static: undo the tangential motion; dynamic: undo mu_d of the normal one)
+//                    level (static: undo the tangential motion; dynamic: undo mu_d of the normal one).
+//                    Each family runs batch by batch (Model::solveBatches): an independent batch (a
+//                    colour) long enough is split across threads, in one parallel region per pass,
+//                    the rest runs on one thread; contacts run on one thread. Bit-identical for any
+//                    thread count, and equal to projecting every family in index order.
 //     6. velocities  v = (x - x^n) / h; then global velocity damping v *= exp(-c h)
 //     7. velocity pass  on contacts that pushed (lambda > 0): restitution with the 2|g|h threshold
 //                    (Mueller et al. 2020, sec. 3.6), and dynamic friction when settings ask for it
@@ -148,6 +152,7 @@ class Solver {
   SolverSettings settings_;
   State backup_;
   std::vector<Vec3> scratch_;  // gradients of variable-size families, sized at construction
+  bool parallelPlan_ = false;  // the model has a batch worth splitting across threads
   std::function<void(const State&)> substepObserver_;
   std::uint64_t lastProjectionCount_ = 0;
   // Contact scratch: reserved at construction and reused, so a step allocates nothing once warm.

@@ -20,7 +20,7 @@ void projectAttachment(const Model& model, const SolveContext& ctx, std::uint32_
     const Vec3 n = delta / length;
     const double dLambda = solveMultiplier(length - con.restDistance, ctx.w[p], 1, &n, &con.particle,
                                            con.params, ctx.lambda[c], false, ctx);
-    x[p] += (ctx.w[p] * dLambda) * n;
+    moveParticle(x, p, ctx.w[p], (ctx.w[p] * dLambda) * n);
   }
 }
 

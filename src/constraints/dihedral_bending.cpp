@@ -72,7 +72,7 @@ void projectDihedralBending(const Model& model, const SolveContext& ctx, std::ui
     const double dLambda =
         solveMultiplier(wrappedDifference(g.angle, con.restAngle), wSum, 4, g.gradient, p,
                         con.params, ctx.lambda[c], false, ctx);
-    for (int i = 0; i < 4; ++i) x[p[i]] += (w[p[i]] * dLambda) * g.gradient[i];
+    for (int i = 0; i < 4; ++i) moveParticle(x, p[i], w[p[i]], (w[p[i]] * dLambda) * g.gradient[i]);
   }
 }
 

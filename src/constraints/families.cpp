@@ -4,14 +4,14 @@ namespace pliant::detail {
 
 const FamilyKernels& familyKernels(ConstraintFamily family) {
   static const FamilyKernels table[kConstraintFamilyCount] = {
-      {projectAttachment, evaluateAttachment},
-      {projectDistance, evaluateDistance},
-      {projectMaxDistance, evaluateMaxDistance},
-      {projectDihedralBending, evaluateDihedralBending},
-      {projectIsometricBending, evaluateIsometricBending},
-      {projectTetVolume, evaluateTetVolume},
-      {projectGlobalVolume, evaluateGlobalVolume},
-      {projectGeneric, evaluateGeneric},
+      {projectAttachment, projectAttachment, evaluateAttachment},
+      {projectDistance, projectDistanceIndependent, evaluateDistance},
+      {projectMaxDistance, projectMaxDistance, evaluateMaxDistance},
+      {projectDihedralBending, projectDihedralBending, evaluateDihedralBending},
+      {projectIsometricBending, projectIsometricBending, evaluateIsometricBending},
+      {projectTetVolume, projectTetVolume, evaluateTetVolume},
+      {projectGlobalVolume, projectGlobalVolume, evaluateGlobalVolume},
+      {projectGeneric, projectGeneric, evaluateGeneric},
   };
   return table[static_cast<int>(family)];
 }

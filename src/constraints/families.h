@@ -35,7 +35,11 @@ using EvaluateFn = double (*)(const Model&, const Vec3* x, const Vec3* attachmen
                               std::vector<Vec3>& gradient);
 
 struct FamilyKernels {
-  ProjectFn project;
+  ProjectFn project;  // in index order: Gauss-Seidel over [begin, end)
+  // For an independent range (SolveBatch::independent): may project several constraints at once
+  // (SIMD lanes); bit-identical to `project` on such a range. Families without a SIMD kernel use
+  // `project` here too.
+  ProjectFn projectIndependent;
   EvaluateFn evaluate;
 };
 
@@ -57,6 +61,7 @@ PLIANT_DECLARE_FAMILY(TetVolume)
 PLIANT_DECLARE_FAMILY(GlobalVolume)
 PLIANT_DECLARE_FAMILY(Generic)
 #undef PLIANT_DECLARE_FAMILY
+void projectDistanceIndependent(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
 
 }  // namespace pliant::detail
 

@@ -56,7 +56,7 @@ void projectIsometricBendingRange(const Model& model, const SolveContext& ctx,
       const Vec3 gradient[4] = {K[0] * u, K[1] * u, K[2] * u, K[3] * u};
       dLambda = solveMultiplier(C, wSum, 4, gradient, p, con.params, lambda[c], false, ctx);
     }
-    for (int i = 0; i < 4; ++i) x[p[i]] += dLambda * (wK[i] * u);
+    for (int i = 0; i < 4; ++i) moveParticle(x, p[i], w[p[i]], dLambda * (wK[i] * u));
   }
 }
 

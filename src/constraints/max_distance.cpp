@@ -24,8 +24,8 @@ void projectMaxDistance(const Model& model, const SolveContext& ctx, std::uint32
     const Vec3 gradient[2] = {-n, n};
     const double dLambda = solveMultiplier(C, w[a] + w[b], 2, gradient, con.particles, con.params,
                                            ctx.lambda[c], true, ctx);
-    x[a] -= (w[a] * dLambda) * n;
-    x[b] += (w[b] * dLambda) * n;
+    moveParticle(x, a, w[a], -((w[a] * dLambda) * n));
+    moveParticle(x, b, w[b], (w[b] * dLambda) * n);
   }
 }
 

@@ -48,4 +48,12 @@ inline double solveMultiplier(double C, double wSum, int count, const Vec3* grad
   return deltaLambda;
 }
 
+// Immovable particles (inverse mass 0) are never written by a projection, not even with a zero
+// correction, so constraints that share only such particles are independent (Model::solveBatches)
+// and may run on different threads without a data race. Every family's kernel moves particles
+// through this.
+inline void moveParticle(Vec3* x, ParticleIndex p, double inverseMass, const Vec3& correction) {
+  if (inverseMass != 0.0) x[p] += correction;
+}
+
 }  // namespace pliant::detail

@@ -36,7 +36,7 @@ void projectTetVolume(const Model& model, const SolveContext& ctx, std::uint32_t
     if (!(wSum > 1e-300)) continue;
     const double dLambda = solveMultiplier(volume - con.restVolume, wSum, 4, gradient, p,
                                            con.params, ctx.lambda[c], false, ctx);
-    for (int i = 0; i < 4; ++i) x[p[i]] += (w[p[i]] * dLambda) * gradient[i];
+    for (int i = 0; i < 4; ++i) moveParticle(x, p[i], w[p[i]], (w[p[i]] * dLambda) * gradient[i]);
   }
 }
 

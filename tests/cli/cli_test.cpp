@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "pliant/benchmark.h"
 #include "pliant/scenes.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
@@ -742,6 +743,7 @@ TEST_F(CliCommands, VersionAndHelp) {
       {"scenes --help", {"name"}},
       {"validate --help", {"file"}},
       {"info --help", {"file"}},
+      {"bench --help", {"--scene", "--threads", "--frames", "--csv"}},
   };
   for (const auto& [args, mentions] : helps) {
     SCOPED_TRACE(args);
@@ -844,4 +846,95 @@ TEST_F(CliCommands, ValidateAndRunTheMeshColliderExample) {
   EXPECT_THAT(r.out, HasSubstr("mesh_collider.json: ok (403 particles"));
   r = run("run " + quote(goodScene("mesh_collider.json")) + " --out out --frames 3 --no-frames --quiet");
   EXPECT_EQ(r.exitCode, kExitOk) << r.err;
+}
+
+// ---------------------------------------------------------------------------------------------
+// pliant bench
+
+using CliBench = CliTest;
+
+const char* const kBenchHeader = "scene,threads,frames,ms_per_frame,mean_strain,p99_strain,state_hash";
+
+// Checks a bench CSV: the header, then one row per scene and thread count, in that order.
+void expectBenchCsv(const std::string& csv, const std::vector<std::string>& scenes, const std::vector<int>& threads,
+                    int frames) {
+  const std::vector<std::string> rows = lines(csv);
+  ASSERT_EQ(rows.size(), 1 + scenes.size() * threads.size()) << csv;
+  EXPECT_EQ(rows[0], kBenchHeader);
+  std::size_t row = 1;
+  for (const std::string& scene : scenes)
+    for (int t : threads) {
+      SCOPED_TRACE(rows[row]);
+      const std::vector<std::string> fields = split(rows[row++], ',');
+      ASSERT_EQ(fields.size(), 7u);
+      EXPECT_EQ(fields[0], scene);
+      EXPECT_EQ(fields[1], std::to_string(t));
+      EXPECT_EQ(fields[2], std::to_string(frames));
+      double ms = -1.0, mean = -1.0, p99 = -1.0;
+      EXPECT_TRUE(finiteNumber(fields[3], &ms) && ms > 0.0);
+      EXPECT_TRUE(finiteNumber(fields[4], &mean) && mean >= 0.0);
+      EXPECT_TRUE(finiteNumber(fields[5], &p99) && p99 >= mean);
+      EXPECT_EQ(fields[6].size(), 16u);
+      EXPECT_EQ(fields[6].find_first_not_of("0123456789abcdef"), std::string::npos);
+    }
+}
+
+TEST_F(CliBench, WritesOneCsvRowPerSceneAndThreadCountToStdout) {
+  const RunResult r = run("bench --scene rope,cloth-grid-64 --threads 1,2 --frames 2");
+  ASSERT_EQ(r.exitCode, kExitOk) << r.err;
+  expectBenchCsv(r.out, {"rope", "cloth-grid-64"}, {1, 2}, 2);
+  EXPECT_THAT(r.err, HasSubstr("bench: rope, 1 thread, 2 frames"));  // progress goes to stderr
+  // Bit-identical for any thread count: the two rows of a scene have the same hash and strain.
+  const std::vector<std::string> rows = lines(r.out);
+  for (std::size_t first : {1u, 3u}) {
+    const auto a = split(rows[first], ','), b = split(rows[first + 1], ',');
+    EXPECT_EQ(a[6], b[6]);
+    EXPECT_EQ(a[4], b[4]);
+  }
+}
+
+TEST_F(CliBench, CsvFileIsWrittenAtomicallyAndMatchesARun) {
+  const RunResult r = run("bench --scene cloth-100-2m --threads 1 --frames 3 --csv out.csv --quiet");
+  ASSERT_EQ(r.exitCode, kExitOk) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "");
+  expectBenchCsv(readFile(path("out.csv")), {"cloth-100-2m"}, {1}, 3);
+  expectNoTemporaryFiles(dir_);
+  // The hash is the state `pliant run` reaches after the same frames.
+  const RunResult run3 = run("run cloth-100-2m --frames 3 --no-frames --quiet --out runout");
+  ASSERT_EQ(run3.exitCode, kExitOk) << run3.err;
+  EXPECT_EQ(split(lines(readFile(path("out.csv")))[1], ',')[6],
+            readJson(path("runout/summary.json")).at("state_hash").get<std::string>());
+}
+
+TEST_F(CliBench, StrainIsTheRelativeEdgeStretch) {
+  // At rest (one tiny frame of a stiff cloth) strain is near 0; pliant::edgeStrain on a stretched
+  // copy gives the stretch exactly.
+  const pliant::Scene scene = pliant::makeBenchmarkScene("cloth-100-2m");
+  std::vector<pliant::Vec3> stretched = scene.model.initialPosition;
+  for (pliant::Vec3& x : stretched) x *= 1.01;
+  const pliant::StrainStatistics s = pliant::edgeStrain(scene.model, stretched);
+  EXPECT_NEAR(s.mean, 0.01, 1e-12);
+  EXPECT_NEAR(s.p99, 0.01, 1e-12);
+  // 100x100 nodes: 2 x 99 x 100 structural edges and 99 x 99 diagonals.
+  EXPECT_EQ(scene.model.distances.size(), 2u * 99u * 100u + 99u * 99u);
+}
+
+TEST_F(CliBench, BadArgumentsExit2AndWriteNothing) {
+  for (const std::string& args : {std::string("bench --scene no-such-scene"), std::string("bench --threads 0"),
+                                  std::string("bench --threads two"), std::string("bench --frames 0"),
+                                  std::string("bench --frames -3"), std::string("bench --bogus")}) {
+    SCOPED_TRACE(args);
+    const RunResult r = run(args + " --csv out.csv");
+    EXPECT_EQ(r.exitCode, kExitBadInput) << r.out;
+    EXPECT_FALSE(r.err.empty());
+    EXPECT_FALSE(fs::exists(path("out.csv")));
+  }
+  const RunResult folder = run("bench --scene rope --csv no/such/folder/out.csv");
+  EXPECT_EQ(folder.exitCode, kExitBadInput);
+  EXPECT_THAT(folder.err, HasSubstr("no such folder"));
+  const RunResult unknown = run("bench --scene no-such-scene");
+  EXPECT_THAT(unknown.err, HasSubstr("unknown benchmark scene 'no-such-scene'"));
+  EXPECT_THAT(unknown.err, HasSubstr("cloth-100-10m-bending"));
+  EXPECT_EQ(unknown.out, "");
 }

@@ -1,0 +1,63 @@
+// Benchmark scenes and their measurement, shared by `pliant bench`, the Google Benchmark suite and
+// the Bullet comparison (bench/): what is run and how it is measured is defined once, here.
+//
+// A benchmark run steps a scene for a number of frames on a given number of threads and reports
+// the wall-clock time per frame (Solver::step only; building the scene is not timed), the edge
+// strain of the final state and its hash. Strain is |edge length / rest length - 1| over the
+// model's distance constraints, which for a grid cloth are its structural and diagonal edges and
+// for a tet body its tet edges; mean and 99th percentile (nearest rank) are reported.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pliant/scenes.h"
+
+namespace pliant {
+
+// Names of every benchmark scene: the built-in scenes made for benchmarking (scene A
+// `cloth-100-2m`, scene B `cloth-100-10m-bending`), then the scaling curves: square cloths
+// `cloth-grid-64` ... `cloth-grid-512` (nodes per side) and cantilever tet beams `tet-beam-1k`,
+// `tet-beam-10k`, `tet-beam-100k` (number of tetrahedra, rounded).
+std::vector<std::string> benchmarkSceneNames();
+// The scenes `pliant bench` runs when none is named: all of them.
+std::vector<std::string> defaultBenchmarkScenes();
+// Frames a benchmark scene runs by default: the scene's own for built-in scenes (600 for A and B),
+// fewer for the large curve scenes so that the whole default run takes about a minute.
+int defaultBenchmarkFrames(const std::string& name);
+// Builds a benchmark scene, or any built-in scene by name; throws pliant::Error for an unknown name.
+Scene makeBenchmarkScene(const std::string& name);
+
+struct StrainStatistics {
+  double mean = 0.0;  // dimensionless, mean of |l / l0 - 1| over the distance constraints
+  double p99 = 0.0;   // dimensionless, 99th percentile (nearest rank)
+};
+// Strain of every distance constraint of `model` at `positions` (constraints of rest length 0 are
+// left out). All zero for a model without distance constraints.
+StrainStatistics edgeStrain(const Model& model, const std::vector<Vec3>& positions);
+// The same over explicit edges (particle pairs with rest lengths), for engines other than Pliant.
+StrainStatistics edgeStrain(const std::vector<Vec3>& positions,
+                            const std::vector<std::array<std::uint32_t, 2>>& edges,
+                            const std::vector<double>& restLengths);
+
+struct BenchmarkResult {
+  std::string scene;
+  int threads = 1;
+  int frames = 0;
+  double msPerFrame = 0.0;  // ms of wall-clock time per Solver::step
+  StrainStatistics strain;  // of the final state
+  std::uint64_t stateHash = 0;
+};
+
+// Steps `scene` from its initial state for `frames` frames on `threads` threads (restoring the
+// previous thread count afterwards). Throws pliant::Error when a step is refused.
+BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames);
+
+// CSV: the header line `scene,threads,frames,ms_per_frame,mean_strain,p99_strain,state_hash` and one
+// row per result (hash as 16 hex digits), each ending in a newline.
+std::string benchmarkCsvHeader();
+std::string benchmarkCsvRow(const BenchmarkResult& result);
+
+}  // namespace pliant

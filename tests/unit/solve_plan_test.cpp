@@ -1,0 +1,205 @@
+// The parallel solve plan (Model::solveBatches, built by Model::updateOffsets) and the SIMD distance
+// kernel it enables: batches cover each family in order, an independent batch really shares no
+// movable particle, colours of generated objects become long independent batches, and the SIMD
+// kernel gives the scalar kernel's bits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "constraints/families.h"
+#include "pliant/builders.h"
+#include "pliant/model.h"
+#include "pliant/state.h"
+
+namespace pliant {
+namespace {
+
+std::vector<ParticleIndex> particlesOf(const Model& m, ConstraintFamily family, std::uint32_t c) {
+  switch (family) {
+    case ConstraintFamily::Attachment: return {m.attachments[c].particle};
+    case ConstraintFamily::Distance: return {m.distances[c].particles[0], m.distances[c].particles[1]};
+    case ConstraintFamily::MaxDistance: return {m.maxDistances[c].particles[0], m.maxDistances[c].particles[1]};
+    case ConstraintFamily::IsometricBending: {
+      const auto& p = m.isometricBendings[c].particles;
+      return {p[0], p[1], p[2], p[3]};
+    }
+    case ConstraintFamily::DihedralBending: {
+      const auto& p = m.dihedralBendings[c].particles;
+      return {p[0], p[1], p[2], p[3]};
+    }
+    case ConstraintFamily::TetVolume: {
+      const auto& p = m.tetVolumes[c].particles;
+      return {p[0], p[1], p[2], p[3]};
+    }
+    default: return {};
+  }
+}
+
+// Checks the plan's invariants for every family; returns the number of constraints in parallel batches.
+std::size_t checkPlan(const Model& m) {
+  std::size_t inParallel = 0;
+  for (int f = 0; f < kConstraintFamilyCount; ++f) {
+    const auto family = static_cast<ConstraintFamily>(f);
+    const auto& batches = m.solveBatches[f];
+    const auto count = static_cast<std::uint32_t>(m.constraintCount(family));
+    if (count == 0) {
+      EXPECT_TRUE(batches.empty());
+      continue;
+    }
+    EXPECT_FALSE(batches.empty());
+    std::uint32_t next = 0;
+    for (const SolveBatch& b : batches) {
+      EXPECT_EQ(b.begin, next) << familyName(family);
+      EXPECT_LT(b.begin, b.end);
+      next = b.end;
+      if (b.parallel) {
+        EXPECT_TRUE(b.independent);
+        EXPECT_GE(b.end - b.begin, 2u * m.parallelBlockSize);
+        inParallel += b.end - b.begin;
+      }
+      if (!b.independent) continue;
+      std::set<ParticleIndex> seen;
+      for (std::uint32_t c = b.begin; c < b.end; ++c)
+        for (ParticleIndex p : particlesOf(m, family, c)) {
+          if (m.inverseMass[p] == 0.0) continue;
+          EXPECT_TRUE(seen.insert(p).second) << familyName(family) << " constraint " << c << " particle " << p;
+        }
+    }
+    EXPECT_EQ(next, count) << familyName(family);
+  }
+  return inParallel;
+}
+
+Model pinnedCloth(int nodes, std::uint32_t blockSize) {
+  ModelBuilder b;
+  b.model().parallelBlockSize = blockSize;
+  ClothGridDef def;
+  def.nodesX = def.nodesY = nodes;
+  def.stretch.compliance = 1e-7;
+  def.bending = BendingModel::Isometric;
+  const GeneratedObject c = addClothGrid(b, def);
+  const ParticleIndex pins[2] = {c.firstParticle, c.firstParticle + static_cast<ParticleIndex>(nodes - 1)};
+  for (ParticleIndex p : pins) b.fixParticle(p);
+  addTethers(b, {pins[0], pins[1]}, c.firstParticle, c.particleCount, ConstraintParameters{});
+  return b.build();
+}
+
+TEST(SolvePlan, ClothColoursAreLongIndependentBatches) {
+  const Model m = pinnedCloth(40, 256);
+  checkPlan(m);
+  for (ConstraintFamily family : {ConstraintFamily::Distance, ConstraintFamily::IsometricBending}) {
+    const auto& batches = m.solveBatches[static_cast<int>(family)];
+    // Greedy colouring of a grid: a handful of colours, each one batch (the last few colours of a
+    // greedy colouring can be tiny and join a dependent batch).
+    EXPECT_LE(batches.size(), 20u) << familyName(family);
+    std::size_t independent = 0;
+    for (const SolveBatch& b : batches)
+      if (b.independent) independent += b.end - b.begin;
+    EXPECT_GT(independent, 0.97 * static_cast<double>(m.constraintCount(family))) << familyName(family);
+  }
+  // Tethers to two pinned anchors: one batch per anchor, since the anchors never move.
+  const auto& tethers = m.solveBatches[static_cast<int>(ConstraintFamily::MaxDistance)];
+  ASSERT_EQ(tethers.size(), 2u);
+  EXPECT_TRUE(tethers[0].parallel && tethers[1].parallel);
+  EXPECT_EQ(tethers[0].end - tethers[0].begin, 40u * 40u - 2u);
+}
+
+TEST(SolvePlan, DefaultBlockSizeKeepsSmallModelsSerial) {
+  const Model small = pinnedCloth(40, Model{}.parallelBlockSize);
+  EXPECT_EQ(small.parallelBlockSize, 4096u);
+  EXPECT_EQ(checkPlan(small), 0u);
+  EXPECT_FALSE(small.hasParallelBatch());
+  const Model split = pinnedCloth(40, 64);
+  EXPECT_GT(checkPlan(split), split.totalConstraintCount() / 2);
+  EXPECT_TRUE(split.hasParallelBatch());
+}
+
+TEST(SolvePlan, TetBoxVolumesAndEdgesAreColoured) {
+  ModelBuilder b;
+  b.model().parallelBlockSize = 4;
+  TetBoxDef def;
+  def.cellsX = 8;
+  def.cellsY = def.cellsZ = 4;
+  addTetBox(b, def);
+  const Model m = b.build();
+  EXPECT_GT(checkPlan(m), m.totalConstraintCount() / 2);
+  for (ConstraintFamily family : {ConstraintFamily::Distance, ConstraintFamily::TetVolume})
+    EXPECT_LE(m.solveBatches[static_cast<int>(family)].size(), 64u) << familyName(family);
+}
+
+TEST(SolvePlan, ConstraintsInNoParticularOrderFormFewDependentBatches) {
+  // A chain added link by link: every link shares a particle with the next, so nothing is
+  // independent; the plan is one dependent batch, not one batch per link.
+  ModelBuilder b;
+  std::vector<ParticleIndex> p;
+  for (int i = 0; i < 100; ++i) p.push_back(b.addParticle(Vec3(0.1 * i, 0.0, 0.0), 1.0));
+  for (int i = 0; i + 1 < 100; ++i) b.addDistance(p[i], p[i + 1], ConstraintParameters{});
+  const Model m = b.build();
+  checkPlan(m);
+  const auto& batches = m.solveBatches[static_cast<int>(ConstraintFamily::Distance)];
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_FALSE(batches[0].independent);
+  // Families the plan never splits: one serial batch each.
+  ModelBuilder g;
+  const ParticleIndex q = g.addParticle(Vec3::Zero(), 1.0);
+  g.addGeneric([](std::span<const Vec3> x, std::span<Vec3> grad) {
+    grad[0] = Vec3::UnitY();
+    return x[0].y();
+  }, std::span<const ParticleIndex>(&q, 1), false, ConstraintParameters{});
+  const Model gm = g.build();
+  ASSERT_EQ(gm.solveBatches[static_cast<int>(ConstraintFamily::Generic)].size(), 1u);
+  EXPECT_FALSE(gm.solveBatches[static_cast<int>(ConstraintFamily::Generic)][0].independent);
+}
+
+// One independent batch projected by the scalar and by the SIMD kernel from the same perturbed state.
+TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
+  Model m = pinnedCloth(17, 4096);
+  // Mixed materials: damped constraints (scalar fallback inside the SIMD kernel), a hard one, and a
+  // zero-length edge (skipped).
+  for (std::size_t c = 0; c < m.distances.size(); ++c) {
+    m.distances[c].params.compliance = c % 7 == 0 ? 0.0 : 1e-6 * (1.0 + static_cast<double>(c % 5));
+    m.distances[c].params.damping = c % 11 == 0 ? 3.0 : 0.0;
+  }
+  State s = State::fromModel(m);
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> jitter(-0.02, 0.02);
+  for (Vec3& x : s.position) x += Vec3(jitter(random), jitter(random), jitter(random));
+  s.previousPosition = State::fromModel(m).position;
+  const auto& batches = m.solveBatches[static_cast<int>(ConstraintFamily::Distance)];
+  ASSERT_FALSE(batches.empty());
+  const SolveBatch batch = batches.front();
+  ASSERT_TRUE(batch.independent);
+  s.position[m.distances[batch.begin + 3].particles[1]] = s.position[m.distances[batch.begin + 3].particles[0]];
+  for (double lambda0 : {0.0, 0.25}) {
+    std::fill(s.lambda.begin(), s.lambda.end(), lambda0);
+    State scalar = s, simd = s;
+    auto context = [&](State& state) {
+      detail::SolveContext ctx;
+      ctx.mode = SolverMode::Xpbd;
+      ctx.h = 1.0 / 600.0;
+      ctx.invH = 1.0 / ctx.h;
+      ctx.invH2 = ctx.invH * ctx.invH;
+      ctx.x = state.position.data();
+      ctx.xPrev = state.previousPosition.data();
+      ctx.w = m.inverseMass.data();
+      ctx.lambda = state.lambda.data() + m.lambdaOffset[static_cast<int>(ConstraintFamily::Distance)];
+      return ctx;
+    };
+    const auto& kernels = detail::familyKernels(ConstraintFamily::Distance);
+    // Odd and even starts pair the constraints differently in the SIMD lanes.
+    for (std::uint32_t start : {batch.begin, batch.begin + 1}) {
+      State a = scalar, b = simd;
+      kernels.project(m, context(a), start, batch.end);
+      kernels.projectIndependent(m, context(b), start, batch.end);
+      EXPECT_EQ(a.hash(), b.hash()) << "start " << start << " lambda0 " << lambda0;
+      EXPECT_NE(a.hash(), s.hash());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pliant

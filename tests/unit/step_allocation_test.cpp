@@ -1,0 +1,114 @@
+// No allocation inside a step (STYLE.md): once a solver has taken its first step, further steps
+// allocate nothing, on one thread or several, with contacts or without. This test binary replaces
+// the global operator new with one that counts calls while counting is switched on.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <vector>
+
+#include "pliant/builders.h"
+#include "pliant/colliders.h"
+#include "pliant/model.h"
+#include "pliant/parallel.h"
+#include "pliant/solver.h"
+#include "pliant/state.h"
+
+namespace {
+std::atomic<bool> counting{false};
+std::atomic<long> allocations{0};
+std::vector<double>* volatile kept = nullptr;  // keeps the compiler from eliding the test's allocation
+
+void* allocate(std::size_t size) {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+void* operator new(std::size_t size) { return allocate(size); }
+void* operator new[](std::size_t size) { return allocate(size); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return allocate(size);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+namespace pliant {
+namespace {
+
+Model scene(bool contacts) {
+  ModelBuilder b;
+  b.model().parallelBlockSize = 16;  // split the colours across threads even at this size
+  ClothGridDef def;
+  def.nodesX = def.nodesY = 20;
+  def.origin = Vec3(-0.5, 1.0, -0.5);
+  def.stretch.compliance = 1e-7;
+  def.bending = BendingModel::Isometric;
+  def.bendingParams.compliance = 0.1;
+  def.dampingFactor = 0.02;
+  const GeneratedObject c = addClothGrid(b, def);
+  b.fixParticle(c.firstParticle);
+  b.fixParticle(c.firstParticle + 19);
+  addTethers(b, {c.firstParticle, c.firstParticle + 19}, c.firstParticle, c.particleCount, ConstraintParameters{});
+  TetBoxDef box;
+  box.cellsX = 4;
+  box.cellsY = box.cellsZ = 2;
+  box.origin = Vec3(1.0, 0.4, 0.0);
+  box.size = Vec3(0.8, 0.4, 0.4);
+  box.volume.compliance = 1e-8;
+  box.edges.compliance = 1e-7;
+  addTetBox(b, box);
+  if (contacts) {
+    for (ParticleIndex p = 0; p < b.particleCount(); ++p) b.setParticleRadius(p, 0.01);
+    b.addCollider(Collider::sphere(Vec3(0.0, 0.5, 0.0), 0.3));
+    b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.5, 0.4, 0.0}));
+  }
+  return b.build();
+}
+
+TEST(StepAllocation, StepsAfterTheFirstAllocateNothing) {
+  const int saved = threadCount();
+  for (bool contacts : {false, true})
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(testing::Message() << "contacts " << contacts << ", threads " << threads);
+      setThreadCount(threads);
+      const Model model = scene(contacts);
+      ASSERT_TRUE(model.hasParallelBatch());
+      Solver solver(model, SolverSettings::smallSteps(8));
+      State state = State::fromModel(model);
+      // The first steps size the solver's scratch (the backup state, contact lists) and start
+      // OpenMP's thread pool.
+      ASSERT_TRUE(solver.run(state, 3).ok());
+      allocations = 0;
+      counting = true;
+      const StepResult r = solver.run(state, 40);
+      counting = false;
+      ASSERT_TRUE(r.ok()) << r.message;
+      EXPECT_EQ(allocations.load(), 0);
+      if (contacts) {
+        EXPECT_GT(solver.lastContactCount(), 0u);
+      }
+    }
+  setThreadCount(saved);
+}
+
+TEST(StepAllocation, TheCounterSeesAnAllocation) {
+  allocations = 0;
+  counting = true;
+  kept = new std::vector<double>(10);
+  counting = false;
+  delete kept;
+  EXPECT_GE(allocations.load(), 1);
+}
+
+}  // namespace
+}  // namespace pliant
