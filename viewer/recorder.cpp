@@ -57,6 +57,19 @@ nlohmann::json colliderShapeJson(const Collider& c) {
       j["radius"] = c.radius;
       j["half_height"] = c.halfHeight;
       break;
+    case ColliderShape::Mesh:
+      // The closed mesh the distance grid was built from, in the collider's frame: float32 xyz
+      // and uint32 triangle corners, base64 like the frames.
+      if (c.grid) {
+        std::string bytes;
+        for (const Vec3& v : c.grid->vertices)
+          for (int k = 0; k < 3; ++k) appendLittleEndian32(bytes, std::bit_cast<std::uint32_t>(static_cast<float>(v[k])));
+        j["vertices"] = base64Encode(bytes);
+        j["triangles"] = indicesBase64(c.grid->triangles);
+      } else {
+        j["unsupported"] = true;
+      }
+      break;
     default: j["unsupported"] = true; break;
   }
   return j;

@@ -243,6 +243,13 @@ std::string renderPng(const std::string& dataJson, int frame, const RenderOption
     else if (shape == "box") {
       const auto h = c.at("half_extents").get<std::array<double, 3>>();
       addBox(triangles, Vec3(h[0], h[1], h[2]), transform, kCollider);
+    } else if (shape == "mesh" && c.contains("vertices") && c.contains("triangles")) {
+      const std::vector<float> v = floatsOf(c.at("vertices").get<std::string>());
+      const std::vector<std::uint32_t> t = indicesOf(c.at("triangles").get<std::string>());
+      const std::size_t count = v.size() / 3;
+      for (std::size_t k = 0; k + 2 < t.size(); k += 3)
+        if (std::max({t[k], t[k + 1], t[k + 2]}) < count)
+          triangles.push_back({transform * point(v, t[k]), transform * point(v, t[k + 1]), transform * point(v, t[k + 2]), kCollider});
     }
     // Other shapes: not drawn (as in the page).
   }

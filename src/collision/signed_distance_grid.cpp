@@ -413,7 +413,8 @@ double SignedDistanceGrid::sample(const Vec3& q, Vec3& gradient) const {
   // measure from there. Equal to the grid value on the box, positive (the box lies in the padding
   // band, outside the mesh), and its direction is nearly the true normal even at grid corners.
   const Vec3 toPoint = q - (clamped - inside * gradient);
-  const double length = toPoint.norm();
+  // stableNorm: a far point (|q| ~ 1e300) must not overflow the squared norm to infinity.
+  const double length = toPoint.stableNorm();
   if (length > 0.0) gradient = toPoint / length;
   return length;
 }

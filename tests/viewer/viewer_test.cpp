@@ -217,4 +217,40 @@ TEST(ViewerRender, DrawsTheSceneAndDifferentFramesDiffer) {
   EXPECT_THROW(pliant::viewer::renderPng(json, 0, {4, 4}), pliant::Error);
 }
 
+TEST(ViewerRender, DrawsAMeshColliderFromTheTrianglesItsGridWasBuiltFrom) {
+  // A few particles above a mesh cube: the data carries the cube's mesh, and the picture with
+  // the cube has more ink than the same picture with the cube's triangles removed.
+  pliant::Scene scene;
+  scene.name = "mesh-collider";
+  pliant::ModelBuilder builder;
+  for (int i = 0; i < 4; ++i) builder.addParticle(pliant::Vec3(0.3 * i - 0.45, 1.2, 0.0), 1.0);
+  pliant::SignedDistanceGridOptions grid;
+  grid.cellSize = 0.1;
+  builder.addCollider(pliant::Collider::mesh(std::string(PLIANT_TEST_DATA_DIR) + "/meshes/sdf_cube.obj",
+                                             pliant::Vec3(0, 0.5, 0), pliant::Quat::Identity(), grid));
+  scene.model = builder.build();
+  ViewerRecorder recorder(scene, 0, 0);
+  recorder.record(0, pliant::State::fromModel(scene.model));
+  nlohmann::json data = nlohmann::json::parse(recorder.json());
+  const auto& mesh = data.at("colliders").at(0);
+  ASSERT_EQ(mesh.at("shape"), "mesh");
+  const pliant::SignedDistanceGrid& sdf = *scene.model.colliders[0].grid;
+  const std::vector<float> vertices = floatsOf(mesh.at("vertices").get<std::string>());
+  ASSERT_EQ(vertices.size(), 3 * sdf.vertices.size());
+  for (std::size_t v = 0; v < sdf.vertices.size(); ++v)
+    for (int k = 0; k < 3; ++k) EXPECT_FLOAT_EQ(vertices[3 * v + std::size_t(k)], static_cast<float>(sdf.vertices[v][k]));
+  EXPECT_EQ(base64Decode(mesh.at("triangles").get<std::string>()).size(), 12 * sdf.triangles.size());
+
+  auto ink = [](const Image& image) {
+    std::size_t inked = 0;
+    for (std::size_t p = 0; p < image.rgb.size(); p += 3)
+      if (std::abs(image.rgb[p] - 0x15) + std::abs(image.rgb[p + 1] - 0x18) + std::abs(image.rgb[p + 2] - 0x1c) > 30) ++inked;
+    return inked;
+  };
+  const std::size_t withCube = ink(decodePng(pliant::viewer::renderPng(data.dump(), 0, {160, 120})));
+  data["colliders"][0]["triangles"] = "";
+  const std::size_t withoutCube = ink(decodePng(pliant::viewer::renderPng(data.dump(), 0, {160, 120})));
+  EXPECT_GT(withCube, withoutCube + 160 * 120 / 20) << "the mesh collider is not drawn";
+}
+
 }  // namespace

@@ -377,6 +377,12 @@
         object = new THREE.Mesh(new THREE.BoxGeometry(2 * h[0], 2 * h[1], 2 * h[2]), colliderMaterial);
       } else if (c.shape === 'capsule') {
         object = new THREE.Mesh(new THREE.CapsuleGeometry(c.radius, 2 * c.half_height, 12, 32), colliderMaterial);
+      } else if (c.shape === 'mesh' && c.vertices && c.triangles) {
+        const meshGeometry = new THREE.BufferGeometry();
+        meshGeometry.setAttribute('position', new THREE.BufferAttribute(floatsOf(c.vertices), 3));
+        meshGeometry.setIndex(new THREE.BufferAttribute(indicesOf(c.triangles), 1));
+        meshGeometry.computeVertexNormals();
+        object = new THREE.Mesh(meshGeometry, colliderMaterial);
       }
       if (!object) { api.skippedColliders.push(c.shape); continue; }
       scene.add(object);
