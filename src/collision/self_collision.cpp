@@ -24,7 +24,7 @@
 //   given a box that holds its path for the whole step as predicted from x^n, its velocity and
 //   gravity (and its path, if kinematic), padded by the thickness plus a quarter of its travel for
 //   the corrections the solver will make. Vertex and triangle boxes (edge and edge boxes) are
-//   compared in uniform grids (box_grid.h); pairs whose boxes come within thickness + contactMargin
+//   compared in box hierarchies (box_tree.h); pairs whose boxes come within thickness + contactMargin
 //   are the step's candidates, sorted. A pair left out is at least that far apart for as long as
 //   each particle stays in its box, because boxes are convex. Each later substep checks that every
 //   particle's x^n and prediction are still inside its box and runs the broad phase again (over the
@@ -129,6 +129,15 @@ void Solver::buildSurfaceTopology() {
     if (std::binary_search(s.particles.begin(), s.particles.end(), p))
       s.kinematicPath[slot(p)] = static_cast<std::int32_t>(k);
   }
+  // The hierarchies over triangles and edges, on the rest layout (see box_tree.h).
+  std::vector<Vec3> centres;
+  centres.reserve(std::max(s.triangles.size(), s.edges.size()));
+  for (const auto& t : s.triangles)
+    centres.push_back((model.initialPosition[t[0]] + model.initialPosition[t[1]] + model.initialPosition[t[2]]) / 3.0);
+  s.triangleTree.build(centres);
+  centres.clear();
+  for (const auto& e : s.edges) centres.push_back(0.5 * (model.initialPosition[e[0]] + model.initialPosition[e[1]]));
+  s.edgeTree.build(centres);
   s.region.resize(s.particles.size());
   s.vertexBoxes.resize(s.particles.size());
   s.triangleBoxes.resize(s.triangles.size());
@@ -174,13 +183,11 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
     s.vertexBoxes[i] = box;
     s.vertexBoxes[i].inflate(0.5 * reach);
   }
-  double extent = 0.0;
   for (std::size_t t = 0; t < s.triangles.size(); ++t) {
     detail::Aabb box;
     for (std::uint32_t k : s.triangleSlots[t]) box.add(s.region[k]);
     box.inflate(0.5 * reach);
     s.triangleBoxes[t] = box;
-    extent += (box.max - box.min).maxCoeff();
   }
   for (std::size_t e = 0; e < s.edges.size(); ++e) {
     detail::Aabb box = s.region[s.edgeSlots[e][0]];
@@ -188,17 +195,14 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
     box.inflate(0.5 * reach);
     s.edgeBoxes[e] = box;
   }
-  // Cells of about the mean triangle box: each box covers a few cells.
-  double cellSize = extent / static_cast<double>(s.triangles.size());
-  if (!(cellSize > 0.0) || !std::isfinite(cellSize)) cellSize = 1.0;
-  s.triangleGrid.build(s.triangleBoxes, cellSize);
-  s.edgeGrid.build(s.edgeBoxes, cellSize);
+  s.triangleTree.refit(s.triangleBoxes);
+  s.edgeTree.refit(s.edgeBoxes);
   const double* w = model.inverseMass.data();
   // 2. Vertex-triangle candidates: each vertex against the triangles it is not a corner of.
   s.vertexTriangle.clear();
   for (std::uint32_t i = 0; i < s.particles.size(); ++i) {
     const ParticleIndex p = s.particles[i];
-    s.triangleGrid.query(s.vertexBoxes[i], [&](std::uint32_t t) {
+    s.triangleTree.query(s.vertexBoxes[i], s.triangleBoxes, [&](std::uint32_t t) {
       const auto& tri = s.triangles[t];
       if (tri[0] == p || tri[1] == p || tri[2] == p) return;
       if (w[p] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) return;
@@ -211,7 +215,7 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
   s.edgeEdge.clear();
   for (std::uint32_t a = 0; a < s.edges.size(); ++a) {
     const auto& ea = s.edges[a];
-    s.edgeGrid.query(s.edgeBoxes[a], [&](std::uint32_t b) {
+    s.edgeTree.query(s.edgeBoxes[a], s.edgeBoxes, [&](std::uint32_t b) {
       if (b <= a) return;
       const auto& eb = s.edges[b];
       if (ea[0] == eb[0] || ea[0] == eb[1] || ea[1] == eb[0] || ea[1] == eb[1]) return;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collision/box_grid.h"
+#include "collision/box_tree.h"
 #include "pliant/solver.h"
 
 namespace pliant {
@@ -29,8 +30,8 @@ struct Solver::SurfaceScratch {
   std::vector<detail::Aabb> substepVertex;
   std::vector<detail::Aabb> substepTriangle;
   std::vector<detail::Aabb> substepEdge;
-  detail::BoxGrid triangleGrid;
-  detail::BoxGrid edgeGrid;
+  detail::BoxTree triangleTree;  // built on the rest layout, refitted by each broad phase run
+  detail::BoxTree edgeTree;
   struct VertexTriangle {
     std::uint32_t vertex = 0;    // slot
     std::uint32_t triangle = 0;  // index in triangles
