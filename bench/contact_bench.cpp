@@ -1,9 +1,9 @@
-// Contact cost per frame (issue 4, item 7), single thread, small steps with 15 substeps:
+// Contact cost per frame (issue 4, item 7), on 1 and 2 threads, small steps with 15 substeps:
 //
-//   contact/sphere128/step   a 1.6 m cloth of 128x128 nodes draped over a sphere on a ground plane:
+//   contact/sphere128/step/threads:N  a 1.6 m cloth of 128x128 nodes draped over a sphere on a ground plane:
 //                            collider contacts with friction, and surface contact (self-collision,
 //                            thickness 4 mm) on
-//   contact/fold128/step     a 1 m cloth of 128x128 nodes standing on its lower edge, collapsing
+//   contact/fold128/step/threads:N    a 1 m cloth of 128x128 nodes standing on its lower edge, collapsing
 //                            onto itself on the ground: collider contacts and self-collision
 //                            (thickness 3 mm), measured while it folds
 //
@@ -141,7 +141,7 @@ double timeStep(Solver& solver, State& state, bool& ok) {
 
 void contactStep(benchmark::State& bs, const ContactFixture& (*fixture)()) {
   const ContactFixture& f = fixture();
-  setThreadCount(1);
+  setThreadCount(static_cast<int>(bs.range(0)));
   Solver solver(f.model, f.settings);
   Solver base(f.noContact, f.settings);
   State s = f.warm;
@@ -182,11 +182,17 @@ void contactStep(benchmark::State& bs, const ContactFixture& (*fixture)()) {
 
 BENCHMARK_CAPTURE(contactStep, sphere128, sphereCloth)
     ->Name("contact/sphere128/step")
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0);
 BENCHMARK_CAPTURE(contactStep, fold128, foldCloth)
     ->Name("contact/fold128/step")
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0);

@@ -66,7 +66,8 @@ struct Model {
   // Surface contact (cloth self-collision and cloth-cloth collision, src/collision/
   // self_collision.cpp): every vertex of a collision triangle is kept at least surfaceThickness
   // from every collision triangle it is not a corner of (vertex-triangle), and every edge from
-  // every edge it shares no vertex with (edge-edge), as unilateral constraints C >= 0 solved in
+  // every edge it shares no vertex with (edge-edge), except pairs joined by one mesh edge (a vertex
+  // and a triangle whose corner is its neighbour), as unilateral constraints C >= 0 solved in
   // each substep with continuous collision over the substep (a vertex cannot tunnel through a
   // triangle in one substep). Off unless selfCollision is set, since it costs a broad phase per
   // step and a narrow phase per substep. The thickness must stay below about 0.7 of the shortest

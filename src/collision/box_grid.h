@@ -38,6 +38,10 @@ struct Aabb {
     min.array() -= r;
     max.array() += r;
   }
+  void inflate(const Vec3& r) {
+    min -= r;
+    max += r;
+  }
   bool overlaps(const Aabb& b) const {
     return min.x() <= b.max.x() && b.min.x() <= max.x() && min.y() <= b.max.y() && b.min.y() <= max.y() &&
            min.z() <= b.max.z() && b.min.z() <= max.z();

@@ -22,15 +22,17 @@
 //   configurations are another pair's (a vertex near a triangle's edge is that edge's business).
 // - Broad phase once per step, narrow phase per substep. At the first substep, each particle is
 //   given a box that holds its path for the whole step as predicted from x^n, its velocity and
-//   gravity (and its path, if kinematic), padded by the thickness plus a quarter of its travel for
+//   gravity (and its path, if kinematic), padded by half the thickness and a part of its travel for
 //   the corrections the solver will make. Vertex and triangle boxes (edge and edge boxes) are
-//   compared in box hierarchies (box_tree.h); pairs whose boxes come within thickness + contactMargin
+//   compared in box hierarchies (box_tree.h); pairs whose boxes come within the reach (below)
 //   are the step's candidates, sorted. A pair left out is at least that far apart for as long as
 //   each particle stays in its box, because boxes are convex. Each later substep checks that every
 //   particle's x^n and prediction are still inside its box and runs the broad phase again (over the
 //   rest of the step) if one is not, so skipping it is never a guess.
 // - Friction and the velocity pass are those of the other contacts (friction.h), on the relative
 //   motion sum_k c_k x_k, shared out by c_k w_k / sum_k c_k^2 w_k.
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -83,6 +85,18 @@ Vec3 closestBarycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3&
 
 Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }
 
+// How near a pair must come to be made a contact (m): the thickness plus a margin, so that a pair
+// pushed together by other constraints during the projection is still held. The margin is
+// SolverSettings::contactMargin capped at a quarter of the thickness: the reach must stay below
+// the distance between non-adjacent vertices and triangles of a flat mesh (about 0.7 of an edge),
+// or every neighbour in the mesh becomes a pair to test in every substep.
+double surfaceReach(const Model& model, const SolverSettings& settings) {
+  return model.surfaceThickness + std::min(settings.contactMargin, 0.25 * model.surfaceThickness);
+}
+
+// Below this many surface particles the broad phase runs on one thread.
+constexpr std::size_t kParallelQueries = 2048;
+
 // Relative tolerance below which two edges count as parallel (sin of the angle between them).
 constexpr double kParallel = 1.0e-6;
 
@@ -123,6 +137,22 @@ void Solver::buildSurfaceTopology() {
   };
   for (const auto& t : s.triangles) s.triangleSlots.push_back({slot(t[0]), slot(t[1]), slot(t[2])});
   for (const auto& e : s.edges) s.edgeSlots.push_back({slot(e[0]), slot(e[1])});
+  s.neighbourStart.assign(s.particles.size() + 1, 0);
+  for (const auto& e : s.edgeSlots) {
+    ++s.neighbourStart[e[0] + 1];
+    ++s.neighbourStart[e[1] + 1];
+  }
+  for (std::size_t i = 0; i < s.particles.size(); ++i) s.neighbourStart[i + 1] += s.neighbourStart[i];
+  s.neighbours.resize(s.neighbourStart.back());
+  {
+    std::vector<std::uint32_t> fill(s.neighbourStart.begin(), s.neighbourStart.end() - 1);
+    for (const auto& e : s.edgeSlots) {  // edges ascending, so each list comes out sorted
+      s.neighbours[fill[e[0]]++] = e[1];
+      s.neighbours[fill[e[1]]++] = e[0];
+    }
+    for (std::size_t i = 0; i < s.particles.size(); ++i)
+      std::sort(s.neighbours.begin() + s.neighbourStart[i], s.neighbours.begin() + s.neighbourStart[i + 1]);
+  }
   s.kinematicPath.assign(s.particles.size(), -1);
   for (std::size_t k = 0; k < model.kinematicParticles.size(); ++k) {
     const ParticleIndex p = model.kinematicParticles[k].particle;
@@ -155,7 +185,7 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
   const Model& model = *model_;
   SurfaceScratch& s = *surface_;
   ++surfaceBroadPhaseRuns_;
-  const double reach = model.surfaceThickness + settings_.contactMargin;
+  const double reach = surfaceReach(model, settings_);
   const double m = remainingSubsteps;
   const double span = m * h;  // s, the rest of the step
   // 1. Where each particle will be during the rest of the step: x^n, the prediction, and the
@@ -176,9 +206,11 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
       const Vec3 acceleration = settings_.gravity + w * state.externalForce[p];
       box.add(start + span * state.velocity[p] + (0.5 * h * h * m * (m - 1.0)) * acceleration);
     }
-    // Room for the corrections the constraints will make: half the thickness and a quarter of the
-    // travel. Less makes more runs, more makes more candidates.
-    box.inflate(0.5 * model.surfaceThickness + 0.25 * (box.max - box.min).norm());
+    // Room for the corrections the constraints will make: half the thickness, and along each axis
+    // a quarter of the travel along it plus a twentieth of the whole travel (a falling cloth is
+    // deflected sideways far less than it falls). Less makes more runs, more more candidates.
+    const Vec3 travel = box.max - box.min;
+    box.inflate(Vec3((0.5 * model.surfaceThickness + 0.05 * travel.norm()) * Vec3::Ones() + 0.25 * travel));
     s.region[i] = box;
     s.vertexBoxes[i] = box;
     s.vertexBoxes[i].inflate(0.5 * reach);
@@ -199,30 +231,65 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
   s.edgeTree.refit(s.edgeBoxes);
   const double* w = model.inverseMass.data();
   // 2. Vertex-triangle candidates: each vertex against the triangles it is not a corner of.
+  // Slots a and b are the same or joined by an edge of the mesh.
+  auto near = [&](std::uint32_t a, std::uint32_t b) {
+    return a == b || std::binary_search(s.neighbours.begin() + s.neighbourStart[a],
+                                        s.neighbours.begin() + s.neighbourStart[a + 1], b);
+  };
+  // The queries are independent: split over threads when there are enough, each into its own
+  // list. Joined and sorted, the candidates are the same for any thread count.
+  const int threads = s.particles.size() >= kParallelQueries ? omp_get_max_threads() : 1;
+  if (s.threadVertexTriangle.size() < static_cast<std::size_t>(threads)) {
+    s.threadVertexTriangle.resize(threads);
+    s.threadEdgeEdge.resize(threads);
+  }
+  const auto vertexCount = static_cast<std::int64_t>(s.particles.size());
+  const auto edgeCount = static_cast<std::int64_t>(s.edges.size());
+#pragma omp parallel num_threads(threads)
+  {
+    auto& vertexTriangle = s.threadVertexTriangle[omp_get_thread_num()];
+    auto& edgeEdge = s.threadEdgeEdge[omp_get_thread_num()];
+    vertexTriangle.clear();
+    edgeEdge.clear();
+    // 2. Vertex-triangle candidates: each vertex against the triangles it is neither a corner of
+    //    nor joined to a corner of by an edge.
+#pragma omp for schedule(dynamic, 256) nowait
+    for (std::int64_t v = 0; v < vertexCount; ++v) {
+      const auto i = static_cast<std::uint32_t>(v);
+      const ParticleIndex p = s.particles[i];
+      s.triangleTree.query(s.vertexBoxes[i], s.triangleBoxes, [&](std::uint32_t t) {
+        const auto& tri = s.triangles[t];
+        const auto& corner = s.triangleSlots[t];
+        if (near(i, corner[0]) || near(i, corner[1]) || near(i, corner[2])) return;
+        if (w[p] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) return;
+        vertexTriangle.push_back({i, t});
+      });
+    }
+    // 3. Edge-edge candidates: each pair of edges, once (a < b), whose ends are neither shared
+    //    nor joined by an edge.
+#pragma omp for schedule(dynamic, 256)
+    for (std::int64_t e = 0; e < edgeCount; ++e) {
+      const auto a = static_cast<std::uint32_t>(e);
+      const auto& ea = s.edges[a];
+      const auto& sa = s.edgeSlots[a];
+      s.edgeTree.query(s.edgeBoxes[a], s.edgeBoxes, [&](std::uint32_t b) {
+        if (b <= a) return;
+        const auto& eb = s.edges[b];
+        const auto& sb = s.edgeSlots[b];
+        if (near(sa[0], sb[0]) || near(sa[0], sb[1]) || near(sa[1], sb[0]) || near(sa[1], sb[1])) return;
+        if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) return;
+        edgeEdge.push_back({a, b});
+      });
+    }
+  }
   s.vertexTriangle.clear();
-  for (std::uint32_t i = 0; i < s.particles.size(); ++i) {
-    const ParticleIndex p = s.particles[i];
-    s.triangleTree.query(s.vertexBoxes[i], s.triangleBoxes, [&](std::uint32_t t) {
-      const auto& tri = s.triangles[t];
-      if (tri[0] == p || tri[1] == p || tri[2] == p) return;
-      if (w[p] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) return;
-      s.vertexTriangle.push_back({i, t});
-    });
+  s.edgeEdge.clear();
+  for (int t = 0; t < threads; ++t) {
+    s.vertexTriangle.insert(s.vertexTriangle.end(), s.threadVertexTriangle[t].begin(), s.threadVertexTriangle[t].end());
+    s.edgeEdge.insert(s.edgeEdge.end(), s.threadEdgeEdge[t].begin(), s.threadEdgeEdge[t].end());
   }
   std::sort(s.vertexTriangle.begin(), s.vertexTriangle.end(),
             [](const auto& l, const auto& r) { return l.vertex != r.vertex ? l.vertex < r.vertex : l.triangle < r.triangle; });
-  // 3. Edge-edge candidates: each pair of edges without a shared vertex, once (a < b).
-  s.edgeEdge.clear();
-  for (std::uint32_t a = 0; a < s.edges.size(); ++a) {
-    const auto& ea = s.edges[a];
-    s.edgeTree.query(s.edgeBoxes[a], s.edgeBoxes, [&](std::uint32_t b) {
-      if (b <= a) return;
-      const auto& eb = s.edges[b];
-      if (ea[0] == eb[0] || ea[0] == eb[1] || ea[1] == eb[0] || ea[1] == eb[1]) return;
-      if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) return;
-      s.edgeEdge.push_back({a, b});
-    });
-  }
   std::sort(s.edgeEdge.begin(), s.edgeEdge.end());
   s.built = true;
 }
@@ -242,7 +309,7 @@ void Solver::collideSurfaces(const State& state, double h, int substep, double t
   if (!valid) findSurfaceCandidates(state, h, settings_.substeps - substep, time);
 
   const double thickness = model.surfaceThickness;
-  const double reach = thickness + settings_.contactMargin;
+  const double reach = surfaceReach(model, settings_);
   const double lateral = 0.5 * thickness;  // how far beside a triangle a vertex may be and still count
   const double cap = settings_.maxDepenetrationVelocity * h;
   const Vec3* x0 = state.previousPosition.data();

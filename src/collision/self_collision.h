@@ -20,6 +20,10 @@ struct Solver::SurfaceScratch {
   std::vector<std::array<std::uint32_t, 3>> triangleSlots;  // corners as slots in `particles`
   std::vector<std::array<ParticleIndex, 2>> edges;          // unique, (lower, higher), ascending
   std::vector<std::array<std::uint32_t, 2>> edgeSlots;
+  // Mesh neighbours of each particle slot (slots joined by an edge), sorted: slot i's are
+  // neighbours[neighbourStart[i] .. neighbourStart[i + 1]).
+  std::vector<std::uint32_t> neighbourStart;
+  std::vector<std::uint32_t> neighbours;
   // Broad phase: where each particle stays during the step, and the boxes compared.
   std::vector<detail::Aabb> region;        // per particle slot
   std::vector<detail::Aabb> vertexBoxes;   // region padded by half the reach
@@ -39,6 +43,9 @@ struct Solver::SurfaceScratch {
   std::vector<VertexTriangle> vertexTriangle;            // candidates, sorted by (vertex, triangle)
   std::vector<std::array<std::uint32_t, 2>> edgeEdge;   // candidates (a < b), sorted
   bool built = false;  // whether the candidates above were ever found
+  // Per-thread candidate lists of a parallel broad phase, joined and sorted after.
+  std::vector<std::vector<VertexTriangle>> threadVertexTriangle;
+  std::vector<std::vector<std::array<std::uint32_t, 2>>> threadEdgeEdge;
 };
 
 }  // namespace pliant
