@@ -24,6 +24,7 @@
 #include "pliant/io/output.h"
 #include "pliant/parallel.h"
 #include "pliant/pliant.h"
+#include "pliant/geometry.h"
 #include "pliant/probes.h"
 #include "viewer.h"
 
@@ -244,6 +245,8 @@ int runScene(const RunOptions& options) {
   summary["final_energy_J"] = {{"kinetic", energy.kinetic}, {"gravitational", energy.gravitational},
                                {"elastic", energy.elastic}, {"total", energy.total()}};
   summary["final_residual"] = {{"max", residual.max}, {"rms", residual.rms}};
+  summary["final_intersecting_triangle_pairs"] =
+      pliant::countIntersectingTrianglePairs(state.position, scene.topology.triangles);
   summary["state_hash"] = hex(state.hash());
   summary["outputs"] = {{"format", options.format},
                         {"frames_written", written.size()},

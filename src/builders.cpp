@@ -126,6 +126,7 @@ GeneratedObject addClothGrid(ModelBuilder& builder, const ClothGridDef& def) {
   addBendingConstraints(builder, out.triangles, def.bending, def.bendingParams);
   std::vector<ParticleIndex> members(count);
   for (std::uint32_t k = 0; k < count; ++k) members[k] = out.firstParticle + k;
+  if (def.selfCollision) builder.addCollisionTriangles(out.triangles);
   out.object = builder.addObject(def.name, std::move(members), def.dampingFactor);
   return out;
 }
@@ -265,6 +266,7 @@ GeneratedObject addClothMesh(ModelBuilder& builder, const std::vector<Vec3>& ver
   addBendingConstraints(builder, out.triangles, def.bending, def.bendingParams);
   std::vector<ParticleIndex> members(out.particleCount);
   for (std::uint32_t p = 0; p < out.particleCount; ++p) members[p] = out.firstParticle + p;
+  if (def.selfCollision) builder.addCollisionTriangles(out.triangles);
   out.object = builder.addObject(def.name, std::move(members), def.dampingFactor);
   return out;
 }

@@ -242,6 +242,16 @@ void Model::validate() const {
       throw Error(where + ": rotation path " + std::to_string(c.rotationPath) + " does not exist");
   }
   checkMaterial(particleContactMaterial, "particle contact material");
+  for (std::size_t i = 0; i < collisionTriangles.size(); ++i) {
+    const CollisionTriangle& t = collisionTriangles[i];
+    const std::string where = describe("collision triangle", i);
+    for (ParticleIndex p : t.particles) checkIndex(p, n, where);
+    if (t.particles[0] == t.particles[1] || t.particles[1] == t.particles[2] || t.particles[0] == t.particles[2])
+      throw Error(where + ": its three particles must differ");
+  }
+  if (!std::isfinite(surfaceThickness) || !(surfaceThickness > 0.0))
+    throw Error("model: surfaceThickness must be a finite number > 0 m, got " + std::to_string(surfaceThickness));
+  checkMaterial(surfaceContactMaterial, "surface contact material");
   for (std::size_t i = 0; i < kinematicParticles.size(); ++i) {
     checkIndex(kinematicParticles[i].particle, n, describe("kinematic particle", i));
     if (!kinematicParticles[i].path) throw Error(describe("kinematic particle", i) + ": path is empty");
@@ -543,6 +553,20 @@ std::uint32_t ModelBuilder::addCollider(const Collider& collider, PathFunction p
   }
   model_.colliders.push_back(c);
   return static_cast<std::uint32_t>(model_.colliders.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addCollisionTriangles(std::span<const std::array<ParticleIndex, 3>> triangles,
+                                                  bool enable) {
+  const auto first = static_cast<std::uint32_t>(model_.collisionTriangles.size());
+  for (std::size_t i = 0; i < triangles.size(); ++i) {
+    const std::string where = describe("collision triangle", first + i);
+    for (ParticleIndex p : triangles[i]) checkIndex(p, particleCount(), where);
+    if (triangles[i][0] == triangles[i][1] || triangles[i][1] == triangles[i][2] || triangles[i][0] == triangles[i][2])
+      throw Error(where + ": its three particles must differ");
+  }
+  for (const auto& t : triangles) model_.collisionTriangles.push_back({{t[0], t[1], t[2]}});
+  if (enable) model_.selfCollision = true;
+  return first;
 }
 
 std::uint32_t ModelBuilder::addObject(std::string name, std::vector<ParticleIndex> particles,

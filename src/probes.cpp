@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "pliant/diagnostics.h"
+#include "pliant/geometry.h"
 
 namespace pliant {
 
@@ -23,6 +24,7 @@ std::string ProbeRecorder::header() const {
       case Probe::Kind::Momentum: add(p, {"px", "py", "pz", "Lx", "Ly", "Lz"}); break;
       case Probe::Kind::CentreOfMass: add(p, {"x", "y", "z"}); break;
       case Probe::Kind::Residual: add(p, {"max", "rms"}); break;
+      case Probe::Kind::Intersections: add(p, {"pairs"}); break;
     }
   }
   return h + "\n";
@@ -87,6 +89,9 @@ void ProbeRecorder::record(const State& state, std::string& out) const {
         put(r.rms);
         break;
       }
+      case Probe::Kind::Intersections:
+        put(static_cast<double>(countIntersectingTrianglePairs(state.position, scene_->topology.triangles)));
+        break;
     }
   }
   out.push_back('\n');

@@ -217,8 +217,8 @@ class SceneLoader {
   Scene load(const Json& root) {
     const Node top{root, ""};
     r_.allowOnly(top, {"$schema", "name", "description", "solver", "frames", "duration", "objects",
-                       "constraints", "attachments", "kinematic", "colliders", "particle_contact", "probes",
-                       "probe_every"});
+                       "constraints", "attachments", "kinematic", "colliders", "particle_contact",
+                       "surface_contact", "probes", "probe_every"});
     if (r_.has(top, "name")) scene_.name = r_.string(r_.child(top, "name"));
     if (r_.has(top, "description")) scene_.description = r_.string(r_.child(top, "description"));
     parseSolver(top);
@@ -251,6 +251,7 @@ class SceneLoader {
       if (r_.has(pc, "enabled")) builder_.model().particleCollisions = r_.boolean(r_.child(pc, "enabled"));
       builder_.model().particleContactMaterial = contactMaterial(pc);
     }
+    if (r_.has(top, "surface_contact")) parseSurfaceContact(r_.child(top, "surface_contact"));
     if (r_.has(top, "frames") && r_.has(top, "duration"))
       r_.fail(top, "give either 'frames' or 'duration', not both");
     if (r_.has(top, "frames")) scene_.frames = static_cast<int>(r_.integer(r_.child(top, "frames"), 0, 100000000));
@@ -320,6 +321,19 @@ class SceneLoader {
         r_.fail(where, "expected \"position\" or \"velocity_pass\", got \"" + value + "\"");
       out.dynamicFrictionInVelocityPass = value == "velocity_pass";
     }
+  }
+
+  // Surface contact (cloth self-collision and cloth-cloth collision) of the cloths that have
+  // "self_collision": true: {"enabled", "thickness" (m), "friction", "restitution"}.
+  void parseSurfaceContact(const Node& sc) {
+    r_.allowOnly(sc, {"enabled", "thickness", "friction", "restitution"});
+    Model& model = builder_.model();
+    const bool enabled = r_.has(sc, "enabled") ? r_.boolean(r_.child(sc, "enabled")) : true;
+    if (enabled && model.collisionTriangles.empty())
+      r_.fail(sc, "no object has \"self_collision\": true, so surface contact has nothing to act on");
+    model.selfCollision = enabled && !model.collisionTriangles.empty();
+    model.surfaceThickness = r_.number(sc, "thickness", model.surfaceThickness, 0.0, 1e3, true);
+    model.surfaceContactMaterial = contactMaterial(sc);
   }
 
   // Surface material: "friction" is a number (static = dynamic) or {"static", "dynamic"} (a missing
@@ -604,7 +618,8 @@ class SceneLoader {
   }
 
   GeneratedObject parseCloth(const Node& o, const std::string& name) {
-    r_.allowOnly(o, {"type", "name", "grid", "mesh", "transform", "mass", "stretch", "bending", "damping", "pins", "tethers", "particle_radius"});
+    r_.allowOnly(o, {"type", "name", "grid", "mesh", "transform", "mass", "stretch", "bending", "damping", "pins", "tethers",
+                     "particle_radius", "self_collision"});
     if (r_.has(o, "grid") == r_.has(o, "mesh")) r_.fail(o, "a cloth needs exactly one of \"grid\" or \"mesh\"");
     const double mass = r_.number(r_.child(o, "mass"), 0.0, std::numeric_limits<double>::infinity(), true);
     const ConstraintParameters stretch = r_.has(o, "stretch") ? r_.material(r_.child(o, "stretch")) : ConstraintParameters{};
@@ -612,6 +627,7 @@ class SceneLoader {
     ConstraintParameters bendingParams;
     if (r_.has(o, "bending")) parseBending(r_.child(o, "bending"), bending, bendingParams);
     const double damping = r_.number(o, "damping", 0.0, 0.0, 1.0);
+    const bool selfCollision = r_.has(o, "self_collision") && r_.boolean(r_.child(o, "self_collision"));
     if (r_.has(o, "grid")) {
       const Node g = r_.child(o, "grid");
       r_.allowOnly(g, {"nodes", "size", "origin", "axis_x", "axis_y"});
@@ -639,6 +655,7 @@ class SceneLoader {
       def.bending = bending;
       def.bendingParams = bendingParams;
       def.dampingFactor = damping;
+      def.selfCollision = selfCollision;
       return addClothGrid(builder_, def);
     }
     const Node meshNode = r_.child(o, "mesh");
@@ -651,6 +668,7 @@ class SceneLoader {
     def.bending = bending;
     def.bendingParams = bendingParams;
     def.dampingFactor = damping;
+    def.selfCollision = selfCollision;
     return addClothMesh(builder_, mesh.vertices, mesh.triangles, def);
   }
 
@@ -863,9 +881,13 @@ class SceneLoader {
     } else if (type == "residual") {
       r_.allowOnly(p, {"name", "type"});
       probe.kind = Probe::Kind::Residual;
+    } else if (type == "intersections") {
+      r_.allowOnly(p, {"name", "type"});
+      probe.kind = Probe::Kind::Intersections;
     } else {
       r_.fail(typeNode, "unknown probe type '" + type +
-                            "' (expected particle, constraint_force, energy, momentum, centre_of_mass or residual)");
+                            "' (expected particle, constraint_force, energy, momentum, centre_of_mass, residual or "
+                            "intersections)");
     }
     scene_.probes.push_back(probe);
   }

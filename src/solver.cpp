@@ -8,6 +8,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "collision/self_collision.h"
 #include "constraints/families.h"
 #include "pliant/error.h"
 #include "pliant/parallel.h"
@@ -59,6 +60,7 @@ Solver::Solver(const Model& model, const SolverSettings& settings) : model_(&mod
   scratch_.resize(scratch);
   parallelPlan_ = model.hasParallelBatch();
   buildContactTopology();
+  buildSurfaceTopology();
 }
 
 void Solver::setSettings(const SolverSettings& settings) {
@@ -218,6 +220,7 @@ void Solver::advance(State& state, bool trace) {
     updateColliderPoses(startTime + sub * h, t);
     // 3. collide (contact multipliers start at 0 here)
     collide(state, h);
+    collideSurfaces(state, h, sub, startTime + sub * h);
     // 4. reset multipliers
     std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
     // 5. project
@@ -338,6 +341,14 @@ StepResult Solver::diagnose(State& state) {
     if (trace_.constraintSet) {
       message << " after projecting " << familyName(trace_.constraint.family) << " constraint "
               << trace_.constraint.index;
+    } else if (trace_.surfaceContactSet) {
+      const SurfaceContact& c = trace_.surfaceContact;
+      if (c.kind == SurfaceContact::Kind::VertexTriangle)
+        message << " after projecting the vertex-triangle surface contact of particle " << c.particles[0]
+                << " with triangle " << c.particles[1] << "-" << c.particles[2] << "-" << c.particles[3];
+      else
+        message << " after projecting the edge-edge surface contact of edge " << c.particles[0] << "-"
+                << c.particles[1] << " with edge " << c.particles[2] << "-" << c.particles[3];
     } else if (trace_.contactSet) {
       message << " after projecting the contact of particle " << trace_.contact.particle;
       if (trace_.contact.collider >= 0) message << " with collider " << trace_.contact.collider;
@@ -352,6 +363,11 @@ StepResult Solver::diagnose(State& state) {
   if (result.hasContact) {
     result.contactCollider = trace_.contact.collider;
     if (trace_.contact.collider < 0) result.contactParticle = trace_.contact.other;
+  }
+  result.hasSurfaceContact = trace_.found && trace_.surfaceContactSet;
+  if (result.hasSurfaceContact) {
+    result.surfaceContactKind = trace_.surfaceContact.kind;
+    for (int k = 0; k < 4; ++k) result.surfaceContactParticles[k] = trace_.surfaceContact.particles[k];
   }
   result.message = message.str();
   trace_ = Trace{};

@@ -42,6 +42,10 @@ struct ClothGridDef {
   BendingModel bending = BendingModel::None;
   ConstraintParameters bendingParams;  // on every interior edge
   double dampingFactor = 0.0;          // momentum-conserving damping of the object, [0, 1]
+  // Register the triangles for surface contact (self- and cloth-cloth collision) and turn
+  // Model::selfCollision on; the thickness and friction are Model::surfaceThickness and
+  // Model::surfaceContactMaterial.
+  bool selfCollision = false;
 };
 // Particle of node (column i, row j) is firstParticle + j * nodesX + i.
 GeneratedObject addClothGrid(ModelBuilder& builder, const ClothGridDef& def);
@@ -107,6 +111,7 @@ struct ClothMeshDef {
   BendingModel bending = BendingModel::None;
   ConstraintParameters bendingParams;
   double dampingFactor = 0.0;
+  bool selfCollision = false;  // as ClothGridDef::selfCollision
 };
 GeneratedObject addClothMesh(ModelBuilder& builder, const std::vector<Vec3>& vertices,
                              const std::vector<std::array<std::uint32_t, 3>>& triangles,

@@ -48,6 +48,13 @@ struct SolveBatch {
   bool operator==(const SolveBatch&) const = default;
 };
 
+// A triangle of a surface that takes part in surface contact (cloth self-collision and
+// cloth-cloth collision): its vertices are kept away from other collision triangles, and its edges
+// from their edges, by Model::surfaceThickness. Its orientation is not used.
+struct CollisionTriangle {
+  ParticleIndex particles[3] = {0, 0, 0};
+};
+
 struct Model {
   // Particles.
   std::vector<Vec3> initialPosition;  // m
@@ -69,6 +76,20 @@ struct Model {
   // constraint (neighbours at rest: an edge, a bending stencil or a tet of the same body).
   bool particleCollisions = true;
   ContactMaterial particleContactMaterial;  // friction and restitution of particle-particle contacts
+
+  // Surface contact (cloth self-collision and cloth-cloth collision, src/collision/
+  // self_collision.cpp): every vertex of a collision triangle is kept at least surfaceThickness
+  // from every collision triangle it is not a corner of (vertex-triangle), and every edge from
+  // every edge it shares no vertex with (edge-edge), except pairs joined by one mesh edge (a vertex
+  // and a triangle whose corner is its neighbour), as unilateral constraints C >= 0 solved in
+  // each substep with continuous collision over the substep (a vertex cannot tunnel through a
+  // triangle in one substep). Off unless selfCollision is set, since it costs a broad phase per
+  // step and a narrow phase per substep. The thickness must stay below about 0.7 of the shortest
+  // triangle edge (the closest a vertex is to a triangle it is not part of in a flat mesh).
+  std::vector<CollisionTriangle> collisionTriangles;
+  bool selfCollision = false;
+  double surfaceThickness = 0.005;         // m, > 0: the gap kept between two surfaces
+  ContactMaterial surfaceContactMaterial;  // friction and restitution of surface contacts
 
   // Constraint families, one flat array each.
   std::vector<AttachmentConstraint> attachments;
@@ -161,6 +182,11 @@ class ModelBuilder {
   // `rotationPath` its orientation follows rotationPath(t) (a kinematic collider); otherwise it stays
   // at collider.pose. Returns its index in Model::colliders.
   std::uint32_t addCollider(const Collider& collider, PathFunction path = {}, RotationFunction rotationPath = {});
+
+  // Registers triangles (particle indices) for surface contact; returns the index of the first in
+  // Model::collisionTriangles. They collide only while Model::selfCollision is on (see there);
+  // `enable` turns it on.
+  std::uint32_t addCollisionTriangles(std::span<const std::array<ParticleIndex, 3>> triangles, bool enable = true);
 
   // Adds a named object; returns its index.
   std::uint32_t addObject(std::string name, std::vector<ParticleIndex> particles,

@@ -6,6 +6,7 @@
 #include "pliant/constraints.h"
 #include "pliant/diagnostics.h"
 #include "pliant/error.h"
+#include "pliant/geometry.h"
 #include "pliant/math.h"
 #include "pliant/model.h"
 #include "pliant/solver.h"

@@ -23,6 +23,8 @@ struct Probe {
     Momentum,        // columns .px .py .pz (kg m/s) .Lx .Ly .Lz (kg m^2/s, about the origin)
     CentreOfMass,    // columns .x .y .z (m)
     Residual,        // columns .max .rms (|C + alpha~ lambda|)
+    Intersections,   // column .pairs: pairs of the scene's triangles (topology) that intersect, by
+                     // countIntersectingTrianglePairs (pliant/geometry.h)
   };
   std::string name;
   Kind kind = Kind::Particle;

@@ -7,12 +7,19 @@
 //     3. collide     contacts are found at the predicted positions: each particle near a collider,
 //                    and pairs of particles from a spatial hash grid, within contactMargin of touching;
 //                    sorted by particle (then collider / other particle); each keeps its relative
-//                    normal velocity before the solve and the overlap it had at x^n (to cap the push)
+//                    normal velocity before the solve and the overlap it had at x^n (to cap the push).
+//                    With Model::selfCollision, surface contacts too: vertex-triangle and edge-edge
+//                    pairs of collision triangles that come within surfaceThickness + contactMargin
+//                    anywhere on the straight path from x^n to the prediction (continuous
+//                    collision), oriented by the side they were on at x^n. Their candidate pairs
+//                    come from a broad phase over boxes swept to the predicted end of the step, run
+//                    in the first substep and again only if a particle leaves its box
 //     4. reset       lambda = 0 (XPBD: multipliers are accumulated only within one substep)
 //     5. project     `iterations` Gauss-Seidel passes: the families in ConstraintFamily order, then
-//                    particle-particle contacts, then collider contacts (last, so obstacles win);
-//                    contacts are hard unilateral constraints with Coulomb friction at position
-//                    level (static: undo the tangential motion; dynamic: undo mu_d of the normal one).
+//                    particle-particle contacts, then surface contacts, then collider contacts
+//                    (last, so obstacles win); contacts are hard unilateral constraints with
+//                    Coulomb friction at position level (static: undo the tangential motion;
+//                    dynamic: undo mu_d of the normal one).
 //                    Each family runs batch by batch (Model::solveBatches): an independent batch (a
 //                    colour) long enough is split across threads, in one parallel region per pass,
 //                    the rest runs on one thread; contacts run on one thread. Bit-identical for any
@@ -24,8 +31,9 @@
 //   8. damping      momentum-conserving damping per object (seed 000), once per step
 //   9. check        NaN/Inf or a displacement above the bound refuses the step and restores the state
 //
-// Contacts are found anew in every substep from the state alone, so they are scratch of the
-// solver, not part of the State: a saved and restored state steps on bit-identically.
+// Contacts are found anew in every substep from the state alone (surface candidates anew in every
+// step), so they are scratch of the solver, not part of the State: a saved and restored state
+// steps on bit-identically.
 //
 // Modes: PBD scales each correction by the stiffness k (or by k' = 1 - (1-k)^(1/n) when
 // iteration-independent stiffness is on); XPBD uses compliance and damping (Macklin et al. 2016).
@@ -33,9 +41,11 @@
 // hard (k = 1, alpha = 0) in both modes.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -79,6 +89,29 @@ struct SolverSettings {
   void validate() const;
 };
 
+// A surface contact found by the collide stage (cloth self-collision and cloth-cloth collision,
+// src/collision/self_collision.cpp): a vertex against a triangle or an edge against an edge, both
+// written as one linear unilateral constraint over four particles,
+//   C = n . (sum_k c_k x_k) - thickness (+ allowance) >= 0,
+// whose unit normal n and coefficients c_k (they sum to 0, so momentum is conserved) are frozen for
+// the substep: a substep moves so little that the geometry barely turns in it.
+struct SurfaceContact {
+  enum class Kind : std::uint8_t { VertexTriangle, EdgeEdge };
+  Kind kind = Kind::VertexTriangle;
+  // VertexTriangle: the vertex, then the triangle's corners; EdgeEdge: edge a's two ends, then
+  // edge b's (a is the edge of lower index in the solver's edge list).
+  ParticleIndex particles[4] = {0, 0, 0, 0};
+  // c_k: VertexTriangle 1, -b0, -b1, -b2 (b the barycentric coordinates of the vertex's closest
+  // point on the triangle); EdgeEdge 1 - s, s, -(1 - t), -t (s, t the closest points' parameters).
+  double weights[4] = {0.0, 0.0, 0.0, 0.0};
+  Vec3 normal = Vec3::UnitY();  // unit; points from the triangle (edge b) to the side the vertex (edge a) was on at x^n
+  double inverseMassSum = 0.0;  // 1/kg, sum_k c_k^2 w_k
+  double allowance = 0.0;       // m, as Contact::allowance
+  double normalVelocity = 0.0;  // m/s, n . sum_k c_k v_k before the solve (< 0: approaching)
+  double lambda = 0.0;          // accumulated multiplier (kg m)
+  Vec3 friction = Vec3::Zero(); // m, as Contact::friction
+};
+
 enum class StepStatus : std::uint8_t { Ok, NonFinite, ExcessiveDisplacement };
 
 struct StepResult {
@@ -93,6 +126,10 @@ struct StepResult {
   bool hasContact = false;
   std::int32_t contactCollider = -1;
   std::int64_t contactParticle = -1;
+  // When a surface contact projection made it so (hasContact stays false): its kind and particles.
+  bool hasSurfaceContact = false;
+  SurfaceContact::Kind surfaceContactKind = SurfaceContact::Kind::VertexTriangle;
+  std::array<std::int64_t, 4> surfaceContactParticles = {-1, -1, -1, -1};
   std::string message;
   bool ok() const { return status == StepStatus::Ok; }
 };
@@ -115,6 +152,9 @@ class Solver {
  public:
   // The model must outlive the solver. Throws pliant::Error for invalid settings or model.
   Solver(const Model& model, const SolverSettings& settings);
+  ~Solver();
+  Solver(Solver&&) noexcept;
+  Solver& operator=(Solver&&) noexcept;
 
   // Advances `state` by settings().timeStep. A refused step leaves `state` exactly as it was.
   [[nodiscard]] StepResult step(State& state);
@@ -135,7 +175,15 @@ class Solver {
   // particle), with their multipliers. Valid until the next step.
   const std::vector<Contact>& lastColliderContacts() const { return colliderContacts_; }
   const std::vector<Contact>& lastParticleContacts() const { return particleContacts_; }
-  std::size_t lastContactCount() const { return colliderContacts_.size() + particleContacts_.size(); }
+  const std::vector<SurfaceContact>& lastSurfaceContacts() const { return surfaceContacts_; }
+  std::size_t lastContactCount() const {
+    return colliderContacts_.size() + particleContacts_.size() + surfaceContacts_.size();
+  }
+  // Surface contact work of the last step: how many times the broad phase ran (1 per step unless a
+  // particle left the box it was given, see self_collision.cpp) and how many candidate pairs the
+  // last run produced (vertex-triangle plus edge-edge).
+  int lastSurfaceBroadPhaseRuns() const { return surfaceBroadPhaseRuns_; }
+  std::size_t lastSurfaceCandidateCount() const;
 
  private:
   void advance(State& state, bool trace);
@@ -148,6 +196,12 @@ class Solver {
   // Returns false when tracing found the contact that produced a bad value.
   bool projectContacts(State& state, bool trace);
   void contactVelocityPass(State& state, double h);
+  // Surface contact stages (src/collision/self_collision.cpp).
+  void buildSurfaceTopology();
+  void findSurfaceCandidates(const State& state, double h, int remainingSubsteps, double time);
+  void collideSurfaces(const State& state, double h, int substep, double time);
+  bool projectSurfaceContacts(State& state, bool trace);
+  void surfaceVelocityPass(State& state, double h);
   const Model* model_;
   SolverSettings settings_;
   State backup_;
@@ -174,6 +228,12 @@ class Solver {
   std::vector<std::uint32_t> gridStart_;
   std::vector<GridEntry> gridEntries_;
   std::vector<GridEntry> gridScratch_;
+  // Surface contact scratch: the contacts of the substep, and the topology, boxes, grids and
+  // candidate pairs (defined in self_collision.cpp), null when the model has no surface contact.
+  std::vector<SurfaceContact> surfaceContacts_;
+  struct SurfaceScratch;
+  std::unique_ptr<SurfaceScratch> surface_;
+  int surfaceBroadPhaseRuns_ = 0;
   // Set while tracing a refused step: the first constraint that produced a bad value.
   struct Trace {
     bool active = false;
@@ -182,6 +242,8 @@ class Solver {
     ConstraintRef constraint;
     bool contactSet = false;
     Contact contact;
+    bool surfaceContactSet = false;
+    SurfaceContact surfaceContact;
     std::int64_t particle = -1;
     double bound = 0.0;
     const std::vector<Vec3>* stepStart = nullptr;

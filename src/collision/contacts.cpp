@@ -30,9 +30,13 @@
 #include <cmath>
 #include <limits>
 
+#include "collision/friction.h"
 #include "pliant/solver.h"
 
 namespace pliant {
+
+using detail::frictionShift;
+using detail::velocityPassChange;
 
 namespace {
 
@@ -76,40 +80,6 @@ constexpr int kForwardCells[13][3] = {{1, 0, 0},  {-1, 1, 0}, {0, 1, 0},  {1, 1,
 Vec3 pointBefore(const Collider& c, const ColliderPose& now, const ColliderPose& before, const Vec3& x) {
   if (!c.kinematic()) return x;
   return before.position + before.rotation * (now.rotation.conjugate() * (x - now.position));
-}
-
-// Friction at position level: the relative tangential displacement to undo now. `undone` is the
-// total undone in this substep (a tangential impulse times w). Within the static cone,
-// |undone| <= mu_s w lambda = `staticLimit`, the contact sticks. Outside it the contact slides and
-// keeps `kineticLimit` = mu_d w lambda of friction along the motion (Macklin et al. 2014, "Unified
-// particle physics", eqs. 24-25), or none when dynamic friction is left to the velocity pass
-// (kineticLimit 0): what earlier passes undid is then given back (a negative shift).
-Vec3 frictionShift(const Vec3& tangential, double staticLimit, double kineticLimit, Vec3& undone) {
-  const Vec3 total = undone + tangential;
-  const double length = total.norm();
-  if (length <= staticLimit) {
-    undone = total;
-    return tangential;
-  }
-  const Vec3 target = total * (std::min(kineticLimit, length) / length);
-  const Vec3 shift = target - undone;
-  undone = target;
-  return shift;
-}
-
-// Velocity change dv of the relative velocity `relative` along unit normal n: dynamic friction and
-// restitution (see the top of the file). `normalCorrection` = sum of w times lambda (m).
-Vec3 velocityPassChange(const Vec3& relative, const Vec3& n, double normalCorrection, double normalVelocityBefore,
-                        const ContactMaterial& material, bool friction, double h, double restingSpeed) {
-  const double vn = n.dot(relative);
-  const Vec3 vt = relative - vn * n;
-  Vec3 dv = Vec3::Zero();
-  const double speed = vt.norm();
-  if (friction && speed > 0.0 && material.dynamicFriction > 0.0)
-    dv -= vt * (std::min(material.dynamicFriction * normalCorrection / h, speed) / speed);
-  const double e = std::abs(normalVelocityBefore) <= restingSpeed ? 0.0 : material.restitution;
-  dv += n * (-vn + std::max(-e * normalVelocityBefore, 0.0));
-  return dv;
 }
 
 }  // namespace
@@ -296,7 +266,8 @@ bool Solver::projectContacts(State& state, bool trace) {
     trace_.contact = c;
     return true;
   };
-  // Particle pairs first, colliders last: at the end of a pass the obstacles hold.
+  // Particle pairs first, then surface contacts (self_collision.cpp), colliders last: at the end of a
+  // pass the obstacles hold.
   const bool kineticHere = !settings_.dynamicFrictionInVelocityPass;
   const double muPair = model.particleContactMaterial.staticFriction;
   const double kineticPair = kineticHere ? model.particleContactMaterial.dynamicFriction : 0.0;
@@ -320,6 +291,7 @@ bool Solver::projectContacts(State& state, bool trace) {
     x[b] += (w[b] / wSum) * shift;
     if (bad(a, c) || bad(b, c)) return false;
   }
+  if (!surfaceContacts_.empty() && !projectSurfaceContacts(state, trace)) return false;
   for (Contact& c : colliderContacts_) {
     const ParticleIndex p = c.particle;
     const Collider& collider = model.colliders[c.collider];
@@ -358,6 +330,7 @@ void Solver::contactVelocityPass(State& state, double h) {
     v[a] += (w[a] / wSum) * dv;
     v[b] -= (w[b] / wSum) * dv;
   }
+  surfaceVelocityPass(state, h);
   for (const Contact& c : colliderContacts_) {
     if (!(c.lambda > 0.0)) continue;
     const ParticleIndex p = c.particle;

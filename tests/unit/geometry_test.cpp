@@ -1,0 +1,125 @@
+// Unit tests of pliant/geometry.h: the triangle-triangle intersection test (crossing, disjoint,
+// touching, sharing a vertex, coplanar, degenerate) and the pair count over a mesh, which must skip
+// neighbours and agree with a brute-force count.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "pliant/builders.h"
+#include "pliant/geometry.h"
+#include "pliant/model.h"
+
+namespace pliant {
+namespace {
+
+using Triangle = std::array<ParticleIndex, 3>;
+
+// Every argument order must give the same answer: the test is symmetric in the two triangles and
+// does not depend on the order of the corners.
+bool intersectAnyOrder(const std::array<Vec3, 3>& a, const std::array<Vec3, 3>& b) {
+  const bool expected = trianglesIntersect(a[0], a[1], a[2], b[0], b[1], b[2]);
+  EXPECT_EQ(trianglesIntersect(b[0], b[1], b[2], a[0], a[1], a[2]), expected);
+  EXPECT_EQ(trianglesIntersect(a[2], a[0], a[1], b[1], b[0], b[2]), expected);
+  EXPECT_EQ(trianglesIntersect(b[2], b[1], b[0], a[1], a[2], a[0]), expected);
+  return expected;
+}
+
+const std::array<Vec3, 3> kFloor = {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 0, 1)};
+
+TEST(TrianglesIntersect, CrossingTrianglesIntersect) {
+  // A vertical triangle piercing the floor triangle through its interior.
+  EXPECT_TRUE(intersectAnyOrder(kFloor, {Vec3(0.2, -0.5, 0.2), Vec3(0.3, 0.5, 0.2), Vec3(0.2, 0.5, 0.3)}));
+  // Interlocked like two links of a chain: each passes through the other, no vertex inside.
+  EXPECT_TRUE(intersectAnyOrder({Vec3(-1, 0, 0), Vec3(1, 0, 0), Vec3(0, 2, 0)},
+                                {Vec3(0, 1, -1), Vec3(0, 1, 1), Vec3(0, -1, 0)}));
+}
+
+TEST(TrianglesIntersect, DisjointTrianglesDoNot) {
+  // Parallel, 1 mm apart.
+  EXPECT_FALSE(intersectAnyOrder(kFloor, {Vec3(0, 0.001, 0), Vec3(1, 0.001, 0), Vec3(0, 0.001, 1)}));
+  // Their planes cross, the triangles do not (the crossing line misses the floor triangle).
+  EXPECT_FALSE(intersectAnyOrder(kFloor, {Vec3(0.8, -0.5, 0.8), Vec3(0.9, 0.5, 0.8), Vec3(0.8, 0.5, 0.9)}));
+  // A vertical triangle whose edge passes just beside the floor's hypotenuse.
+  EXPECT_FALSE(intersectAnyOrder(kFloor, {Vec3(0.51, -1, 0.51), Vec3(0.51, 1, 0.51), Vec3(2, 0, 2)}));
+}
+
+TEST(TrianglesIntersect, TouchingCountsAsIntersecting) {
+  // A vertex resting on the floor triangle's interior.
+  EXPECT_TRUE(intersectAnyOrder(kFloor, {Vec3(0.2, 0.0, 0.2), Vec3(0.3, 1.0, 0.2), Vec3(0.2, 1.0, 0.3)}));
+  // Raised by 1e-9 m it no longer touches.
+  EXPECT_FALSE(intersectAnyOrder(kFloor, {Vec3(0.2, 1e-9, 0.2), Vec3(0.3, 1.0, 0.2), Vec3(0.2, 1.0, 0.3)}));
+}
+
+TEST(TrianglesIntersect, SharedVertexMeetsThereAndPairCountSkipsIt) {
+  // Two triangles of a mesh that share a vertex do meet there: the predicate says so, and the pair
+  // count skips such neighbours by design.
+  const std::array<Vec3, 3> other = {Vec3(0, 0, 0), Vec3(-1, 0.5, 0), Vec3(0, 0.5, -1)};
+  EXPECT_TRUE(intersectAnyOrder(kFloor, other));
+  const std::vector<Vec3> positions = {kFloor[0], kFloor[1], kFloor[2], other[1], other[2]};
+  const std::vector<Triangle> triangles = {{0, 1, 2}, {0, 3, 4}};
+  EXPECT_EQ(countIntersectingTrianglePairs(positions, triangles), 0u);
+  // A shared vertex does not hide a real crossing elsewhere from the predicate either.
+  EXPECT_TRUE(trianglesIntersect(kFloor[0], kFloor[1], kFloor[2], Vec3(0, 0, 0), Vec3(0.5, -0.5, 0.5),
+                                 Vec3(0.5, 0.5, 0.1)));
+}
+
+TEST(TrianglesIntersect, CoplanarTriangles) {
+  // Overlapping in the floor plane (edges cross).
+  EXPECT_TRUE(intersectAnyOrder(kFloor, {Vec3(0.3, 0, -0.5), Vec3(0.3, 0, 0.5), Vec3(-0.5, 0, 0.3)}));
+  // One inside the other: no edges cross.
+  EXPECT_TRUE(intersectAnyOrder(kFloor, {Vec3(0.1, 0, 0.1), Vec3(0.3, 0, 0.1), Vec3(0.1, 0, 0.3)}));
+  // Side by side in the plane.
+  EXPECT_FALSE(intersectAnyOrder(kFloor, {Vec3(0.6, 0, 0.6), Vec3(1.5, 0, 0.6), Vec3(0.6, 0, 1.5)}));
+  // Coplanar in a tilted plane (no axis-aligned shortcut).
+  // Dyadic coordinates keep the points exactly coplanar in double precision.
+  auto at = [](double s, double t) { return Vec3(s, s + t, t); };  // s (1, 1, 0) + t (0, 1, 1)
+  EXPECT_TRUE(intersectAnyOrder({at(0, 0), at(1, 0), at(0, 1)}, {at(0.25, 0.25), at(2, 0.25), at(0.25, 2)}));
+  EXPECT_FALSE(intersectAnyOrder({at(0, 0), at(1, 0), at(0, 1)}, {at(0.625, 0.625), at(2, 0.625), at(0.625, 2)}));
+}
+
+TEST(TrianglesIntersect, DegenerateTriangleActsAsItsSegment) {
+  // A zero-area triangle (a segment) piercing the floor, and one lying beside it.
+  EXPECT_TRUE(intersectAnyOrder(kFloor, {Vec3(0.2, -1, 0.2), Vec3(0.2, 1, 0.2), Vec3(0.2, 0, 0.2)}));
+  EXPECT_FALSE(intersectAnyOrder(kFloor, {Vec3(2, -1, 2), Vec3(2, 1, 2), Vec3(2, 0, 2)}));
+}
+
+TEST(CountIntersectingTrianglePairs, FlatClothHasNoneAndAFoldedOneThroughItselfHas) {
+  ModelBuilder b;
+  ClothGridDef def;
+  def.nodesX = def.nodesY = 12;
+  const GeneratedObject cloth = addClothGrid(b, def);
+  std::vector<Vec3> positions = b.model().initialPosition;
+  EXPECT_EQ(countIntersectingTrianglePairs(positions, cloth.triangles), 0u);
+  // Fold the far half back over the near half and push it through: z > 0.5 maps to height
+  // (z - 0.5) and depth 1 - z, a sheet rising at 45 degrees through the rows below it.
+  for (Vec3& x : positions)
+    if (x.z() > 0.5) x = Vec3(x.x(), x.z() - 0.5 - 0.2, 1.0 - x.z());
+  EXPECT_GT(countIntersectingTrianglePairs(positions, cloth.triangles), 0u);
+}
+
+TEST(CountIntersectingTrianglePairs, AgreesWithBruteForceOnARandomSoup) {
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> coordinate(0.0, 1.0), offset(-0.15, 0.15);
+  std::vector<Vec3> positions;
+  std::vector<Triangle> triangles;
+  for (ParticleIndex t = 0; t < 300; ++t) {
+    const Vec3 centre(coordinate(random), coordinate(random), coordinate(random));
+    for (int k = 0; k < 3; ++k) positions.push_back(centre + Vec3(offset(random), offset(random), offset(random)));
+    triangles.push_back({3 * t, 3 * t + 1, 3 * t + 2});
+  }
+  std::size_t brute = 0;
+  for (std::size_t i = 0; i < triangles.size(); ++i)
+    for (std::size_t j = i + 1; j < triangles.size(); ++j) {
+      const Triangle &a = triangles[i], &c = triangles[j];
+      brute += trianglesIntersect(positions[a[0]], positions[a[1]], positions[a[2]], positions[c[0]], positions[c[1]],
+                                  positions[c[2]]);
+    }
+  EXPECT_GT(brute, 10u);
+  EXPECT_EQ(countIntersectingTrianglePairs(positions, triangles), brute);
+}
+
+}  // namespace
+}  // namespace pliant
