@@ -1,4 +1,7 @@
-// A uniform grid of axis-aligned boxes for broad phases: which boxes of a set overlap a query box.
+// Axis-aligned boxes (Aabb), and a uniform grid of them for broad phases: which boxes of a set
+// overlap a query box. countIntersectingTrianglePairs (geometry.cpp) uses the grid over a mesh's
+// triangles, built anew for each count; the surface contact broad phase, run over and over on the
+// same mesh, uses the hierarchy of box_tree.h instead.
 //
 // Every box is entered in each cell it overlaps (cells hashed into buckets by a counting sort, as
 // the particle grid in contacts.cpp). A query visits the cells the query box overlaps and reports

@@ -230,7 +230,6 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
   s.triangleTree.refit(s.triangleBoxes);
   s.edgeTree.refit(s.edgeBoxes);
   const double* w = model.inverseMass.data();
-  // 2. Vertex-triangle candidates: each vertex against the triangles it is not a corner of.
   // Slots a and b are the same or joined by an edge of the mesh.
   auto near = [&](std::uint32_t a, std::uint32_t b) {
     return a == b || std::binary_search(s.neighbours.begin() + s.neighbourStart[a],
