@@ -343,8 +343,18 @@ int runBench(const BenchOptions& options) {
   const std::vector<std::string> scenes = options.scenes.empty() ? pliant::defaultBenchmarkScenes() : options.scenes;
   std::vector<std::string> known = pliant::benchmarkSceneNames();
   for (const std::string& name : pliant::builtinSceneNames()) known.push_back(name);
-  for (const std::string& name : scenes)
-    if (std::find(known.begin(), known.end(), name) == known.end()) pliant::makeBenchmarkScene(name);  // throws, listing them
+  // A scene file (a path, or a name ending in .json) is loaded like `pliant run` loads it.
+  const auto isFile = [&](const std::string& name) {
+    return std::find(known.begin(), known.end(), name) == known.end() &&
+           (name.find('/') != std::string::npos || name.ends_with(".json"));
+  };
+  const auto load = [&](const std::string& name) {
+    return isFile(name) ? pliant::loadSceneFile(name) : pliant::makeBenchmarkScene(name);
+  };
+  for (const std::string& name : scenes) {
+    if (isFile(name)) pliant::loadSceneFile(name);  // throws for a bad file, before anything runs
+    else if (std::find(known.begin(), known.end(), name) == known.end()) pliant::makeBenchmarkScene(name);  // throws, listing them
+  }
   if (!options.csv.empty()) {
     const fs::path folder = fs::absolute(options.csv).parent_path();
     std::error_code ec;
@@ -353,8 +363,9 @@ int runBench(const BenchOptions& options) {
   std::string csv = pliant::benchmarkCsvHeader();
   if (options.csv.empty()) std::cout << csv << std::flush;  // rows follow as they are measured
   for (const std::string& name : scenes) {
-    const pliant::Scene scene = pliant::makeBenchmarkScene(name);
-    const int frames = options.frames > 0 ? options.frames : pliant::defaultBenchmarkFrames(name);
+    pliant::Scene scene = load(name);
+    if (isFile(name)) scene.name = name;  // rows name the file as given
+    const int frames = options.frames > 0 ? options.frames : isFile(name) ? scene.frames : pliant::defaultBenchmarkFrames(name);
     for (int threads : options.threads) {
       const pliant::BenchmarkResult result = pliant::runBenchmark(scene, threads, frames);
       csv += pliant::benchmarkCsvRow(result);
@@ -440,7 +451,8 @@ int main(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand(
       "bench", "Time benchmark scenes (scene A cloth-100-2m, scene B cloth-100-10m-bending, scaling curves) and write CSV");
   bench->add_option("--scene", benchOptions.scenes,
-                    "Scenes to run, repeatable or comma-separated (default: all benchmark scenes; any built-in scene also runs)")
+                    "Scenes to run, repeatable or comma-separated: benchmark or built-in scene names, or scene files "
+                    "(default: all benchmark scenes)")
       ->delimiter(',')
       ->allow_extra_args(false);
   bench->add_option("--threads", benchOptions.threads, "Thread counts, repeatable or comma-separated")

@@ -5,15 +5,17 @@
 // Two kernels compute the same numbers:
 // - projectDistance, one constraint after another (any range; Gauss-Seidel in index order);
 // - projectDistanceIndependent, for a range of constraints that share no movable particle (a colour,
-//   see Model::solveBatches): two constraints per SSE2 instruction. Every lane performs exactly the
-//   scalar kernel's IEEE operations in the same order (sqrt and division are correctly rounded in
-//   both, and ISO C++ mode keeps FMA contraction off), so the two kernels give the same bits and the
-//   pairing of constraints into lanes (which depends on how a batch is split among threads) does not
-//   change the result. SSE2 is the x86-64 baseline; other targets use the scalar kernel.
+//   see Model::solveBatches): four constraints per AVX2 instruction where the CPU has AVX2 (checked
+//   at run time), else two per SSE2 instruction (the x86-64 baseline); other targets use the scalar
+//   kernel. Every lane performs exactly the scalar kernel's IEEE operations in the same order (sqrt
+//   and division are correctly rounded everywhere, no FMA is used, and ISO C++ mode keeps the
+//   compiler from contracting), so all kernels give the same bits, and neither the CPU nor the
+//   grouping of constraints into lanes (which depends on how a batch is split among threads)
+//   changes the result.
 #include "constraints/projection.h"
 
 #if defined(__SSE2__)
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 
 namespace pliant::detail {
@@ -23,10 +25,8 @@ namespace {
 constexpr double kMinLength = 1e-12;
 
 // The hottest loop of a cloth step. Choices that keep it fast without changing the method:
-// - the unit vector takes one division (1/length) instead of three;
-// - XPBD without damping (gamma = 0), the common case, is written out inline with exactly the
-//   operations solveMultiplier performs when gamma == 0 ((1 + 0) wSum == wSum and x - 0 == x in
-//   IEEE arithmetic), so its dlambda is bit-identical; damped XPBD and PBD call solveMultiplier;
+// - XPBD without damping (gamma = 0), the common case, and PBD are written out inline with one
+//   division serving both 1/|d| and 1/denominator; damped XPBD calls solveMultiplier;
 // - the mode is a template parameter, so each mode gets its own tight loop;
 // - positions are read and written as plain doubles in a written-out order (the SIMD kernel repeats
 //   it lane by lane), and corrections are formed as dlambda (w n), one multiply after dlambda.
@@ -37,33 +37,47 @@ inline void projectOne(const DistanceConstraint& con, std::uint32_t c, const Sol
   const ParticleIndex b = con.particles[1];
   double* xa = x[a].data();
   double* xb = x[b].data();
-  const double dx = xa[0] - xb[0];
-  const double dy = xa[1] - xb[1];
-  const double dz = xa[2] - xb[2];
-  const double length = std::sqrt((dx * dx + dy * dy) + dz * dz);
+  const double d[3] = {xa[0] - xb[0], xa[1] - xb[1], xa[2] - xb[2]};
+  const double length = std::sqrt((d[0] * d[0] + d[1] * d[1]) + d[2] * d[2]);
   if (length < kMinLength) return;
-  const double inverseLength = 1.0 / length;
-  const double n[3] = {dx * inverseLength, dy * inverseLength, dz * inverseLength};
   const double C = length - con.restLength;
   const double wA = w[a];
   const double wB = w[b];
-  double dLambda = 0.0;
-  if (kXpbd && con.params.compliance * con.params.damping * ctx.invH == 0.0) {
-    const double alphaTilde = con.params.compliance * ctx.invH2;
-    const double denominator = (wA + wB) + alphaTilde;
-    if (denominator > 0.0) {
-      dLambda = (-C - alphaTilde * lambda[c]) / denominator;
-      lambda[c] += dLambda;
+  if (!kXpbd || con.params.compliance * con.params.damping * ctx.invH == 0.0) {
+    // Undamped XPBD, and PBD as XPBD with alpha = 0 and the numerator scaled by k: with k = 1 the
+    // two perform the same operations, so XPBD with alpha = 0 is PBD with k = 1 bit for bit (V2).
+    double numerator, denominator;
+    if constexpr (kXpbd) {
+      const double alphaTilde = con.params.compliance * ctx.invH2;
+      denominator = (wA + wB) + alphaTilde;
+      numerator = -C - alphaTilde * lambda[c];
+    } else {
+      denominator = wA + wB;
+      numerator = pbdStiffness(con.params, ctx) * -C;
     }
-  } else {
-    // gradient = {n, -n}; solveMultiplier reads it only for damping.
-    const Vec3 gradient[2] = {Vec3(n[0], n[1], n[2]), Vec3(-n[0], -n[1], -n[2])};
-    dLambda = solveMultiplier(C, wA + wB, 2, gradient, con.particles, con.params, lambda[c], false, ctx);
+    if (!(denominator > 0.0)) return;  // both ends immovable and the constraint hard: nothing to do
+    // One division serves both 1/|d| = denominator r and 1/denominator = |d| r.
+    const double r = 1.0 / (length * denominator);
+    const double dLambda = numerator * (length * r);
+    lambda[c] += dLambda;
+    const double scale = dLambda * (denominator * r);  // dLambda / |d|: dx_a = w_a scale d
+    if (wA != 0.0) {
+      const double sA = scale * wA;
+      for (int k = 0; k < 3; ++k) xa[k] += sA * d[k];
+    }
+    if (wB != 0.0) {
+      const double sB = scale * wB;
+      for (int k = 0; k < 3; ++k) xb[k] -= sB * d[k];
+    }
+    return;
   }
-  if (wA != 0.0)
-    for (int k = 0; k < 3; ++k) xa[k] += dLambda * (wA * n[k]);
-  if (wB != 0.0)
-    for (int k = 0; k < 3; ++k) xb[k] -= dLambda * (wB * n[k]);
+  // Damped XPBD: the shared multiplier update with the gradient {n, -n}.
+  const double inverseLength = 1.0 / length;
+  const Vec3 n(d[0] * inverseLength, d[1] * inverseLength, d[2] * inverseLength);
+  const Vec3 gradient[2] = {n, -n};
+  const double dLambda = solveMultiplier(C, wA + wB, 2, gradient, con.particles, con.params, lambda[c], false, ctx);
+  if (wA != 0.0) x[a] += dLambda * (wA * n);
+  if (wB != 0.0) x[b] -= dLambda * (wB * n);
 }
 
 template <bool kXpbd>
@@ -77,68 +91,207 @@ void projectDistanceRange(const Model& model, const SolveContext& ctx, std::uint
   for (std::uint32_t c = begin; c < end; ++c) projectOne<kXpbd>(constraints[c], c, ctx, x, w, lambda);
 }
 
+inline bool undamped(const DistanceConstraint& con, const SolveContext& ctx) {
+  return con.params.compliance * con.params.damping * ctx.invH == 0.0;
+}
+
 #if defined(__SSE2__)
 // Two independent undamped XPBD constraints c and c + 1 in the lanes of SSE2 registers (low lane c).
 // Loads and stores are per lane (the particles are scattered); the arithmetic is shared. A lane that
-// the scalar kernel would skip (zero length, denominator <= 0) writes nothing, as there.
-inline void projectPair(const DistanceConstraint& c0, const DistanceConstraint& c1, std::uint32_t c,
-                        const SolveContext& ctx, Vec3* x, const double* w, double* lambda) {
-  double* xa0 = x[c0.particles[0]].data();
-  double* xb0 = x[c0.particles[1]].data();
-  double* xa1 = x[c1.particles[0]].data();
-  double* xb1 = x[c1.particles[1]].data();
-  auto pair = [](const double* low, const double* high) { return _mm_loadh_pd(_mm_load_sd(low), high); };
-  __m128d xa[3], xb[3], d[3];
+// the scalar kernel would skip (zero length, denominator <= 0) writes nothing, as there, and
+// immovable particles are never written.
+inline void projectPair(const DistanceConstraint* con, std::uint32_t c, const SolveContext& ctx, Vec3* x,
+                        const double* w, double* lambda) {
+  double* xa[2] = {x[con[0].particles[0]].data(), x[con[1].particles[0]].data()};
+  double* xb[2] = {x[con[0].particles[1]].data(), x[con[1].particles[1]].data()};
+  const double wAs[2] = {w[con[0].particles[0]], w[con[1].particles[0]]};
+  const double wBs[2] = {w[con[0].particles[1]], w[con[1].particles[1]]};
+  __m128d pa[3], pb[3], d[3];
   for (int k = 0; k < 3; ++k) {
-    xa[k] = pair(xa0 + k, xa1 + k);
-    xb[k] = pair(xb0 + k, xb1 + k);
-    d[k] = _mm_sub_pd(xa[k], xb[k]);
+    pa[k] = _mm_loadh_pd(_mm_load_sd(xa[0] + k), xa[1] + k);
+    pb[k] = _mm_loadh_pd(_mm_load_sd(xb[0] + k), xb[1] + k);
+    d[k] = _mm_sub_pd(pa[k], pb[k]);
   }
   const __m128d length =
       _mm_sqrt_pd(_mm_add_pd(_mm_add_pd(_mm_mul_pd(d[0], d[0]), _mm_mul_pd(d[1], d[1])), _mm_mul_pd(d[2], d[2])));
-  // !(length < kMinLength), as the scalar test (NaN proceeds there too).
-  const __m128d lengthOk = _mm_cmpnlt_pd(length, _mm_set1_pd(kMinLength));
-  const __m128d inverseLength = _mm_div_pd(_mm_set1_pd(1.0), length);
-  const __m128d C = _mm_sub_pd(length, _mm_set_pd(c1.restLength, c0.restLength));
-  const __m128d wA = _mm_set_pd(w[c1.particles[0]], w[c0.particles[0]]);
-  const __m128d wB = _mm_set_pd(w[c1.particles[1]], w[c0.particles[1]]);
+  const __m128d C = _mm_sub_pd(length, _mm_set_pd(con[1].restLength, con[0].restLength));
+  const __m128d wA = _mm_loadu_pd(wAs);
+  const __m128d wB = _mm_loadu_pd(wBs);
   const __m128d alphaTilde =
-      _mm_mul_pd(_mm_set_pd(c1.params.compliance, c0.params.compliance), _mm_set1_pd(ctx.invH2));
+      _mm_mul_pd(_mm_set_pd(con[1].params.compliance, con[0].params.compliance), _mm_set1_pd(ctx.invH2));
   const __m128d denominator = _mm_add_pd(_mm_add_pd(wA, wB), alphaTilde);
-  const __m128d denominatorOk = _mm_cmpgt_pd(denominator, _mm_setzero_pd());
+  // !(length < kMinLength) (NaN proceeds, as in the scalar test) and denominator > 0.
+  const int solved = _mm_movemask_pd(_mm_and_pd(_mm_cmpnlt_pd(length, _mm_set1_pd(kMinLength)),
+                                                _mm_cmpgt_pd(denominator, _mm_setzero_pd())));
+  if (solved == 0) return;
+  const __m128d r = _mm_div_pd(_mm_set1_pd(1.0), _mm_mul_pd(length, denominator));
   const __m128d oldLambda = _mm_loadu_pd(lambda + c);
   const __m128d minusC = _mm_xor_pd(C, _mm_set1_pd(-0.0));  // exact negation, as -C
-  const __m128d dLambda = _mm_div_pd(_mm_sub_pd(minusC, _mm_mul_pd(alphaTilde, oldLambda)), denominator);
+  const __m128d dLambda = _mm_mul_pd(_mm_sub_pd(minusC, _mm_mul_pd(alphaTilde, oldLambda)), _mm_mul_pd(length, r));
   const __m128d newLambda = _mm_add_pd(oldLambda, dLambda);
-  // Corrections dLambda (w n) and the moved positions, as the scalar kernel forms them.
+  const __m128d scale = _mm_mul_pd(dLambda, _mm_mul_pd(denominator, r));
+  const __m128d sA = _mm_mul_pd(scale, wA);
+  const __m128d sB = _mm_mul_pd(scale, wB);
   __m128d movedA[3], movedB[3];
   for (int k = 0; k < 3; ++k) {
-    const __m128d n = _mm_mul_pd(d[k], inverseLength);
-    movedA[k] = _mm_add_pd(xa[k], _mm_mul_pd(dLambda, _mm_mul_pd(wA, n)));
-    movedB[k] = _mm_sub_pd(xb[k], _mm_mul_pd(dLambda, _mm_mul_pd(wB, n)));
+    movedA[k] = _mm_add_pd(pa[k], _mm_mul_pd(sA, d[k]));
+    movedB[k] = _mm_sub_pd(pb[k], _mm_mul_pd(sB, d[k]));
   }
-  const int lengthMask = _mm_movemask_pd(lengthOk);
-  const int solvedMask = lengthMask & _mm_movemask_pd(denominatorOk);
-  alignas(16) double lanes[2];
-  _mm_store_pd(lanes, newLambda);
-  if (solvedMask & 1) lambda[c] = lanes[0];
-  if (solvedMask & 2) lambda[c + 1] = lanes[1];
-  // A skipped lane (denominator <= 0: both particles immovable) moves nothing; a zero-length one
-  // neither. Immovable particles are never written.
-  const double wLanes[2][2] = {{w[c0.particles[0]], w[c0.particles[1]]}, {w[c1.particles[0]], w[c1.particles[1]]}};
-  double* targets[2][2] = {{xa0, xb0}, {xa1, xb1}};
-  for (int lane = 0; lane < 2; ++lane) {
-    if (!(solvedMask & (1 << lane))) continue;
-    for (int side = 0; side < 2; ++side) {
-      if (wLanes[lane][side] == 0.0) continue;
-      const __m128d* moved = side == 0 ? movedA : movedB;
-      double* target = targets[lane][side];
-      for (int k = 0; k < 3; ++k) {
-        if (lane == 0) _mm_storel_pd(target + k, moved[k]);
-        else _mm_storeh_pd(target + k, moved[k]);
-      }
+  if (solved & 1) {
+    _mm_storel_pd(lambda + c, newLambda);
+    if (wAs[0] != 0.0)
+      for (int k = 0; k < 3; ++k) _mm_storel_pd(xa[0] + k, movedA[k]);
+    if (wBs[0] != 0.0)
+      for (int k = 0; k < 3; ++k) _mm_storel_pd(xb[0] + k, movedB[k]);
+  }
+  if (solved & 2) {
+    _mm_storeh_pd(lambda + c + 1, newLambda);
+    if (wAs[1] != 0.0)
+      for (int k = 0; k < 3; ++k) _mm_storeh_pd(xa[1] + k, movedA[k]);
+    if (wBs[1] != 0.0)
+      for (int k = 0; k < 3; ++k) _mm_storeh_pd(xb[1] + k, movedB[k]);
+  }
+}
+
+// Pairs over an independent range; damped pairs take the scalar kernel (same bits in any order).
+void projectPairs(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
+  const DistanceConstraint* constraints = model.distances.data();
+  Vec3* const x = ctx.x;
+  const double* const w = ctx.w;
+  double* const lambda = ctx.lambda;
+  std::uint32_t c = begin;
+  for (; c + 1 < end; c += 2) {
+    if (undamped(constraints[c], ctx) && undamped(constraints[c + 1], ctx)) {
+      projectPair(constraints + c, c, ctx, x, w, lambda);
+    } else {
+      projectOne<true>(constraints[c], c, ctx, x, w, lambda);
+      projectOne<true>(constraints[c + 1], c + 1, ctx, x, w, lambda);
     }
   }
+  if (c < end) projectOne<true>(constraints[c], c, ctx, x, w, lambda);
+}
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define PLIANT_DISTANCE_AVX2 1
+// Four independent undamped XPBD constraints c .. c + 3 in the lanes of AVX registers, compiled for
+// AVX2 and chosen at run time where the CPU has it. The same operations as projectPair, lane by
+// lane.
+// Gathers (x, y, z) of four particles into three vectors of four lanes: x and y of a particle come
+// in one 16-byte load and are transposed; z in 8-byte loads.
+__attribute__((target("avx2"))) inline void gather4(double* const p[4], __m256d& gx, __m256d& gy, __m256d& gz) {
+  const __m256d t0 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[0])), _mm_loadu_pd(p[2]), 1);
+  const __m256d t1 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[1])), _mm_loadu_pd(p[3]), 1);
+  gx = _mm256_unpacklo_pd(t0, t1);
+  gy = _mm256_unpackhi_pd(t0, t1);
+  const __m128d z01 = _mm_loadh_pd(_mm_load_sd(p[0] + 2), p[1] + 2);
+  const __m128d z23 = _mm_loadh_pd(_mm_load_sd(p[2] + 2), p[3] + 2);
+  gz = _mm256_insertf128_pd(_mm256_castpd128_pd256(z01), z23, 1);
+}
+
+// The inverse of gather4: writes lane i of (gx, gy, gz) to p[i][0..2].
+__attribute__((target("avx2"))) inline void scatter4(double* const p[4], __m256d gx, __m256d gy, __m256d gz) {
+  const __m256d xy02 = _mm256_unpacklo_pd(gx, gy);  // x0 y0 x2 y2
+  const __m256d xy13 = _mm256_unpackhi_pd(gx, gy);  // x1 y1 x3 y3
+  _mm_storeu_pd(p[0], _mm256_castpd256_pd128(xy02));
+  _mm_storeu_pd(p[1], _mm256_castpd256_pd128(xy13));
+  _mm_storeu_pd(p[2], _mm256_extractf128_pd(xy02, 1));
+  _mm_storeu_pd(p[3], _mm256_extractf128_pd(xy13, 1));
+  const __m128d z01 = _mm256_castpd256_pd128(gz);
+  const __m128d z23 = _mm256_extractf128_pd(gz, 1);
+  _mm_storel_pd(p[0] + 2, z01);
+  _mm_storeh_pd(p[1] + 2, z01);
+  _mm_storel_pd(p[2] + 2, z23);
+  _mm_storeh_pd(p[3] + 2, z23);
+}
+
+__attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
+                                                  std::uint32_t end) {
+  const DistanceConstraint* constraints = model.distances.data();
+  Vec3* const x = ctx.x;
+  const double* const w = ctx.w;
+  double* const lambda = ctx.lambda;
+  const __m256d invH2 = _mm256_set1_pd(ctx.invH2);
+  std::uint32_t c = begin;
+  for (; c + 3 < end; c += 4) {
+    const DistanceConstraint* con = constraints + c;
+    if (!(undamped(con[0], ctx) && undamped(con[1], ctx) && undamped(con[2], ctx) && undamped(con[3], ctx))) {
+      for (int lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
+      continue;
+    }
+    double* xa[4];
+    double* xb[4];
+    alignas(32) double wAs[4], wBs[4], rest[4], compliance[4];
+    for (int lane = 0; lane < 4; ++lane) {
+      xa[lane] = x[con[lane].particles[0]].data();
+      xb[lane] = x[con[lane].particles[1]].data();
+      wAs[lane] = w[con[lane].particles[0]];
+      wBs[lane] = w[con[lane].particles[1]];
+      rest[lane] = con[lane].restLength;
+      compliance[lane] = con[lane].params.compliance;
+    }
+    __m256d pa[3], pb[3], d[3];
+    gather4(xa, pa[0], pa[1], pa[2]);
+    gather4(xb, pb[0], pb[1], pb[2]);
+    for (int k = 0; k < 3; ++k) d[k] = _mm256_sub_pd(pa[k], pb[k]);
+    const __m256d length = _mm256_sqrt_pd(
+        _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(d[0], d[0]), _mm256_mul_pd(d[1], d[1])), _mm256_mul_pd(d[2], d[2])));
+    const __m256d C = _mm256_sub_pd(length, _mm256_load_pd(rest));
+    const __m256d wA = _mm256_load_pd(wAs);
+    const __m256d wB = _mm256_load_pd(wBs);
+    const __m256d alphaTilde = _mm256_mul_pd(_mm256_load_pd(compliance), invH2);
+    const __m256d denominator = _mm256_add_pd(_mm256_add_pd(wA, wB), alphaTilde);
+    const int solved =
+        _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ),
+                                         _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ)));
+    if (solved == 0) continue;
+    const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(length, denominator));
+    const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
+    const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
+    const __m256d dLambda =
+        _mm256_mul_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)), _mm256_mul_pd(length, r));
+    const __m256d newLambda = _mm256_add_pd(oldLambda, dLambda);
+    const __m256d scale = _mm256_mul_pd(dLambda, _mm256_mul_pd(denominator, r));
+    const __m256d sA = _mm256_mul_pd(scale, wA);
+    const __m256d sB = _mm256_mul_pd(scale, wB);
+    __m256d movedA[3], movedB[3];
+    for (int k = 0; k < 3; ++k) {
+      movedA[k] = _mm256_add_pd(pa[k], _mm256_mul_pd(sA, d[k]));
+      movedB[k] = _mm256_sub_pd(pb[k], _mm256_mul_pd(sB, d[k]));
+    }
+    // The common case (every lane solved, no immovable end) stores whole vectors; otherwise lane by lane.
+    const int movableA = _mm256_movemask_pd(_mm256_cmp_pd(wA, _mm256_setzero_pd(), _CMP_NEQ_UQ));
+    const int movableB = _mm256_movemask_pd(_mm256_cmp_pd(wB, _mm256_setzero_pd(), _CMP_NEQ_UQ));
+    if (solved == 0xf) _mm256_storeu_pd(lambda + c, newLambda);
+    if ((solved & movableA & movableB) == 0xf) {
+      scatter4(xa, movedA[0], movedA[1], movedA[2]);
+      scatter4(xb, movedB[0], movedB[1], movedB[2]);
+      continue;
+    }
+    alignas(32) double laneA[3][4], laneB[3][4], lambdas[4];
+    for (int k = 0; k < 3; ++k) {
+      _mm256_store_pd(laneA[k], movedA[k]);
+      _mm256_store_pd(laneB[k], movedB[k]);
+    }
+    if (solved != 0xf) {
+      _mm256_store_pd(lambdas, newLambda);
+      for (int lane = 0; lane < 4; ++lane)
+        if (solved & (1 << lane)) lambda[c + static_cast<std::uint32_t>(lane)] = lambdas[lane];
+    }
+    for (int lane = 0; lane < 4; ++lane) {
+      if (!(solved & (1 << lane))) continue;
+      if (movableA & (1 << lane))
+        for (int k = 0; k < 3; ++k) xa[lane][k] = laneA[k][lane];
+      if (movableB & (1 << lane))
+        for (int k = 0; k < 3; ++k) xb[lane][k] = laneB[k][lane];
+    }
+  }
+  for (; c < end; ++c) projectOne<true>(constraints[c], c, ctx, x, w, lambda);
+}
+
+bool cpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
 }
 #endif
 
@@ -152,36 +305,28 @@ void projectDistance(const Model& model, const SolveContext& ctx, std::uint32_t 
     projectDistanceRange<false>(model, ctx, begin, end);
 }
 
-void projectDistanceIndependent(const Model& model, const SolveContext& ctx, std::uint32_t begin,
-                                std::uint32_t end) {
-#if defined(__SSE2__)
-  if (ctx.mode != SolverMode::Xpbd) {
-    projectDistanceRange<false>(model, ctx, begin, end);
+void projectDistanceLanes(int lanes, const Model& model, const SolveContext& ctx, std::uint32_t begin,
+                          std::uint32_t end) {
+  if (ctx.mode != SolverMode::Xpbd || lanes <= 1) {
+    projectDistance(model, ctx, begin, end);
     return;
   }
-  const DistanceConstraint* constraints = model.distances.data();
-  Vec3* const x = ctx.x;
-  const double* const w = ctx.w;
-  double* const lambda = ctx.lambda;
-  auto undamped = [&](const DistanceConstraint& con) {
-    return con.params.compliance * con.params.damping * ctx.invH == 0.0;
-  };
-  std::uint32_t c = begin;
-  for (; c + 1 < end; c += 2) {
-    const DistanceConstraint& c0 = constraints[c];
-    const DistanceConstraint& c1 = constraints[c + 1];
-    if (undamped(c0) && undamped(c1)) {
-      projectPair(c0, c1, c, ctx, x, w, lambda);
-    } else {
-      // Damped XPBD needs the velocity term; the scalar kernel does it (same bits, any order).
-      projectOne<true>(c0, c, ctx, x, w, lambda);
-      projectOne<true>(c1, c + 1, ctx, x, w, lambda);
-    }
+#if defined(PLIANT_DISTANCE_AVX2)
+  if (lanes >= 4 && cpuHasAvx2()) {
+    projectQuads(model, ctx, begin, end);
+    return;
   }
-  if (c < end) projectOne<true>(constraints[c], c, ctx, x, w, lambda);
+#endif
+#if defined(__SSE2__)
+  projectPairs(model, ctx, begin, end);
 #else
   projectDistance(model, ctx, begin, end);
 #endif
+}
+
+void projectDistanceIndependent(const Model& model, const SolveContext& ctx, std::uint32_t begin,
+                                std::uint32_t end) {
+  projectDistanceLanes(4, model, ctx, begin, end);
 }
 
 double evaluateDistance(const Model& model, const Vec3* x, const Vec3*, std::uint32_t i,

@@ -8,7 +8,7 @@ const FamilyKernels& familyKernels(ConstraintFamily family) {
       {projectDistance, projectDistanceIndependent, evaluateDistance},
       {projectMaxDistance, projectMaxDistance, evaluateMaxDistance},
       {projectDihedralBending, projectDihedralBending, evaluateDihedralBending},
-      {projectIsometricBending, projectIsometricBending, evaluateIsometricBending},
+      {projectIsometricBending, projectIsometricBendingIndependent, evaluateIsometricBending},
       {projectTetVolume, projectTetVolume, evaluateTetVolume},
       {projectGlobalVolume, projectGlobalVolume, evaluateGlobalVolume},
       {projectGeneric, projectGeneric, evaluateGeneric},

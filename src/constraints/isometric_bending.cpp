@@ -3,7 +3,16 @@
 // bending energy E = 1/2 |k|^2 is quadratic. Pliant's constraint is C = |k|, with gradient
 // dC/dx_i = K_i k/|k|, so sum w|gradC|^2 = sum w_i K_i^2 and U = C^2/(2 alpha) = E/alpha.
 // At exactly zero curvature the direction is undefined and there is nothing to correct.
+//
+// Two kernels compute the same numbers: projectIsometricBending, stencil after stencil, and, for a
+// range of stencils that share no movable particle (Model::solveBatches), an AVX2 kernel with four
+// stencils per instruction where the CPU has AVX2 (checked at run time; elsewhere the scalar one).
+// Each lane performs the scalar kernel's IEEE operations in the same order, so the bits agree.
 #include "constraints/projection.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace pliant::detail {
 
@@ -16,13 +25,59 @@ inline Vec3 curvatureVector(const double K[4], const ParticleIndex p[4], const V
   return (K[0] * x[p[0]] + K[1] * x[p[1]]) + (K[2] * x[p[2]] + K[3] * x[p[3]]);
 }
 
-// A hot loop of a cloth step, written like projectDistance: the unit vector u takes one division
-// (1/C) instead of three, and XPBD without damping (gamma = 0) is done inline with exactly the
-// operations solveMultiplier performs when gamma == 0 ((1 + 0) wSum == wSum and x - 0 == x), so
-// its dlambda is bit-identical. Damped XPBD and PBD call solveMultiplier with the gradient.
-// Where consecutive stencils share particles (models built in index order) the loop waits on the
-// chain x -> C -> dlambda -> x, so the corrections are formed as dlambda (w_i K_i u) to keep it
-// short; the builders emit stencils in colour order, which lets the CPU overlap neighbours.
+// A hot loop of a cloth step, written like projectDistance. XPBD without damping (gamma = 0), the
+// common case, is done inline with one division for both 1/C and 1/denominator, and the corrections
+// are formed as (dlambda/C) (w_i K_i) k, which is dlambda w_i K_i u; PBD takes the same path with
+// alpha = 0 and the numerator scaled by k. Damped XPBD calls
+// solveMultiplier with the gradient K_i u. Positions are read and written as plain doubles in a
+// written-out order, which the AVX2 kernel below repeats lane by lane.
+template <bool kXpbd>
+inline void projectOne(const IsometricBendingConstraint& con, std::uint32_t c, const SolveContext& ctx, Vec3* x,
+                       const double* w, double* lambda) {
+  const ParticleIndex* p = con.particles;
+  const double* K = con.weights;
+  const double* x0 = x[p[0]].data();
+  const double* x1 = x[p[1]].data();
+  const double* x2 = x[p[2]].data();
+  const double* x3 = x[p[3]].data();
+  double k[3];
+  for (int j = 0; j < 3; ++j) k[j] = (K[0] * x0[j] + K[1] * x1[j]) + (K[2] * x2[j] + K[3] * x3[j]);
+  const double C = std::sqrt((k[0] * k[0] + k[1] * k[1]) + k[2] * k[2]);
+  if (C < kMinCurvature) return;
+  // w_i K_i, the factor of k/C in each particle's correction per unit dlambda.
+  const double wK[4] = {w[p[0]] * K[0], w[p[1]] * K[1], w[p[2]] * K[2], w[p[3]] * K[3]};
+  const double wSum = ((wK[0] * K[0] + wK[1] * K[1]) + wK[2] * K[2]) + wK[3] * K[3];
+  if (!kXpbd || con.params.compliance * con.params.damping * ctx.invH == 0.0) {
+    // PBD as XPBD with alpha = 0 and the numerator scaled by k (as in distance.cpp; keeps V2 exact).
+    double numerator, denominator;
+    if constexpr (kXpbd) {
+      const double alphaTilde = con.params.compliance * ctx.invH2;
+      denominator = wSum + alphaTilde;
+      numerator = -C - alphaTilde * lambda[c];
+    } else {
+      denominator = wSum;
+      numerator = pbdStiffness(con.params, ctx) * -C;
+    }
+    if (!(denominator > 0.0)) return;
+    const double r = 1.0 / (C * denominator);
+    const double dLambda = numerator * (C * r);
+    lambda[c] += dLambda;
+    const double scale = dLambda * (denominator * r);  // dLambda / C
+    for (int i = 0; i < 4; ++i) {
+      if (w[p[i]] == 0.0) continue;  // immovable: never written (see moveParticle)
+      const double s = scale * wK[i];
+      double* xi = x[p[i]].data();
+      for (int j = 0; j < 3; ++j) xi[j] += s * k[j];
+    }
+    return;
+  }
+  const double inverseC = 1.0 / C;
+  const Vec3 u(k[0] * inverseC, k[1] * inverseC, k[2] * inverseC);
+  const Vec3 gradient[4] = {K[0] * u, K[1] * u, K[2] * u, K[3] * u};
+  const double dLambda = solveMultiplier(C, wSum, 4, gradient, p, con.params, lambda[c], false, ctx);
+  for (int i = 0; i < 4; ++i) moveParticle(x, p[i], w[p[i]], dLambda * (wK[i] * u));
+}
+
 template <bool kXpbd>
 void projectIsometricBendingRange(const Model& model, const SolveContext& ctx,
                                   std::uint32_t begin, std::uint32_t end) {
@@ -31,34 +86,108 @@ void projectIsometricBendingRange(const Model& model, const SolveContext& ctx,
   Vec3* const x = ctx.x;
   const double* const w = ctx.w;
   double* const lambda = ctx.lambda;
-  const double invH = ctx.invH;
-  const double invH2 = ctx.invH2;
-  for (std::uint32_t c = begin; c < end; ++c) {
-    const IsometricBendingConstraint& con = constraints[c];
-    const ParticleIndex* p = con.particles;
-    const double* K = con.weights;
-    const Vec3 curvature = curvatureVector(K, p, x);
-    const double C = curvature.norm();
-    if (C < kMinCurvature) continue;
-    const Vec3 u = curvature * (1.0 / C);
-    // w_i K_i, the factor of u in each particle's correction per unit dlambda.
-    const double wK[4] = {w[p[0]] * K[0], w[p[1]] * K[1], w[p[2]] * K[2], w[p[3]] * K[3]};
-    const double wSum = wK[0] * K[0] + wK[1] * K[1] + wK[2] * K[2] + wK[3] * K[3];
-    double dLambda = 0.0;
-    if (kXpbd && con.params.compliance * con.params.damping * invH == 0.0) {
-      const double alphaTilde = con.params.compliance * invH2;
-      const double denominator = wSum + alphaTilde;
-      if (denominator > 0.0) {
-        dLambda = (-C - alphaTilde * lambda[c]) / denominator;
-        lambda[c] += dLambda;
-      }
-    } else {
-      const Vec3 gradient[4] = {K[0] * u, K[1] * u, K[2] * u, K[3] * u};
-      dLambda = solveMultiplier(C, wSum, 4, gradient, p, con.params, lambda[c], false, ctx);
-    }
-    for (int i = 0; i < 4; ++i) moveParticle(x, p[i], w[p[i]], dLambda * (wK[i] * u));
-  }
+  for (std::uint32_t c = begin; c < end; ++c) projectOne<kXpbd>(constraints[c], c, ctx, x, w, lambda);
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define PLIANT_BENDING_AVX2 1
+// Gathers (x, y, z) of four particles into three vectors of four lanes (as in distance.cpp).
+__attribute__((target("avx2"))) inline void gather4(const double* const p[4], __m256d& gx, __m256d& gy,
+                                                    __m256d& gz) {
+  const __m256d t0 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[0])), _mm_loadu_pd(p[2]), 1);
+  const __m256d t1 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[1])), _mm_loadu_pd(p[3]), 1);
+  gx = _mm256_unpacklo_pd(t0, t1);
+  gy = _mm256_unpackhi_pd(t0, t1);
+  const __m128d z01 = _mm_loadh_pd(_mm_load_sd(p[0] + 2), p[1] + 2);
+  const __m128d z23 = _mm_loadh_pd(_mm_load_sd(p[2] + 2), p[3] + 2);
+  gz = _mm256_insertf128_pd(_mm256_castpd128_pd256(z01), z23, 1);
+}
+
+// Four independent undamped XPBD stencils c .. c + 3 in the lanes of AVX registers: the scalar
+// kernel's operations lane by lane (so the same bits), for ranges that share no movable particle.
+__attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
+                                                  std::uint32_t end) {
+  const IsometricBendingConstraint* constraints = model.isometricBendings.data();
+  Vec3* const x = ctx.x;
+  const double* const w = ctx.w;
+  double* const lambda = ctx.lambda;
+  const __m256d invH2 = _mm256_set1_pd(ctx.invH2);
+  auto undamped = [&](const IsometricBendingConstraint& con) {
+    return con.params.compliance * con.params.damping * ctx.invH == 0.0;
+  };
+  std::uint32_t c = begin;
+  for (; c + 3 < end; c += 4) {
+    const IsometricBendingConstraint* con = constraints + c;
+    if (!(undamped(con[0]) && undamped(con[1]) && undamped(con[2]) && undamped(con[3]))) {
+      for (std::uint32_t lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + lane, ctx, x, w, lambda);
+      continue;
+    }
+    // Per stencil vertex i: its four lanes' positions, weights K_i and w_i K_i.
+    alignas(32) double weight[4][4], inverseMass[4][4], compliance[4];
+    double* xs[4][4];
+    for (int lane = 0; lane < 4; ++lane) {
+      for (int i = 0; i < 4; ++i) {
+        const ParticleIndex particle = con[lane].particles[i];
+        xs[i][lane] = x[particle].data();
+        weight[i][lane] = con[lane].weights[i];
+        inverseMass[i][lane] = w[particle];
+      }
+      compliance[lane] = con[lane].params.compliance;
+    }
+    __m256d pos[4][3], K[4], wK[4];
+    for (int i = 0; i < 4; ++i) {
+      gather4(xs[i], pos[i][0], pos[i][1], pos[i][2]);
+      K[i] = _mm256_load_pd(weight[i]);
+      wK[i] = _mm256_mul_pd(_mm256_load_pd(inverseMass[i]), K[i]);
+    }
+    __m256d k[3];
+    for (int j = 0; j < 3; ++j)
+      k[j] = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(K[0], pos[0][j]), _mm256_mul_pd(K[1], pos[1][j])),
+                           _mm256_add_pd(_mm256_mul_pd(K[2], pos[2][j]), _mm256_mul_pd(K[3], pos[3][j])));
+    const __m256d C = _mm256_sqrt_pd(
+        _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(k[0], k[0]), _mm256_mul_pd(k[1], k[1])), _mm256_mul_pd(k[2], k[2])));
+    const __m256d wSum = _mm256_add_pd(
+        _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(wK[0], K[0]), _mm256_mul_pd(wK[1], K[1])), _mm256_mul_pd(wK[2], K[2])),
+        _mm256_mul_pd(wK[3], K[3]));
+    const __m256d alphaTilde = _mm256_mul_pd(_mm256_load_pd(compliance), invH2);
+    const __m256d denominator = _mm256_add_pd(wSum, alphaTilde);
+    const int solved = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(C, _mm256_set1_pd(kMinCurvature), _CMP_NLT_UQ),
+                                                        _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ)));
+    if (solved == 0) continue;
+    const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(C, denominator));
+    const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
+    const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
+    const __m256d dLambda = _mm256_mul_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)), _mm256_mul_pd(C, r));
+    const __m256d scale = _mm256_mul_pd(dLambda, _mm256_mul_pd(denominator, r));
+    alignas(32) double lambdas[4], moved[4][3][4];
+    for (int i = 0; i < 4; ++i) {
+      const __m256d s = _mm256_mul_pd(scale, wK[i]);
+      for (int j = 0; j < 3; ++j) _mm256_store_pd(moved[i][j], _mm256_add_pd(pos[i][j], _mm256_mul_pd(s, k[j])));
+    }
+    const __m256d newLambda = _mm256_add_pd(oldLambda, dLambda);
+    if (solved == 0xf) {
+      _mm256_storeu_pd(lambda + c, newLambda);
+    } else {
+      _mm256_store_pd(lambdas, newLambda);
+      for (std::uint32_t lane = 0; lane < 4; ++lane)
+        if (solved & (1 << lane)) lambda[c + lane] = lambdas[lane];
+    }
+    for (int lane = 0; lane < 4; ++lane) {
+      if (!(solved & (1 << lane))) continue;
+      for (int i = 0; i < 4; ++i) {
+        if (inverseMass[i][lane] == 0.0) continue;  // immovable: never written
+        for (int j = 0; j < 3; ++j) xs[i][lane][j] = moved[i][j][lane];
+      }
+    }
+  }
+  for (; c < end; ++c) projectOne<true>(constraints[c], c, ctx, x, w, lambda);
+}
+
+bool cpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+#endif
 
 }  // namespace
 
@@ -68,6 +197,22 @@ void projectIsometricBending(const Model& model, const SolveContext& ctx, std::u
     projectIsometricBendingRange<true>(model, ctx, begin, end);
   else
     projectIsometricBendingRange<false>(model, ctx, begin, end);
+}
+
+void projectIsometricBendingLanes(int lanes, const Model& model, const SolveContext& ctx, std::uint32_t begin,
+                                  std::uint32_t end) {
+#if defined(PLIANT_BENDING_AVX2)
+  if (ctx.mode == SolverMode::Xpbd && lanes >= 4 && cpuHasAvx2()) {
+    projectQuads(model, ctx, begin, end);
+    return;
+  }
+#endif
+  projectIsometricBending(model, ctx, begin, end);
+}
+
+void projectIsometricBendingIndependent(const Model& model, const SolveContext& ctx, std::uint32_t begin,
+                                        std::uint32_t end) {
+  projectIsometricBendingLanes(4, model, ctx, begin, end);
 }
 
 double evaluateIsometricBending(const Model& model, const Vec3* x, const Vec3*, std::uint32_t i,

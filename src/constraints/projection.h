@@ -18,6 +18,12 @@ namespace pliant::detail {
 
 // Returns dlambda (0 when the constraint is skipped) and accumulates it into `lambda`.
 // `wSum` is sum_i w_i |gradC_i|^2, computed by the family in its cheapest exact form.
+// PBD stiffness k, or the iteration-independent k' = 1 - (1 - k)^(1/n) (seed 000, section 3.3).
+inline double pbdStiffness(const ConstraintParameters& params, const SolveContext& ctx) {
+  const double k = params.stiffness;
+  return ctx.stiffnessExponent != 1.0 ? 1.0 - std::pow(1.0 - k, ctx.stiffnessExponent) : k;
+}
+
 inline double solveMultiplier(double C, double wSum, int count, const Vec3* gradient,
                               const ParticleIndex* particles, const ConstraintParameters& params,
                               double& lambda, bool unilateral, const SolveContext& ctx) {
@@ -39,9 +45,7 @@ inline double solveMultiplier(double C, double wSum, int count, const Vec3* grad
     deltaLambda = (-C - alphaTilde * lambda - dampingTerm) / denominator;
   } else {
     if (!(wSum > 0.0)) return 0.0;
-    double k = params.stiffness;
-    if (ctx.stiffnessExponent != 1.0) k = 1.0 - std::pow(1.0 - k, ctx.stiffnessExponent);
-    deltaLambda = (k * -C) / wSum;
+    deltaLambda = (pbdStiffness(params, ctx) * -C) / wSum;
   }
   if (unilateral) deltaLambda = std::max(deltaLambda, -lambda);
   lambda += deltaLambda;

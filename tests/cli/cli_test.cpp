@@ -920,6 +920,24 @@ TEST_F(CliBench, StrainIsTheRelativeEdgeStretch) {
   EXPECT_EQ(scene.model.distances.size(), 2u * 99u * 100u + 99u * 99u);
 }
 
+// A scene file benchmarks like the built-in scene it was printed from: same state after the same frames.
+TEST_F(CliBench, SceneFilesRunLikeTheBuiltInSceneAndBadOnesExit2) {
+  const RunResult printed = run("scenes rope");
+  ASSERT_EQ(printed.exitCode, kExitOk) << printed.err;
+  writeFile(path("my-rope.json"), printed.out);
+  const RunResult r = run("bench --scene rope,my-rope.json --threads 1 --frames 4");
+  ASSERT_EQ(r.exitCode, kExitOk) << r.err;
+  expectBenchCsv(r.out, {"rope", "my-rope.json"}, {1}, 4);
+  const std::vector<std::string> rows = lines(r.out);
+  EXPECT_EQ(split(rows[1], ',')[6], split(rows[2], ',')[6]);
+
+  writeFile(path("broken.json"), "{\"name\": \"broken\", \"particles\": 3}");
+  const RunResult bad = run("bench --scene broken.json --csv out.csv");
+  EXPECT_EQ(bad.exitCode, kExitBadInput);
+  EXPECT_THAT(bad.err, HasSubstr("broken.json"));
+  EXPECT_FALSE(fs::exists(path("out.csv")));
+}
+
 TEST_F(CliBench, BadArgumentsExit2AndWriteNothing) {
   for (const std::string& args : {std::string("bench --scene no-such-scene"), std::string("bench --threads 0"),
                                   std::string("bench --threads two"), std::string("bench --frames 0"),

@@ -155,7 +155,8 @@ TEST(SolvePlan, ConstraintsInNoParticularOrderFormFewDependentBatches) {
   EXPECT_FALSE(gm.solveBatches[static_cast<int>(ConstraintFamily::Generic)][0].independent);
 }
 
-// One independent batch projected by the scalar and by the SIMD kernel from the same perturbed state.
+// One independent batch projected by the scalar and by the SIMD kernels (SSE2 pairs, AVX2 quads where
+// the CPU has AVX2) from the same perturbed state.
 TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
   Model m = pinnedCloth(17, 4096);
   // Mixed materials: damped constraints (scalar fallback inside the SIMD kernel), a hard one, and a
@@ -190,14 +191,65 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
       return ctx;
     };
     const auto& kernels = detail::familyKernels(ConstraintFamily::Distance);
-    // Odd and even starts pair the constraints differently in the SIMD lanes.
-    for (std::uint32_t start : {batch.begin, batch.begin + 1}) {
+    // Starts 0..3 group the constraints differently into SIMD lanes.
+    for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
       State a = scalar, b = simd;
       kernels.project(m, context(a), start, batch.end);
       kernels.projectIndependent(m, context(b), start, batch.end);
       EXPECT_EQ(a.hash(), b.hash()) << "start " << start << " lambda0 " << lambda0;
       EXPECT_NE(a.hash(), s.hash());
+      for (int lanes : {1, 2, 4}) {
+        State c = simd;
+        detail::projectDistanceLanes(lanes, m, context(c), start, batch.end);
+        EXPECT_EQ(a.hash(), c.hash()) << lanes << " lanes, start " << start << " lambda0 " << lambda0;
+      }
     }
+  }
+}
+
+}  // namespace
+}  // namespace pliant
+
+namespace pliant {
+namespace {
+
+// The same for isometric bending: scalar kernel in order, the independent kernel, and 1 or 4 lanes.
+TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
+  Model m = pinnedCloth(17, 4096);
+  for (std::size_t c = 0; c < m.isometricBendings.size(); ++c) {
+    m.isometricBendings[c].params.compliance = c % 5 == 0 ? 0.0 : 0.01 * (1.0 + static_cast<double>(c % 3));
+    m.isometricBendings[c].params.damping = c % 13 == 0 ? 0.5 : 0.0;
+  }
+  State s = State::fromModel(m);
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> jitter(-0.03, 0.03);
+  for (Vec3& x : s.position) x += Vec3(jitter(random), jitter(random), jitter(random));
+  s.previousPosition = State::fromModel(m).position;
+  const int family = static_cast<int>(ConstraintFamily::IsometricBending);
+  const SolveBatch batch = m.solveBatches[family].front();
+  ASSERT_TRUE(batch.independent);
+  ASSERT_GT(batch.end - batch.begin, 20u);
+  auto context = [&](State& state) {
+    detail::SolveContext ctx;
+    ctx.mode = SolverMode::Xpbd;
+    ctx.h = 1.0 / 600.0;
+    ctx.invH = 1.0 / ctx.h;
+    ctx.invH2 = ctx.invH * ctx.invH;
+    ctx.x = state.position.data();
+    ctx.xPrev = state.previousPosition.data();
+    ctx.w = m.inverseMass.data();
+    ctx.lambda = state.lambda.data() + m.lambdaOffset[family];
+    return ctx;
+  };
+  const auto& kernels = detail::familyKernels(ConstraintFamily::IsometricBending);
+  for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
+    State a = s, b = s, c = s;
+    kernels.project(m, context(a), start, batch.end);
+    kernels.projectIndependent(m, context(b), start, batch.end);
+    detail::projectIsometricBendingLanes(1, m, context(c), start, batch.end);
+    EXPECT_EQ(a.hash(), b.hash()) << "start " << start;
+    EXPECT_EQ(a.hash(), c.hash()) << "start " << start;
+    EXPECT_NE(a.hash(), s.hash());
   }
 }
 
