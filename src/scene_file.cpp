@@ -8,6 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "pliant/builders.h"
 #include "pliant/error.h"
@@ -50,6 +51,10 @@ class SceneReader {
   }
 
   void allowOnly(const Node& node, std::initializer_list<const char*> keys) const {
+    allowOnly(node, std::vector<const char*>(keys));
+  }
+
+  void allowOnly(const Node& node, const std::vector<const char*>& keys) const {
     requireObject(node);
     for (const auto& [key, value] : node.json.items()) {
       bool known = false;
@@ -72,6 +77,16 @@ class SceneReader {
 
   Node element(const Node& node, std::size_t index) const {
     return {node.json.at(index), node.path + "/" + std::to_string(index)};
+  }
+
+  // Calls parse(element) for each element of the array node.json[key], which must hold at least
+  // minSize elements. An absent key is an empty list unless minSize > 0, when it is an error.
+  template <class Parse>
+  void forEachElement(const Node& node, const char* key, Parse&& parse, std::size_t minSize = 0) const {
+    if (minSize == 0 && !has(node, key)) return;
+    const Node list = child(node, key);
+    array(list, minSize);
+    for (std::size_t i = 0; i < list.json.size(); ++i) parse(element(list, i));
   }
 
   const Json& array(const Node& node, std::size_t minSize = 0) const {
@@ -136,16 +151,7 @@ class SceneReader {
   ConstraintParameters material(const Node& node, std::initializer_list<const char*> extra = {}) const {
     std::vector<const char*> keys = {"compliance", "damping", "stiffness"};
     keys.insert(keys.end(), extra.begin(), extra.end());
-    requireObject(node);
-    for (const auto& [key, value] : node.json.items()) {
-      bool known = false;
-      for (const char* k : keys) known = known || key == k;
-      if (!known) {
-        std::string list;
-        for (const char* k : keys) list += std::string(list.empty() ? "" : ", ") + k;
-        fail(node, "unknown field '" + key + "' (expected one of: " + list + ")");
-      }
-    }
+    allowOnly(node, keys);
     ConstraintParameters p;
     p.compliance = number(node, "compliance", 0.0, 0.0, std::numeric_limits<double>::infinity());
     p.damping = number(node, "damping", 0.0, 0.0, std::numeric_limits<double>::infinity());
@@ -222,29 +228,11 @@ class SceneLoader {
     if (r_.has(top, "name")) scene_.name = r_.string(r_.child(top, "name"));
     if (r_.has(top, "description")) scene_.description = r_.string(r_.child(top, "description"));
     parseSolver(top);
-    const Node objects = r_.child(top, "objects");
-    r_.array(objects, 1);
-    for (std::size_t i = 0; i < objects.json.size(); ++i) parseObject(r_.element(objects, i));
-    if (r_.has(top, "constraints")) {
-      const Node list = r_.child(top, "constraints");
-      r_.array(list);
-      for (std::size_t i = 0; i < list.json.size(); ++i) parseConstraint(r_.element(list, i));
-    }
-    if (r_.has(top, "attachments")) {
-      const Node list = r_.child(top, "attachments");
-      r_.array(list);
-      for (std::size_t i = 0; i < list.json.size(); ++i) parseAttachment(r_.element(list, i));
-    }
-    if (r_.has(top, "kinematic")) {
-      const Node list = r_.child(top, "kinematic");
-      r_.array(list);
-      for (std::size_t i = 0; i < list.json.size(); ++i) parseKinematic(r_.element(list, i));
-    }
-    if (r_.has(top, "colliders")) {
-      const Node list = r_.child(top, "colliders");
-      r_.array(list);
-      for (std::size_t i = 0; i < list.json.size(); ++i) parseCollider(r_.element(list, i));
-    }
+    r_.forEachElement(top, "objects", [&](const Node& o) { parseObject(o); }, 1);
+    r_.forEachElement(top, "constraints", [&](const Node& n) { parseConstraint(n); });
+    r_.forEachElement(top, "attachments", [&](const Node& n) { parseAttachment(n); });
+    r_.forEachElement(top, "kinematic", [&](const Node& n) { parseKinematic(n); });
+    r_.forEachElement(top, "colliders", [&](const Node& n) { parseCollider(n); });
     if (r_.has(top, "particle_contact")) {
       const Node pc = r_.child(top, "particle_contact");
       r_.allowOnly(pc, {"enabled", "friction", "restitution"});
@@ -264,11 +252,7 @@ class SceneLoader {
     } catch (const Error& e) {
       throw Error(r_.source() + ": " + e.what());
     }
-    if (r_.has(top, "probes")) {
-      const Node list = r_.child(top, "probes");
-      r_.array(list);
-      for (std::size_t i = 0; i < list.json.size(); ++i) parseProbe(r_.element(list, i));
-    }
+    r_.forEachElement(top, "probes", [&](const Node& n) { parseProbe(n); });
     if (r_.has(top, "probe_every")) {
       const Node every = r_.child(top, "probe_every");
       const std::string value = r_.string(every);

@@ -12,10 +12,11 @@
 //   compiler from contracting), so all kernels give the same bits, and neither the CPU nor the
 //   grouping of constraints into lanes (which depends on how a batch is split among threads)
 //   changes the result.
+#include "constraints/avx2_lanes.h"
 #include "constraints/projection.h"
 
 #if defined(__SSE2__)
-#include <immintrin.h>
+#include <emmintrin.h>
 #endif
 
 namespace pliant::detail {
@@ -172,39 +173,10 @@ void projectPairs(const Model& model, const SolveContext& ctx, std::uint32_t beg
 }
 #endif
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define PLIANT_DISTANCE_AVX2 1
+#if defined(PLIANT_HAVE_AVX2_KERNELS)
 // Four independent undamped XPBD constraints c .. c + 3 in the lanes of AVX registers, compiled for
 // AVX2 and chosen at run time where the CPU has it. The same operations as projectPair, lane by
 // lane.
-// Gathers (x, y, z) of four particles into three vectors of four lanes: x and y of a particle come
-// in one 16-byte load and are transposed; z in 8-byte loads.
-__attribute__((target("avx2"))) inline void gather4(double* const p[4], __m256d& gx, __m256d& gy, __m256d& gz) {
-  const __m256d t0 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[0])), _mm_loadu_pd(p[2]), 1);
-  const __m256d t1 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[1])), _mm_loadu_pd(p[3]), 1);
-  gx = _mm256_unpacklo_pd(t0, t1);
-  gy = _mm256_unpackhi_pd(t0, t1);
-  const __m128d z01 = _mm_loadh_pd(_mm_load_sd(p[0] + 2), p[1] + 2);
-  const __m128d z23 = _mm_loadh_pd(_mm_load_sd(p[2] + 2), p[3] + 2);
-  gz = _mm256_insertf128_pd(_mm256_castpd128_pd256(z01), z23, 1);
-}
-
-// The inverse of gather4: writes lane i of (gx, gy, gz) to p[i][0..2].
-__attribute__((target("avx2"))) inline void scatter4(double* const p[4], __m256d gx, __m256d gy, __m256d gz) {
-  const __m256d xy02 = _mm256_unpacklo_pd(gx, gy);  // x0 y0 x2 y2
-  const __m256d xy13 = _mm256_unpackhi_pd(gx, gy);  // x1 y1 x3 y3
-  _mm_storeu_pd(p[0], _mm256_castpd256_pd128(xy02));
-  _mm_storeu_pd(p[1], _mm256_castpd256_pd128(xy13));
-  _mm_storeu_pd(p[2], _mm256_extractf128_pd(xy02, 1));
-  _mm_storeu_pd(p[3], _mm256_extractf128_pd(xy13, 1));
-  const __m128d z01 = _mm256_castpd256_pd128(gz);
-  const __m128d z23 = _mm256_extractf128_pd(gz, 1);
-  _mm_storel_pd(p[0] + 2, z01);
-  _mm_storeh_pd(p[1] + 2, z01);
-  _mm_storel_pd(p[2] + 2, z23);
-  _mm_storeh_pd(p[3] + 2, z23);
-}
-
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                                   std::uint32_t end) {
   const DistanceConstraint* constraints = model.distances.data();
@@ -260,8 +232,8 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       movedB[k] = _mm256_sub_pd(pb[k], _mm256_mul_pd(sB, d[k]));
     }
     // The common case (every lane solved, no immovable end) stores whole vectors; otherwise lane by lane.
-    const int movableA = _mm256_movemask_pd(_mm256_cmp_pd(wA, _mm256_setzero_pd(), _CMP_NEQ_UQ));
-    const int movableB = _mm256_movemask_pd(_mm256_cmp_pd(wB, _mm256_setzero_pd(), _CMP_NEQ_UQ));
+    const int movableA = nonzeroLanes(wA);
+    const int movableB = nonzeroLanes(wB);
     if (solved == 0xf) _mm256_storeu_pd(lambda + c, newLambda);
     if ((solved & movableA & movableB) == 0xf) {
       scatter4(xa, movedA[0], movedA[1], movedA[2]);
@@ -289,10 +261,6 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
   for (; c < end; ++c) projectOne<true>(constraints[c], c, ctx, x, w, lambda);
 }
 
-bool cpuHasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-}
 #endif
 
 }  // namespace
@@ -311,7 +279,7 @@ void projectDistanceLanes(int lanes, const Model& model, const SolveContext& ctx
     projectDistance(model, ctx, begin, end);
     return;
   }
-#if defined(PLIANT_DISTANCE_AVX2)
+#if defined(PLIANT_HAVE_AVX2_KERNELS)
   if (lanes >= 4 && cpuHasAvx2()) {
     projectQuads(model, ctx, begin, end);
     return;
@@ -327,6 +295,17 @@ void projectDistanceLanes(int lanes, const Model& model, const SolveContext& ctx
 void projectDistanceIndependent(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                 std::uint32_t end) {
   projectDistanceLanes(4, model, ctx, begin, end);
+}
+
+int distanceKernelLanes() {
+#if defined(PLIANT_HAVE_AVX2_KERNELS)
+  if (cpuHasAvx2()) return 4;
+#endif
+#if defined(__SSE2__)
+  return 2;
+#else
+  return 1;
+#endif
 }
 
 double evaluateDistance(const Model& model, const Vec3* x, const Vec3*, std::uint32_t i,

@@ -68,6 +68,9 @@ void projectDistanceLanes(int lanes, const Model&, const SolveContext&, std::uin
 void projectIsometricBendingIndependent(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
 // The same for isometric bending: 4 lanes (AVX2, where the CPU has it) or 1.
 void projectIsometricBendingLanes(int lanes, const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
+// How many constraints the independent kernels project per instruction on this CPU.
+int distanceKernelLanes();
+int isometricBendingKernelLanes();
 
 }  // namespace pliant::detail
 

@@ -8,11 +8,8 @@
 // range of stencils that share no movable particle (Model::solveBatches), an AVX2 kernel with four
 // stencils per instruction where the CPU has AVX2 (checked at run time; elsewhere the scalar one).
 // Each lane performs the scalar kernel's IEEE operations in the same order, so the bits agree.
+#include "constraints/avx2_lanes.h"
 #include "constraints/projection.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
 
 namespace pliant::detail {
 
@@ -89,20 +86,7 @@ void projectIsometricBendingRange(const Model& model, const SolveContext& ctx,
   for (std::uint32_t c = begin; c < end; ++c) projectOne<kXpbd>(constraints[c], c, ctx, x, w, lambda);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define PLIANT_BENDING_AVX2 1
-// Gathers (x, y, z) of four particles into three vectors of four lanes (as in distance.cpp).
-__attribute__((target("avx2"))) inline void gather4(const double* const p[4], __m256d& gx, __m256d& gy,
-                                                    __m256d& gz) {
-  const __m256d t0 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[0])), _mm_loadu_pd(p[2]), 1);
-  const __m256d t1 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[1])), _mm_loadu_pd(p[3]), 1);
-  gx = _mm256_unpacklo_pd(t0, t1);
-  gy = _mm256_unpackhi_pd(t0, t1);
-  const __m128d z01 = _mm_loadh_pd(_mm_load_sd(p[0] + 2), p[1] + 2);
-  const __m128d z23 = _mm_loadh_pd(_mm_load_sd(p[2] + 2), p[3] + 2);
-  gz = _mm256_insertf128_pd(_mm256_castpd128_pd256(z01), z23, 1);
-}
-
+#if defined(PLIANT_HAVE_AVX2_KERNELS)
 // Four independent undamped XPBD stencils c .. c + 3 in the lanes of AVX registers: the scalar
 // kernel's operations lane by lane (so the same bits), for ranges that share no movable particle.
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
@@ -159,15 +143,24 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
     const __m256d dLambda = _mm256_mul_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)), _mm256_mul_pd(C, r));
     const __m256d scale = _mm256_mul_pd(dLambda, _mm256_mul_pd(denominator, r));
-    alignas(32) double lambdas[4], moved[4][3][4];
+    __m256d moved[4][3];
+    int movable = 0xf;
     for (int i = 0; i < 4; ++i) {
       const __m256d s = _mm256_mul_pd(scale, wK[i]);
-      for (int j = 0; j < 3; ++j) _mm256_store_pd(moved[i][j], _mm256_add_pd(pos[i][j], _mm256_mul_pd(s, k[j])));
+      for (int j = 0; j < 3; ++j) moved[i][j] = _mm256_add_pd(pos[i][j], _mm256_mul_pd(s, k[j]));
+      movable &= nonzeroLanes(_mm256_load_pd(inverseMass[i]));
     }
     const __m256d newLambda = _mm256_add_pd(oldLambda, dLambda);
-    if (solved == 0xf) {
-      _mm256_storeu_pd(lambda + c, newLambda);
-    } else {
+    if (solved == 0xf) _mm256_storeu_pd(lambda + c, newLambda);
+    // The common case (every lane solved, no immovable vertex) stores whole vectors; otherwise lane by lane.
+    if ((solved & movable) == 0xf) {
+      for (int i = 0; i < 4; ++i) scatter4(xs[i], moved[i][0], moved[i][1], moved[i][2]);
+      continue;
+    }
+    alignas(32) double lambdas[4], lanes[4][3][4];
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 3; ++j) _mm256_store_pd(lanes[i][j], moved[i][j]);
+    if (solved != 0xf) {
       _mm256_store_pd(lambdas, newLambda);
       for (std::uint32_t lane = 0; lane < 4; ++lane)
         if (solved & (1 << lane)) lambda[c + lane] = lambdas[lane];
@@ -176,17 +169,13 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       if (!(solved & (1 << lane))) continue;
       for (int i = 0; i < 4; ++i) {
         if (inverseMass[i][lane] == 0.0) continue;  // immovable: never written
-        for (int j = 0; j < 3; ++j) xs[i][lane][j] = moved[i][j][lane];
+        for (int j = 0; j < 3; ++j) xs[i][lane][j] = lanes[i][j][lane];
       }
     }
   }
   for (; c < end; ++c) projectOne<true>(constraints[c], c, ctx, x, w, lambda);
 }
 
-bool cpuHasAvx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-}
 #endif
 
 }  // namespace
@@ -201,7 +190,7 @@ void projectIsometricBending(const Model& model, const SolveContext& ctx, std::u
 
 void projectIsometricBendingLanes(int lanes, const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                   std::uint32_t end) {
-#if defined(PLIANT_BENDING_AVX2)
+#if defined(PLIANT_HAVE_AVX2_KERNELS)
   if (ctx.mode == SolverMode::Xpbd && lanes >= 4 && cpuHasAvx2()) {
     projectQuads(model, ctx, begin, end);
     return;
@@ -213,6 +202,13 @@ void projectIsometricBendingLanes(int lanes, const Model& model, const SolveCont
 void projectIsometricBendingIndependent(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                         std::uint32_t end) {
   projectIsometricBendingLanes(4, model, ctx, begin, end);
+}
+
+int isometricBendingKernelLanes() {
+#if defined(PLIANT_HAVE_AVX2_KERNELS)
+  if (cpuHasAvx2()) return 4;
+#endif
+  return 1;
 }
 
 double evaluateIsometricBending(const Model& model, const Vec3* x, const Vec3*, std::uint32_t i,

@@ -255,3 +255,22 @@ TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
 
 }  // namespace
 }  // namespace pliant
+
+namespace pliant {
+namespace {
+
+// The wide kernels are really compiled in: an x86-64 CPU with AVX2 projects four constraints at once
+// (a missing header or macro would fall back to narrower kernels silently, with the same bits).
+TEST(SolvePlan, IndependentKernelsUseTheWidestLanesTheCpuHas) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  const int expected = __builtin_cpu_supports("avx2") ? 4 : 2;
+  EXPECT_EQ(detail::distanceKernelLanes(), expected);
+  EXPECT_EQ(detail::isometricBendingKernelLanes(), expected == 4 ? 4 : 1);
+#else
+  EXPECT_GE(detail::distanceKernelLanes(), 1);
+  EXPECT_GE(detail::isometricBendingKernelLanes(), 1);
+#endif
+}
+
+}  // namespace
+}  // namespace pliant

@@ -1,0 +1,53 @@
+// Helpers of the AVX2 constraint kernels (distance.cpp, isometric_bending.cpp): moving the
+// (x, y, z) of four scattered particles into and out of three four-lane vectors. The kernels are
+// compiled for AVX2 with a function attribute and chosen at run time (cpuHasAvx2), so the library
+// itself still targets the x86-64 baseline.
+#pragma once
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define PLIANT_HAVE_AVX2_KERNELS 1
+#include <immintrin.h>
+
+namespace pliant::detail {
+
+inline bool cpuHasAvx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+
+// Lane i of (gx, gy, gz) = p[i][0..2]. x and y of a particle come in one 16-byte load and are
+// transposed; z comes in 8-byte loads.
+__attribute__((target("avx2"))) inline void gather4(const double* const p[4], __m256d& gx, __m256d& gy,
+                                                    __m256d& gz) {
+  const __m256d xy02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[0])), _mm_loadu_pd(p[2]), 1);
+  const __m256d xy13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[1])), _mm_loadu_pd(p[3]), 1);
+  gx = _mm256_unpacklo_pd(xy02, xy13);
+  gy = _mm256_unpackhi_pd(xy02, xy13);
+  const __m128d z01 = _mm_loadh_pd(_mm_load_sd(p[0] + 2), p[1] + 2);
+  const __m128d z23 = _mm_loadh_pd(_mm_load_sd(p[2] + 2), p[3] + 2);
+  gz = _mm256_insertf128_pd(_mm256_castpd128_pd256(z01), z23, 1);
+}
+
+// The inverse of gather4: p[i][0..2] = lane i of (gx, gy, gz).
+__attribute__((target("avx2"))) inline void scatter4(double* const p[4], __m256d gx, __m256d gy, __m256d gz) {
+  const __m256d xy02 = _mm256_unpacklo_pd(gx, gy);  // x0 y0 x2 y2
+  const __m256d xy13 = _mm256_unpackhi_pd(gx, gy);  // x1 y1 x3 y3
+  _mm_storeu_pd(p[0], _mm256_castpd256_pd128(xy02));
+  _mm_storeu_pd(p[1], _mm256_castpd256_pd128(xy13));
+  _mm_storeu_pd(p[2], _mm256_extractf128_pd(xy02, 1));
+  _mm_storeu_pd(p[3], _mm256_extractf128_pd(xy13, 1));
+  const __m128d z01 = _mm256_castpd256_pd128(gz);
+  const __m128d z23 = _mm256_extractf128_pd(gz, 1);
+  _mm_storel_pd(p[0] + 2, z01);
+  _mm_storeh_pd(p[1] + 2, z01);
+  _mm_storel_pd(p[2] + 2, z23);
+  _mm_storeh_pd(p[3] + 2, z23);
+}
+
+// Bit i set where lane i of v is not 0 (immovable particles have inverse mass exactly 0).
+__attribute__((target("avx2"))) inline int nonzeroLanes(__m256d v) {
+  return _mm256_movemask_pd(_mm256_cmp_pd(v, _mm256_setzero_pd(), _CMP_NEQ_UQ));
+}
+
+}  // namespace pliant::detail
+#endif
