@@ -17,12 +17,17 @@ inline bool cpuHasAvx2() {
 
 // Lane i of (gx, gy, gz) = p[i][0..2]. x and y of a particle come in one 16-byte load and are
 // transposed; z comes in 8-byte loads.
+// Lane i of (first, second) = p[i][0..1], two adjacent doubles.
+__attribute__((target("avx2"))) inline void gatherPairs4(const double* const p[4], __m256d& first, __m256d& second) {
+  const __m256d ab02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[0])), _mm_loadu_pd(p[2]), 1);
+  const __m256d ab13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[1])), _mm_loadu_pd(p[3]), 1);
+  first = _mm256_unpacklo_pd(ab02, ab13);
+  second = _mm256_unpackhi_pd(ab02, ab13);
+}
+
 __attribute__((target("avx2"))) inline void gather4(const double* const p[4], __m256d& gx, __m256d& gy,
                                                     __m256d& gz) {
-  const __m256d xy02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[0])), _mm_loadu_pd(p[2]), 1);
-  const __m256d xy13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[1])), _mm_loadu_pd(p[3]), 1);
-  gx = _mm256_unpacklo_pd(xy02, xy13);
-  gy = _mm256_unpackhi_pd(xy02, xy13);
+  gatherPairs4(p, gx, gy);
   const __m128d z01 = _mm_loadh_pd(_mm_load_sd(p[0] + 2), p[1] + 2);
   const __m128d z23 = _mm_loadh_pd(_mm_load_sd(p[2] + 2), p[3] + 2);
   gz = _mm256_insertf128_pd(_mm256_castpd128_pd256(z01), z23, 1);
@@ -42,6 +47,19 @@ __attribute__((target("avx2"))) inline void scatter4(double* const p[4], __m256d
   _mm_storeh_pd(p[1] + 2, z01);
   _mm_storel_pd(p[2] + 2, z23);
   _mm_storeh_pd(p[3] + 2, z23);
+}
+
+// Transposes four rows of four doubles: column[j] lane i = row i element j.
+__attribute__((target("avx2"))) inline void transpose4(__m256d row0, __m256d row1, __m256d row2, __m256d row3,
+                                                       __m256d column[4]) {
+  const __m256d lo01 = _mm256_unpacklo_pd(row0, row1);  // r0[0] r1[0] r0[2] r1[2]
+  const __m256d hi01 = _mm256_unpackhi_pd(row0, row1);  // r0[1] r1[1] r0[3] r1[3]
+  const __m256d lo23 = _mm256_unpacklo_pd(row2, row3);
+  const __m256d hi23 = _mm256_unpackhi_pd(row2, row3);
+  column[0] = _mm256_permute2f128_pd(lo01, lo23, 0x20);
+  column[1] = _mm256_permute2f128_pd(hi01, hi23, 0x20);
+  column[2] = _mm256_permute2f128_pd(lo01, lo23, 0x31);
+  column[3] = _mm256_permute2f128_pd(hi01, hi23, 0x31);
 }
 
 // Bit i set where lane i of v is not 0 (immovable particles have inverse mass exactly 0).

@@ -12,6 +12,8 @@
 //   compiler from contracting), so all kernels give the same bits, and neither the CPU nor the
 //   grouping of constraints into lanes (which depends on how a batch is split among threads)
 //   changes the result.
+#include <cstddef>
+
 #include "constraints/avx2_lanes.h"
 #include "constraints/projection.h"
 
@@ -177,6 +179,9 @@ void projectPairs(const Model& model, const SolveContext& ctx, std::uint32_t beg
 // Four independent undamped XPBD constraints c .. c + 3 in the lanes of AVX registers, compiled for
 // AVX2 and chosen at run time where the CPU has it. The same operations as projectPair, lane by
 // lane.
+static_assert(offsetof(DistanceConstraint, params) == offsetof(DistanceConstraint, restLength) + sizeof(double) &&
+                  offsetof(ConstraintParameters, compliance) == 0,
+              "projectQuads loads restLength and params.compliance as one pair");
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                                   std::uint32_t end) {
   const DistanceConstraint* constraints = model.distances.data();
@@ -193,25 +198,26 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     }
     double* xa[4];
     double* xb[4];
-    alignas(32) double wAs[4], wBs[4], rest[4], compliance[4];
+    const double* restAndCompliance[4];  // adjacent fields: restLength, params.compliance
     for (int lane = 0; lane < 4; ++lane) {
       xa[lane] = x[con[lane].particles[0]].data();
       xb[lane] = x[con[lane].particles[1]].data();
-      wAs[lane] = w[con[lane].particles[0]];
-      wBs[lane] = w[con[lane].particles[1]];
-      rest[lane] = con[lane].restLength;
-      compliance[lane] = con[lane].params.compliance;
+      restAndCompliance[lane] = &con[lane].restLength;
     }
+    __m256d rest, compliance;
+    gatherPairs4(restAndCompliance, rest, compliance);
+    const __m256d wA = _mm256_setr_pd(w[con[0].particles[0]], w[con[1].particles[0]], w[con[2].particles[0]],
+                                      w[con[3].particles[0]]);
+    const __m256d wB = _mm256_setr_pd(w[con[0].particles[1]], w[con[1].particles[1]], w[con[2].particles[1]],
+                                      w[con[3].particles[1]]);
     __m256d pa[3], pb[3], d[3];
     gather4(xa, pa[0], pa[1], pa[2]);
     gather4(xb, pb[0], pb[1], pb[2]);
     for (int k = 0; k < 3; ++k) d[k] = _mm256_sub_pd(pa[k], pb[k]);
     const __m256d length = _mm256_sqrt_pd(
         _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(d[0], d[0]), _mm256_mul_pd(d[1], d[1])), _mm256_mul_pd(d[2], d[2])));
-    const __m256d C = _mm256_sub_pd(length, _mm256_load_pd(rest));
-    const __m256d wA = _mm256_load_pd(wAs);
-    const __m256d wB = _mm256_load_pd(wBs);
-    const __m256d alphaTilde = _mm256_mul_pd(_mm256_load_pd(compliance), invH2);
+    const __m256d C = _mm256_sub_pd(length, rest);
+    const __m256d alphaTilde = _mm256_mul_pd(compliance, invH2);
     const __m256d denominator = _mm256_add_pd(_mm256_add_pd(wA, wB), alphaTilde);
     const int solved =
         _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ),

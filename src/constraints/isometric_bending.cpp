@@ -106,24 +106,21 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       for (std::uint32_t lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + lane, ctx, x, w, lambda);
       continue;
     }
-    // Per stencil vertex i: its four lanes' positions, weights K_i and w_i K_i.
-    alignas(32) double weight[4][4], inverseMass[4][4], compliance[4];
+    // Per stencil vertex i: its four lanes' positions, weights K_i (the four lanes' weight rows,
+    // transposed in registers) and inverse masses w_i.
     double* xs[4][4];
-    for (int lane = 0; lane < 4; ++lane) {
-      for (int i = 0; i < 4; ++i) {
-        const ParticleIndex particle = con[lane].particles[i];
-        xs[i][lane] = x[particle].data();
-        weight[i][lane] = con[lane].weights[i];
-        inverseMass[i][lane] = w[particle];
-      }
-      compliance[lane] = con[lane].params.compliance;
-    }
-    __m256d pos[4][3], K[4], wK[4];
+    __m256d pos[4][3], K[4], inverseMass[4], wK[4];
     for (int i = 0; i < 4; ++i) {
+      for (int lane = 0; lane < 4; ++lane) xs[i][lane] = x[con[lane].particles[i]].data();
       gather4(xs[i], pos[i][0], pos[i][1], pos[i][2]);
-      K[i] = _mm256_load_pd(weight[i]);
-      wK[i] = _mm256_mul_pd(_mm256_load_pd(inverseMass[i]), K[i]);
+      inverseMass[i] = _mm256_setr_pd(w[con[0].particles[i]], w[con[1].particles[i]], w[con[2].particles[i]],
+                                      w[con[3].particles[i]]);
     }
+    transpose4(_mm256_loadu_pd(con[0].weights), _mm256_loadu_pd(con[1].weights), _mm256_loadu_pd(con[2].weights),
+               _mm256_loadu_pd(con[3].weights), K);
+    for (int i = 0; i < 4; ++i) wK[i] = _mm256_mul_pd(inverseMass[i], K[i]);
+    const __m256d compliance = _mm256_setr_pd(con[0].params.compliance, con[1].params.compliance,
+                                              con[2].params.compliance, con[3].params.compliance);
     __m256d k[3];
     for (int j = 0; j < 3; ++j)
       k[j] = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(K[0], pos[0][j]), _mm256_mul_pd(K[1], pos[1][j])),
@@ -133,7 +130,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d wSum = _mm256_add_pd(
         _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(wK[0], K[0]), _mm256_mul_pd(wK[1], K[1])), _mm256_mul_pd(wK[2], K[2])),
         _mm256_mul_pd(wK[3], K[3]));
-    const __m256d alphaTilde = _mm256_mul_pd(_mm256_load_pd(compliance), invH2);
+    const __m256d alphaTilde = _mm256_mul_pd(compliance, invH2);
     const __m256d denominator = _mm256_add_pd(wSum, alphaTilde);
     const int solved = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(C, _mm256_set1_pd(kMinCurvature), _CMP_NLT_UQ),
                                                         _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ)));
@@ -148,7 +145,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     for (int i = 0; i < 4; ++i) {
       const __m256d s = _mm256_mul_pd(scale, wK[i]);
       for (int j = 0; j < 3; ++j) moved[i][j] = _mm256_add_pd(pos[i][j], _mm256_mul_pd(s, k[j]));
-      movable &= nonzeroLanes(_mm256_load_pd(inverseMass[i]));
+      movable &= nonzeroLanes(inverseMass[i]);
     }
     const __m256d newLambda = _mm256_add_pd(oldLambda, dLambda);
     if (solved == 0xf) _mm256_storeu_pd(lambda + c, newLambda);
@@ -168,7 +165,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     for (int lane = 0; lane < 4; ++lane) {
       if (!(solved & (1 << lane))) continue;
       for (int i = 0; i < 4; ++i) {
-        if (inverseMass[i][lane] == 0.0) continue;  // immovable: never written
+        if (w[con[lane].particles[i]] == 0.0) continue;  // immovable: never written
         for (int j = 0; j < 3; ++j) xs[i][lane][j] = lanes[i][j][lane];
       }
     }
