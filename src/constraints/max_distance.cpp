@@ -17,7 +17,11 @@ void projectMaxDistance(const Model& model, const SolveContext& ctx, std::uint32
     const ParticleIndex a = con.particles[0];
     const ParticleIndex b = con.particles[1];
     const Vec3 delta = x[a] - x[b];
-    const double length = delta.norm();
+    const double squaredLength = delta.squaredNorm();
+    // Most tethers are slack; skip them without the square root. The margin (far above rounding)
+    // leaves every case near the limit to the exact test below, so results do not change.
+    if (squaredLength < (con.maxLength * con.maxLength) * (1.0 - 1e-9)) continue;
+    const double length = std::sqrt(squaredLength);
     const double C = con.maxLength - length;
     if (C >= 0.0 || length < kMinLength) continue;
     const Vec3 n = delta / length;
