@@ -117,9 +117,10 @@ struct Model {
   std::array<std::vector<SolveBatch>, kConstraintFamilyCount> solveBatches;
   // Fewest constraints (>= 1) a thread is given of a parallel batch: an independent run shorter than
   // twice this is solved by one thread, since each split costs a barrier and moves cache lines
-  // between cores. 4096 keeps small models serial; set it before build() (tests use small values
-  // to exercise the parallel path on small models).
-  std::uint32_t parallelBlockSize = 4096;
+  // between cores. 512 (a few microseconds of work per thread against about one of a barrier)
+  // splits a 100 x 100 cloth and keeps models of a few hundred particles serial; set it before
+  // build() (tests use small values to exercise the parallel path on small models).
+  std::uint32_t parallelBlockSize = 512;
 
   std::size_t particleCount() const { return inverseMass.size(); }
   double radius(ParticleIndex p) const { return particleRadius.empty() ? 0.0 : particleRadius[p]; }

@@ -109,11 +109,11 @@ TEST(SolvePlan, ClothColoursAreLongIndependentBatches) {
 }
 
 TEST(SolvePlan, DefaultBlockSizeKeepsSmallModelsSerial) {
-  const Model small = pinnedCloth(40, Model{}.parallelBlockSize);
-  EXPECT_EQ(small.parallelBlockSize, 4096u);
+  const Model small = pinnedCloth(20, Model{}.parallelBlockSize);  // 400 particles, tethers of 398
+  EXPECT_EQ(small.parallelBlockSize, 512u);
   EXPECT_EQ(checkPlan(small), 0u);
   EXPECT_FALSE(small.hasParallelBatch());
-  const Model split = pinnedCloth(40, 64);
+  const Model split = pinnedCloth(20, 16);
   EXPECT_GT(checkPlan(split), split.totalConstraintCount() / 2);
   EXPECT_TRUE(split.hasParallelBatch());
 }
