@@ -6,8 +6,7 @@
 // - projectDistance, one constraint after another (any range; Gauss-Seidel in index order);
 // - projectDistanceIndependent, for a range of constraints that share no movable particle (a colour,
 //   see Model::solveBatches): four constraints per AVX2 instruction where the CPU has AVX2 (checked
-//   at run time), else two per SSE2 instruction (the x86-64 baseline); other targets use the scalar
-//   kernel. Every lane performs exactly the scalar kernel's IEEE operations in the same order (sqrt
+//   at run time), else the scalar kernel. Every lane performs exactly the scalar kernel's IEEE operations in the same order (sqrt
 //   and division are correctly rounded everywhere, no FMA is used, and ISO C++ mode keeps the
 //   compiler from contracting), so all kernels give the same bits, and neither the CPU nor the
 //   grouping of constraints into lanes (which depends on how a batch is split among threads)
@@ -17,9 +16,6 @@
 #include "constraints/avx2_lanes.h"
 #include "constraints/projection.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace pliant::detail {
 
@@ -98,86 +94,10 @@ inline bool undamped(const DistanceConstraint& con, const SolveContext& ctx) {
   return con.params.compliance * con.params.damping * ctx.invH == 0.0;
 }
 
-#if defined(__SSE2__)
-// Two independent undamped XPBD constraints c and c + 1 in the lanes of SSE2 registers (low lane c).
-// Loads and stores are per lane (the particles are scattered); the arithmetic is shared. A lane that
-// the scalar kernel would skip (zero length, denominator <= 0) writes nothing, as there, and
-// immovable particles are never written.
-inline void projectPair(const DistanceConstraint* con, std::uint32_t c, const SolveContext& ctx, Vec3* x,
-                        const double* w, double* lambda) {
-  double* xa[2] = {x[con[0].particles[0]].data(), x[con[1].particles[0]].data()};
-  double* xb[2] = {x[con[0].particles[1]].data(), x[con[1].particles[1]].data()};
-  const double wAs[2] = {w[con[0].particles[0]], w[con[1].particles[0]]};
-  const double wBs[2] = {w[con[0].particles[1]], w[con[1].particles[1]]};
-  __m128d pa[3], pb[3], d[3];
-  for (int k = 0; k < 3; ++k) {
-    pa[k] = _mm_loadh_pd(_mm_load_sd(xa[0] + k), xa[1] + k);
-    pb[k] = _mm_loadh_pd(_mm_load_sd(xb[0] + k), xb[1] + k);
-    d[k] = _mm_sub_pd(pa[k], pb[k]);
-  }
-  const __m128d length =
-      _mm_sqrt_pd(_mm_add_pd(_mm_add_pd(_mm_mul_pd(d[0], d[0]), _mm_mul_pd(d[1], d[1])), _mm_mul_pd(d[2], d[2])));
-  const __m128d C = _mm_sub_pd(length, _mm_set_pd(con[1].restLength, con[0].restLength));
-  const __m128d wA = _mm_loadu_pd(wAs);
-  const __m128d wB = _mm_loadu_pd(wBs);
-  const __m128d alphaTilde =
-      _mm_mul_pd(_mm_set_pd(con[1].params.compliance, con[0].params.compliance), _mm_set1_pd(ctx.invH2));
-  const __m128d denominator = _mm_add_pd(_mm_add_pd(wA, wB), alphaTilde);
-  // !(length < kMinLength) (NaN proceeds, as in the scalar test) and denominator > 0.
-  const int solved = _mm_movemask_pd(_mm_and_pd(_mm_cmpnlt_pd(length, _mm_set1_pd(kMinLength)),
-                                                _mm_cmpgt_pd(denominator, _mm_setzero_pd())));
-  if (solved == 0) return;
-  const __m128d r = _mm_div_pd(_mm_set1_pd(1.0), _mm_mul_pd(length, denominator));
-  const __m128d oldLambda = _mm_loadu_pd(lambda + c);
-  const __m128d minusC = _mm_xor_pd(C, _mm_set1_pd(-0.0));  // exact negation, as -C
-  const __m128d dLambda = _mm_mul_pd(_mm_sub_pd(minusC, _mm_mul_pd(alphaTilde, oldLambda)), _mm_mul_pd(length, r));
-  const __m128d newLambda = _mm_add_pd(oldLambda, dLambda);
-  const __m128d scale = _mm_mul_pd(dLambda, _mm_mul_pd(denominator, r));
-  const __m128d sA = _mm_mul_pd(scale, wA);
-  const __m128d sB = _mm_mul_pd(scale, wB);
-  __m128d movedA[3], movedB[3];
-  for (int k = 0; k < 3; ++k) {
-    movedA[k] = _mm_add_pd(pa[k], _mm_mul_pd(sA, d[k]));
-    movedB[k] = _mm_sub_pd(pb[k], _mm_mul_pd(sB, d[k]));
-  }
-  if (solved & 1) {
-    _mm_storel_pd(lambda + c, newLambda);
-    if (wAs[0] != 0.0)
-      for (int k = 0; k < 3; ++k) _mm_storel_pd(xa[0] + k, movedA[k]);
-    if (wBs[0] != 0.0)
-      for (int k = 0; k < 3; ++k) _mm_storel_pd(xb[0] + k, movedB[k]);
-  }
-  if (solved & 2) {
-    _mm_storeh_pd(lambda + c + 1, newLambda);
-    if (wAs[1] != 0.0)
-      for (int k = 0; k < 3; ++k) _mm_storeh_pd(xa[1] + k, movedA[k]);
-    if (wBs[1] != 0.0)
-      for (int k = 0; k < 3; ++k) _mm_storeh_pd(xb[1] + k, movedB[k]);
-  }
-}
-
-// Pairs over an independent range; damped pairs take the scalar kernel (same bits in any order).
-void projectPairs(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
-  const DistanceConstraint* constraints = model.distances.data();
-  Vec3* const x = ctx.x;
-  const double* const w = ctx.w;
-  double* const lambda = ctx.lambda;
-  std::uint32_t c = begin;
-  for (; c + 1 < end; c += 2) {
-    if (undamped(constraints[c], ctx) && undamped(constraints[c + 1], ctx)) {
-      projectPair(constraints + c, c, ctx, x, w, lambda);
-    } else {
-      projectOne<true>(constraints[c], c, ctx, x, w, lambda);
-      projectOne<true>(constraints[c + 1], c + 1, ctx, x, w, lambda);
-    }
-  }
-  if (c < end) projectOne<true>(constraints[c], c, ctx, x, w, lambda);
-}
-#endif
 
 #if defined(PLIANT_HAVE_AVX2_KERNELS)
 // Four independent undamped XPBD constraints c .. c + 3 in the lanes of AVX registers, compiled for
-// AVX2 and chosen at run time where the CPU has it. The same operations as projectPair, lane by
+// AVX2 and chosen at run time where the CPU has it. The same operations as projectOne, lane by
 // lane.
 static_assert(offsetof(DistanceConstraint, params) == offsetof(DistanceConstraint, restLength) + sizeof(double) &&
                   offsetof(ConstraintParameters, compliance) == 0,
@@ -291,11 +211,7 @@ void projectDistanceLanes(int lanes, const Model& model, const SolveContext& ctx
     return;
   }
 #endif
-#if defined(__SSE2__)
-  projectPairs(model, ctx, begin, end);
-#else
   projectDistance(model, ctx, begin, end);
-#endif
 }
 
 void projectDistanceIndependent(const Model& model, const SolveContext& ctx, std::uint32_t begin,
@@ -307,11 +223,7 @@ int distanceKernelLanes() {
 #if defined(PLIANT_HAVE_AVX2_KERNELS)
   if (cpuHasAvx2()) return 4;
 #endif
-#if defined(__SSE2__)
-  return 2;
-#else
   return 1;
-#endif
 }
 
 double evaluateDistance(const Model& model, const Vec3* x, const Vec3*, std::uint32_t i,

@@ -62,8 +62,8 @@ PLIANT_DECLARE_FAMILY(GlobalVolume)
 PLIANT_DECLARE_FAMILY(Generic)
 #undef PLIANT_DECLARE_FAMILY
 void projectDistanceIndependent(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
-// The independent distance kernel with at most `lanes` constraints at once: 1 scalar, 2 SSE2,
-// 4 AVX2 (where the CPU has it, else 2). All give the same bits; tests compare them.
+// The independent distance kernel with at most `lanes` constraints at once: 4 (AVX2, where the CPU
+// has it) or 1 (scalar). Both give the same bits; tests compare them.
 void projectDistanceLanes(int lanes, const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
 void projectIsometricBendingIndependent(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
 // The same for isometric bending: 4 lanes (AVX2, where the CPU has it) or 1.

@@ -155,8 +155,8 @@ TEST(SolvePlan, ConstraintsInNoParticularOrderFormFewDependentBatches) {
   EXPECT_FALSE(gm.solveBatches[static_cast<int>(ConstraintFamily::Generic)][0].independent);
 }
 
-// One independent batch projected by the scalar and by the SIMD kernels (SSE2 pairs, AVX2 quads where
-// the CPU has AVX2) from the same perturbed state.
+// One independent batch projected by the scalar and by the SIMD kernel (AVX2 quads where the CPU has
+// AVX2) from the same perturbed state.
 TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
   Model m = pinnedCloth(17, 4096);
   // Mixed materials: damped constraints (scalar fallback inside the SIMD kernel), a hard one, and a
@@ -198,7 +198,7 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
       kernels.projectIndependent(m, context(b), start, batch.end);
       EXPECT_EQ(a.hash(), b.hash()) << "start " << start << " lambda0 " << lambda0;
       EXPECT_NE(a.hash(), s.hash());
-      for (int lanes : {1, 2, 4}) {
+      for (int lanes : {1, 4}) {
         State c = simd;
         detail::projectDistanceLanes(lanes, m, context(c), start, batch.end);
         EXPECT_EQ(a.hash(), c.hash()) << lanes << " lanes, start " << start << " lambda0 " << lambda0;
@@ -263,9 +263,9 @@ namespace {
 // (a missing header or macro would fall back to narrower kernels silently, with the same bits).
 TEST(SolvePlan, IndependentKernelsUseTheWidestLanesTheCpuHas) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  const int expected = __builtin_cpu_supports("avx2") ? 4 : 2;
+  const int expected = __builtin_cpu_supports("avx2") ? 4 : 1;
   EXPECT_EQ(detail::distanceKernelLanes(), expected);
-  EXPECT_EQ(detail::isometricBendingKernelLanes(), expected == 4 ? 4 : 1);
+  EXPECT_EQ(detail::isometricBendingKernelLanes(), expected);
 #else
   EXPECT_GE(detail::distanceKernelLanes(), 1);
   EXPECT_GE(detail::isometricBendingKernelLanes(), 1);
