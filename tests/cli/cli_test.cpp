@@ -2,9 +2,6 @@
 // a fresh folder under the system temp folder, with stdout and stderr captured to files, and checks
 // the exit code (0 ok, 2 bad input), the messages and the files written (docs/scene-format.md,
 // "Output of pliant run"). Runs are a few frames each so the whole file takes seconds.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -23,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_fixture.h"
 #include "pliant/benchmark.h"
 #include "pliant/scenes.h"
 #include "pliant/solver.h"
@@ -32,29 +30,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using pliant::cli_testing::readFile;
+using pliant::cli_testing::RunResult;
+using pliant::cli_testing::shellQuote;
+using pliant::cli_testing::writeFile;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 constexpr int kExitOk = 0;
 constexpr int kExitBadInput = 2;
-
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void writeFile(const fs::path& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << contents;
-}
-
-std::string quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
 
 std::string badScene(const std::string& name) { return std::string(PLIANT_TEST_DATA_DIR) + "/scenes/bad/" + name; }
 std::string goodScene(const std::string& name) { return std::string(PLIANT_TEST_DATA_DIR) + "/scenes/" + name; }
@@ -102,53 +86,7 @@ std::vector<std::string> filesUnder(const fs::path& folder) {
   return out;
 }
 
-struct RunResult {
-  int exitCode = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    root_ = fs::temp_directory_path() / ("pliant_cli_tests." + std::to_string(::getpid()));
-    dir_ = root_ / (std::string(info->test_suite_name()) + "." + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    // Keep the folder of a failed test for inspection.
-    if (HasFailure()) {
-      std::cerr << "outputs kept in " << dir_ << '\n';
-      return;
-    }
-    fs::remove_all(dir_);
-    std::error_code ec;
-    fs::remove(root_, ec);  // only succeeds once empty
-  }
-
-  // Runs `pliant ARGS` in the test's folder (so relative paths land there).
-  RunResult run(const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string command = "cd " + quote(dir_.string()) + " && " + quote(PLIANT_CLI_PATH) + " " + args + " >" +
-                                quote(out.string()) + " 2>" + quote(err.string()) + " </dev/null";
-    const int status = std::system(command.c_str());
-    RunResult result;
-    result.exitCode = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = readFile(out);
-    result.err = readFile(err);
-    fs::remove(out);
-    fs::remove(err);
-    return result;
-  }
-
-  fs::path path(const std::string& relative) const { return dir_ / relative; }
-
-  fs::path root_;
-  fs::path dir_;
-};
+using CliTest = pliant::cli_testing::CliFixture;
 
 nlohmann::json readJson(const fs::path& path) {
   const std::string text = readFile(path);
@@ -558,7 +496,7 @@ TEST_F(CliRun, EveryBuiltinSceneRunsFiveFrames) {
 
 TEST_F(CliRun, SceneFileAndBuiltinNameGiveTheSameResult) {
   const RunResult a = run("run rope --out a --frames 5 --no-frames --quiet");
-  const RunResult b = run("run " + quote(std::string(PLIANT_SOURCE_DIR) + "/scenes/rope.json") + " --out b --frames 5 --no-frames --quiet");
+  const RunResult b = run("run " + shellQuote(std::string(PLIANT_SOURCE_DIR) + "/scenes/rope.json") + " --out b --frames 5 --no-frames --quiet");
   ASSERT_EQ(a.exitCode, kExitOk) << a.err;
   ASSERT_EQ(b.exitCode, kExitOk) << b.err;
   EXPECT_EQ(readJson(path("a/summary.json")).at("state_hash"), readJson(path("b/summary.json")).at("state_hash"));
@@ -575,7 +513,7 @@ TEST_F(CliRun, ThreadCountDoesNotChangeTheResult) {
 }
 
 TEST_F(CliRun, FullFeaturedSceneFileRuns) {
-  const RunResult r = run("run " + quote(goodScene("full.json")) + " --out out --frames 3 --quiet");
+  const RunResult r = run("run " + shellQuote(goodScene("full.json")) + " --out out --frames 3 --quiet");
   ASSERT_EQ(r.exitCode, kExitOk) << r.err;
   const nlohmann::json summary = readJson(path("out/summary.json"));
   EXPECT_EQ(summary.at("scene"), "full");
@@ -602,7 +540,7 @@ TEST_F(CliBadInput, EveryMalformedSceneExits2WithOneMessageAndNoOutputFolder) {
   EXPECT_GE(files.size(), 26u);
   for (const std::string& file : files) {
     SCOPED_TRACE(file);
-    const RunResult r = run("run " + quote(file) + " --out out --frames 1 --quiet");
+    const RunResult r = run("run " + shellQuote(file) + " --out out --frames 1 --quiet");
     EXPECT_EQ(r.exitCode, kExitBadInput) << r.err;
     EXPECT_THAT(r.err, StartsWith("pliant: " + file + ":"));
     EXPECT_EQ(lines(r.err).size(), 1u) << r.err;
@@ -614,7 +552,7 @@ TEST_F(CliBadInput, EveryMalformedSceneExits2WithOneMessageAndNoOutputFolder) {
 TEST_F(CliBadInput, MalformedSceneLeavesAnExistingOutputFolderUntouched) {
   fs::create_directories(path("out"));
   writeFile(path("out/keep.txt"), "previous run\n");
-  const RunResult r = run("run " + quote(badScene("negative_mass.json")) + " --out out --quiet");
+  const RunResult r = run("run " + shellQuote(badScene("negative_mass.json")) + " --out out --quiet");
   EXPECT_EQ(r.exitCode, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("negative_mass.json: /objects/0/mass: expected a number > 0, got -1"));
   EXPECT_EQ(filesUnder(path("out")), std::vector<std::string>{"keep.txt"});
@@ -624,7 +562,7 @@ TEST_F(CliBadInput, MissingSceneFileFolderAndUnknownBuiltin) {
   RunResult r = run("run does_not_exist.json --out out");
   EXPECT_EQ(r.exitCode, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("does_not_exist.json: cannot open the scene file"));
-  r = run("run " + quote(std::string(PLIANT_TEST_DATA_DIR) + "/scenes") + " --out out");
+  r = run("run " + shellQuote(std::string(PLIANT_TEST_DATA_DIR) + "/scenes") + " --out out");
   EXPECT_EQ(r.exitCode, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("is a folder"));
   r = run("run ropee --out out");
@@ -683,7 +621,7 @@ TEST_F(CliCommands, ScenesNamePrintsItsJson) {
 }
 
 TEST_F(CliCommands, ValidateGoodAndBadFiles) {
-  RunResult r = run("validate " + quote(goodScene("full.json")));
+  RunResult r = run("validate " + shellQuote(goodScene("full.json")));
   EXPECT_EQ(r.exitCode, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("full.json: ok (84 particles"));
   EXPECT_THAT(r.out, HasSubstr("50 frames"));
@@ -691,13 +629,13 @@ TEST_F(CliCommands, ValidateGoodAndBadFiles) {
 
   for (const std::string& file : badSceneFiles()) {
     SCOPED_TRACE(file);
-    r = run("validate " + quote(file));
+    r = run("validate " + shellQuote(file));
     EXPECT_EQ(r.exitCode, kExitBadInput);
     EXPECT_THAT(r.err, StartsWith("pliant: " + file + ":"));
     EXPECT_EQ(lines(r.err).size(), 1u) << r.err;
     EXPECT_EQ(r.out, "");
   }
-  r = run("validate " + quote(badScene("syntax_error.json")));
+  r = run("validate " + shellQuote(badScene("syntax_error.json")));
   EXPECT_THAT(r.err, HasSubstr("syntax_error.json:5:31: JSON syntax error: unexpected '}'"));
 }
 
@@ -719,14 +657,14 @@ TEST_F(CliCommands, InfoPrintsTheSceneSize) {
   EXPECT_EQ(infoLine(r.out, "frames").at(1), "240") << r.out;
   EXPECT_THAT(r.out, HasSubstr("20 substeps x 1 iterations"));
 
-  r = run("info " + quote(goodScene("full.json")));
+  r = run("info " + shellQuote(goodScene("full.json")));
   ASSERT_EQ(r.exitCode, kExitOk) << r.err;
   EXPECT_EQ(infoLine(r.out, "particles"), (std::vector<std::string>{"particles", "84"})) << r.out;
   EXPECT_EQ(infoLine(r.out, "objects"), (std::vector<std::string>{"objects", "6"})) << r.out;
   EXPECT_EQ(infoLine(r.out, "sheet"), (std::vector<std::string>{"sheet", "12", "particles"})) << r.out;
   EXPECT_EQ(infoLine(r.out, "probes"), (std::vector<std::string>{"probes", "9"})) << r.out;
 
-  r = run("info " + quote(badScene("pin_index.json")));
+  r = run("info " + shellQuote(badScene("pin_index.json")));
   EXPECT_EQ(r.exitCode, kExitBadInput);
   EXPECT_THAT(r.err, HasSubstr("pin_index.json: /objects/0/pins/0/index"));
 }
@@ -841,10 +779,10 @@ TEST_F(CliCheckpoint, DamagedOrForeignCheckpointExits2) {
 
 // The example scene with mesh colliders (OBJ files relative to the scene) validates and runs.
 TEST_F(CliCommands, ValidateAndRunTheMeshColliderExample) {
-  RunResult r = run("validate " + quote(goodScene("mesh_collider.json")));
+  RunResult r = run("validate " + shellQuote(goodScene("mesh_collider.json")));
   EXPECT_EQ(r.exitCode, kExitOk) << r.err;
   EXPECT_THAT(r.out, HasSubstr("mesh_collider.json: ok (403 particles"));
-  r = run("run " + quote(goodScene("mesh_collider.json")) + " --out out --frames 3 --no-frames --quiet");
+  r = run("run " + shellQuote(goodScene("mesh_collider.json")) + " --out out --frames 3 --no-frames --quiet");
   EXPECT_EQ(r.exitCode, kExitOk) << r.err;
 }
 

@@ -1,9 +1,6 @@
 // End-to-end tests of the viewer commands of `pliant`: run --html, view, render, and their bad
 // inputs (exit code 2, a message naming the problem, no file written). The page in a real browser
 // is tested by tests/browser/viewer_test.mjs.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -13,61 +10,15 @@
 #include <sstream>
 #include <string>
 
+#include "cli/cli_fixture.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string readWhole(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string shellQuote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-struct Result {
-  int exitCode = -1;
-  std::string out, err;
-};
-
-class CliViewer : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("pliant_viewer_cli_tests." + std::to_string(::getpid())) / info->name();
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (HasFailure()) {
-      std::cerr << "outputs kept in " << dir_ << '\n';
-      return;
-    }
-    fs::remove_all(dir_);
-    std::error_code ec;
-    fs::remove(dir_.parent_path(), ec);
-  }
-  Result run(const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string command = "cd " + shellQuote(dir_.string()) + " && " + shellQuote(PLIANT_CLI_PATH) + " " + args +
-                                " >" + shellQuote(out.string()) + " 2>" + shellQuote(err.string()) + " </dev/null";
-    const int status = std::system(command.c_str());
-    Result r;
-    r.exitCode = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = readWhole(out);
-    r.err = readWhole(err);
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
-  fs::path path(const std::string& relative) const { return dir_ / relative; }
-  fs::path dir_;
-};
+using pliant::cli_testing::readFile;
+using Result = pliant::cli_testing::RunResult;
+using CliViewer = pliant::cli_testing::CliFixture;
 
 // The JSON inside <script ... id="ID">...</script> of a page.
 nlohmann::json scriptJson(const std::string& page, const std::string& id) {
@@ -81,12 +32,12 @@ nlohmann::json scriptJson(const std::string& page, const std::string& id) {
 TEST_F(CliViewer, RunAlwaysWritesTheViewerDataFile) {
   const Result r = run("run rope --out out --frames 5 --no-frames --quiet");
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  const nlohmann::json data = nlohmann::json::parse(readWhole(path("out/viewer-data.json")), nullptr, false);
+  const nlohmann::json data = nlohmann::json::parse(readFile(path("out/viewer-data.json")), nullptr, false);
   ASSERT_FALSE(data.is_discarded());
   EXPECT_EQ(data.at("format"), "pliant-viewer");
   EXPECT_EQ(data.at("scene"), "rope");
   EXPECT_EQ(data.at("frames").at("numbers"), nlohmann::json({0, 1, 2, 3, 4, 5}));
-  const nlohmann::json summary = nlohmann::json::parse(readWhole(path("out/summary.json")));
+  const nlohmann::json summary = nlohmann::json::parse(readFile(path("out/summary.json")));
   EXPECT_EQ(summary.at("outputs").at("viewer_frames"), 6);
   EXPECT_EQ(summary.at("outputs").at("viewer_frame_stride"), 1);
 }
@@ -96,7 +47,7 @@ TEST_F(CliViewer, HtmlWritesOneSelfContainedPageAndPrintsItsPath) {
   const Result r = run("run cloth-sphere --out out --frames 6 --no-frames --quiet --html out/viewer.html");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(r.out, "viewer: " + fs::absolute(path("out/viewer.html")).lexically_normal().string() + "\n");
-  const std::string page = readWhole(path("out/viewer.html"));
+  const std::string page = readFile(path("out/viewer.html"));
   EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
   // Nothing is fetched: no external script, stylesheet or image.
   EXPECT_EQ(page.find("<script src"), std::string::npos);
@@ -104,15 +55,15 @@ TEST_F(CliViewer, HtmlWritesOneSelfContainedPageAndPrintsItsPath) {
   EXPECT_EQ(page.find("<img"), std::string::npos);
   const nlohmann::json data = scriptJson(page, "pliant-data");
   ASSERT_FALSE(data.is_discarded());
-  EXPECT_EQ(data, nlohmann::json::parse(readWhole(path("out/viewer-data.json"))));
+  EXPECT_EQ(data, nlohmann::json::parse(readFile(path("out/viewer-data.json"))));
   EXPECT_EQ(data.at("frames").at("positions").size(), 7u);
   ASSERT_EQ(data.at("colliders").size(), 2u);
   EXPECT_EQ(data.at("colliders")[0].at("shape"), "plane");
   EXPECT_EQ(data.at("colliders")[1].at("shape"), "sphere");
   const nlohmann::json probes = scriptJson(page, "pliant-probes");
   ASSERT_TRUE(probes.is_string());
-  EXPECT_EQ(probes.get<std::string>(), readWhole(path("out/probes.csv")));
-  EXPECT_EQ(nlohmann::json::parse(readWhole(path("out/summary.json"))).at("outputs").at("html"), "out/viewer.html");
+  EXPECT_EQ(probes.get<std::string>(), readFile(path("out/probes.csv")));
+  EXPECT_EQ(nlohmann::json::parse(readFile(path("out/summary.json"))).at("outputs").at("html"), "out/viewer.html");
 
   // The page may go into the output folder however the folder is spelt (scripts/run.sh writes OUT/viewer.html).
   const Result again = run("run rope --out new/ --frames 1 --no-frames --quiet --html new//./viewer.html");
@@ -126,10 +77,10 @@ TEST_F(CliViewer, ViewRebuildsTheSamePageFromTheOutputFolder) {
   r = run("view out");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(r.out, "viewer: " + fs::absolute(path("out/viewer.html")).lexically_normal().string() + "\n");
-  EXPECT_EQ(readWhole(path("out/viewer.html")), readWhole(path("first.html")));
+  EXPECT_EQ(readFile(path("out/viewer.html")), readFile(path("first.html")));
   r = run("view out --html again.html");
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_EQ(readWhole(path("again.html")), readWhole(path("first.html")));
+  EXPECT_EQ(readFile(path("again.html")), readFile(path("first.html")));
 }
 #else
 TEST_F(CliViewer, WithoutTheEmbeddedViewerHtmlSaysHowToGetIt) {
@@ -148,13 +99,13 @@ TEST_F(CliViewer, RenderWritesPngImagesOfTheChosenFrames) {
   EXPECT_NE(r.out.find("frame_000000.png"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("frame_000008.png"), std::string::npos) << r.out;
   for (const char* name : {"out/render/frame_000000.png", "out/render/frame_000008.png"}) {
-    const std::string png = readWhole(path(name));
+    const std::string png = readFile(path(name));
     ASSERT_GT(png.size(), 33u) << name;
     EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
     EXPECT_EQ(png.substr(12, 4), "IHDR");
     EXPECT_EQ(png.substr(16, 8), std::string("\0\0\0\xc8\0\0\0\x96", 8));  // 200 x 150
   }
-  EXPECT_NE(readWhole(path("out/render/frame_000000.png")), readWhole(path("out/render/frame_000008.png")));
+  EXPECT_NE(readFile(path("out/render/frame_000000.png")), readFile(path("out/render/frame_000008.png")));
   r = run("render out --frames 3 --out pictures");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(fs::exists(path("pictures/frame_000003.png")));

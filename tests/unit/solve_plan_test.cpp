@@ -155,6 +155,20 @@ TEST(SolvePlan, ConstraintsInNoParticularOrderFormFewDependentBatches) {
   EXPECT_FALSE(gm.solveBatches[static_cast<int>(ConstraintFamily::Generic)][0].independent);
 }
 
+// The context of one XPBD substep of 1/600 s over `state`, for one family's kernels.
+detail::SolveContext xpbdContext(const Model& m, State& state, ConstraintFamily family) {
+  detail::SolveContext ctx;
+  ctx.mode = SolverMode::Xpbd;
+  ctx.h = 1.0 / 600.0;
+  ctx.invH = 1.0 / ctx.h;
+  ctx.invH2 = ctx.invH * ctx.invH;
+  ctx.x = state.position.data();
+  ctx.xPrev = state.previousPosition.data();
+  ctx.w = m.inverseMass.data();
+  ctx.lambda = state.lambda.data() + m.lambdaOffset[static_cast<int>(family)];
+  return ctx;
+}
+
 // One independent batch projected by the scalar and by the SIMD kernel (AVX2 quads where the CPU has
 // AVX2) from the same perturbed state.
 TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
@@ -178,18 +192,7 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
   for (double lambda0 : {0.0, 0.25}) {
     std::fill(s.lambda.begin(), s.lambda.end(), lambda0);
     State scalar = s, simd = s;
-    auto context = [&](State& state) {
-      detail::SolveContext ctx;
-      ctx.mode = SolverMode::Xpbd;
-      ctx.h = 1.0 / 600.0;
-      ctx.invH = 1.0 / ctx.h;
-      ctx.invH2 = ctx.invH * ctx.invH;
-      ctx.x = state.position.data();
-      ctx.xPrev = state.previousPosition.data();
-      ctx.w = m.inverseMass.data();
-      ctx.lambda = state.lambda.data() + m.lambdaOffset[static_cast<int>(ConstraintFamily::Distance)];
-      return ctx;
-    };
+    auto context = [&](State& state) { return xpbdContext(m, state, ConstraintFamily::Distance); };
     const auto& kernels = detail::familyKernels(ConstraintFamily::Distance);
     // Starts 0..3 group the constraints differently into SIMD lanes.
     for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
@@ -207,11 +210,6 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
   }
 }
 
-}  // namespace
-}  // namespace pliant
-
-namespace pliant {
-namespace {
 
 // The same for isometric bending: scalar kernel in order, the independent kernel, and 1 or 4 lanes.
 TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
@@ -229,18 +227,7 @@ TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
   const SolveBatch batch = m.solveBatches[family].front();
   ASSERT_TRUE(batch.independent);
   ASSERT_GT(batch.end - batch.begin, 20u);
-  auto context = [&](State& state) {
-    detail::SolveContext ctx;
-    ctx.mode = SolverMode::Xpbd;
-    ctx.h = 1.0 / 600.0;
-    ctx.invH = 1.0 / ctx.h;
-    ctx.invH2 = ctx.invH * ctx.invH;
-    ctx.x = state.position.data();
-    ctx.xPrev = state.previousPosition.data();
-    ctx.w = m.inverseMass.data();
-    ctx.lambda = state.lambda.data() + m.lambdaOffset[family];
-    return ctx;
-  };
+  auto context = [&](State& state) { return xpbdContext(m, state, ConstraintFamily::IsometricBending); };
   const auto& kernels = detail::familyKernels(ConstraintFamily::IsometricBending);
   for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
     State a = s, b = s, c = s;
@@ -253,11 +240,6 @@ TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
   }
 }
 
-}  // namespace
-}  // namespace pliant
-
-namespace pliant {
-namespace {
 
 // The wide kernels are really compiled in: an x86-64 CPU with AVX2 projects four constraints at once
 // (a missing header or macro would fall back to narrower kernels silently, with the same bits).
