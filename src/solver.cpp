@@ -123,8 +123,10 @@ constexpr std::int64_t kParallelParticles = 16384;
 // parallel batch and precedes one when thread 0 has just done serial work, so no thread reads a
 // position another is still writing. Any split of an independent batch gives the same bits (its
 // constraints share no movable particle), so the result does not depend on the thread count.
+// With resetLambda (the first pass of a substep) each range's multipliers are zeroed just before it
+// is projected.
 void projectPass(const Model& model, const detail::SolveContext& shared, double* lambda, int thread,
-                 int threads) {
+                 int threads, bool resetLambda) {
   detail::SolveContext ctx = shared;
   const std::uint64_t block = std::max<std::uint32_t>(model.parallelBlockSize, 1);
   bool serialWorkPending = false;
@@ -142,14 +144,18 @@ void projectPass(const Model& model, const detail::SolveContext& shared, double*
         const std::uint64_t length = batch.end - batch.begin;
         const std::uint64_t parts = std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), length / block);
         const auto t = static_cast<std::uint64_t>(thread);
-        if (t < parts)
-          kernels.projectIndependent(model, ctx, static_cast<std::uint32_t>(batch.begin + length * t / parts),
-                                     static_cast<std::uint32_t>(batch.begin + length * (t + 1) / parts));
+        if (t < parts) {
+          const auto begin = static_cast<std::uint32_t>(batch.begin + length * t / parts);
+          const auto end = static_cast<std::uint32_t>(batch.begin + length * (t + 1) / parts);
+          if (resetLambda) std::fill(ctx.lambda + begin, ctx.lambda + end, 0.0);
+          kernels.projectIndependent(model, ctx, begin, end);
+        }
 #pragma omp barrier
         continue;
       }
       serialWorkPending = true;
       if (thread != 0) continue;
+      if (resetLambda) std::fill(ctx.lambda + batch.begin, ctx.lambda + batch.end, 0.0);
       if (batch.independent) kernels.projectIndependent(model, ctx, batch.begin, batch.end);
       else kernels.project(model, ctx, batch.begin, batch.end);
     }
@@ -237,8 +243,10 @@ void Solver::advance(State& state, bool trace) {
     // 3. collide (contact multipliers start at 0 here)
     collide(state, h);
     collideSurfaces(state, h, sub, startTime + sub * h);
-    // 4. reset multipliers
-    std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
+    // 4. reset multipliers. The first projection pass does it range by range, on the thread that
+    // projects each range (the batches cover every constraint), so no serial pass over all of them
+    // runs first and each thread's multipliers stay in its own cache; tracing resets them here.
+    if (trace) std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
     // 5. project
     for (int it = 0; it < settings_.iterations; ++it) {
       for (int f = 0; f < kConstraintFamilyCount; ++f) {
@@ -267,9 +275,9 @@ void Solver::advance(State& state, bool trace) {
         // One parallel region per pass; the threads meet only at the barriers of projectPass.
         if (threads > 1) {
 #pragma omp parallel num_threads(threads)
-          projectPass(model, ctx, state.lambda.data(), omp_get_thread_num(), omp_get_num_threads());
+          projectPass(model, ctx, state.lambda.data(), omp_get_thread_num(), omp_get_num_threads(), it == 0);
         } else {
-          projectPass(model, ctx, state.lambda.data(), 0, 1);
+          projectPass(model, ctx, state.lambda.data(), 0, 1, it == 0);
         }
       }
       projections += lastContactCount();
