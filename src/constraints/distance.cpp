@@ -25,7 +25,7 @@ constexpr double kMinLength = 1e-12;
 
 // The hottest loop of a cloth step. Choices that keep it fast without changing the method:
 // - XPBD without damping (gamma = 0), the common case, and PBD are written out inline with one
-//   division serving both 1/|d| and 1/denominator; damped XPBD calls solveMultiplier;
+//   division serving both 1/|d| and 1/denominator, damped XPBD likewise;
 // - the mode is a template parameter, so each mode gets its own tight loop;
 // - positions are read and written as plain doubles in a written-out order (the SIMD kernel repeats
 //   it lane by lane), and corrections are formed as dlambda (w n), one multiply after dlambda.
@@ -70,13 +70,29 @@ inline void projectOne(const DistanceConstraint& con, std::uint32_t c, const Sol
     }
     return;
   }
-  // Damped XPBD: the shared multiplier update with the gradient {n, -n}.
-  const double inverseLength = 1.0 / length;
-  const Vec3 n(d[0] * inverseLength, d[1] * inverseLength, d[2] * inverseLength);
-  const Vec3 gradient[2] = {n, -n};
-  const double dLambda = solveMultiplier(C, wA + wB, 2, gradient, con.particles, con.params, lambda[c], false, ctx);
-  if (wA != 0.0) x[a] += dLambda * (wA * n);
-  if (wB != 0.0) x[b] -= dLambda * (wB * n);
+  // Damped XPBD (Macklin et al. 2016, eq. 26) with the gradient {n, -n}: the damping term is
+  // gamma n . ((x_a - x_a^n) - (x_b - x_b^n)); again one division for 1/|d| and 1/denominator.
+  const double alphaTilde = con.params.compliance * ctx.invH2;
+  const double gamma = con.params.compliance * con.params.damping * ctx.invH;
+  const double denominator = (1.0 + gamma) * (wA + wB) + alphaTilde;
+  if (!(denominator > 0.0)) return;
+  const double r = 1.0 / (length * denominator);
+  const double inverseLength = denominator * r;
+  const double n[3] = {d[0] * inverseLength, d[1] * inverseLength, d[2] * inverseLength};
+  const double* pa = ctx.xPrev[a].data();
+  const double* pb = ctx.xPrev[b].data();
+  double relativeMotion = 0.0;
+  for (int k = 0; k < 3; ++k) relativeMotion += n[k] * ((xa[k] - pa[k]) - (xb[k] - pb[k]));
+  const double dLambda = (-C - alphaTilde * lambda[c] - gamma * relativeMotion) * (length * r);
+  lambda[c] += dLambda;
+  if (wA != 0.0) {
+    const double sA = dLambda * wA;
+    for (int k = 0; k < 3; ++k) xa[k] += sA * n[k];
+  }
+  if (wB != 0.0) {
+    const double sB = dLambda * wB;
+    for (int k = 0; k < 3; ++k) xb[k] -= sB * n[k];
+  }
 }
 
 template <bool kXpbd>
