@@ -25,9 +25,9 @@ inline Vec3 curvatureVector(const double K[4], const ParticleIndex p[4], const V
 // A hot loop of a cloth step, written like projectDistance. XPBD without damping (gamma = 0), the
 // common case, is done inline with one division for both 1/C and 1/denominator, and the corrections
 // are formed as (dlambda/C) (w_i K_i) k, which is dlambda w_i K_i u; PBD takes the same path with
-// alpha = 0 and the numerator scaled by k. Damped XPBD calls
-// solveMultiplier with the gradient K_i u. Positions are read and written as plain doubles in a
-// written-out order, which the AVX2 kernel below repeats lane by lane.
+// alpha = 0 and the numerator scaled by k, and damped XPBD is written out the same way. Positions
+// are read and written as plain doubles in a written-out order, which the AVX2 kernel below
+// repeats lane by lane.
 template <bool kXpbd>
 inline void projectOne(const IsometricBendingConstraint& con, std::uint32_t c, const SolveContext& ctx, Vec3* x,
                        const double* w, double* lambda) {
@@ -68,11 +68,26 @@ inline void projectOne(const IsometricBendingConstraint& con, std::uint32_t c, c
     }
     return;
   }
-  const double inverseC = 1.0 / C;
-  const Vec3 u(k[0] * inverseC, k[1] * inverseC, k[2] * inverseC);
-  const Vec3 gradient[4] = {K[0] * u, K[1] * u, K[2] * u, K[3] * u};
-  const double dLambda = solveMultiplier(C, wSum, 4, gradient, p, con.params, lambda[c], false, ctx);
-  for (int i = 0; i < 4; ++i) moveParticle(x, p[i], w[p[i]], dLambda * (wK[i] * u));
+  // Damped XPBD (Macklin et al. 2016, eq. 26): the damping term is gamma sum_i (K_i u).(x_i - x_i^n)
+  // = gamma u.(k - k^n), with k^n the curvature vector of the positions at the substep's start.
+  const double alphaTilde = con.params.compliance * ctx.invH2;
+  const double gamma = con.params.compliance * con.params.damping * ctx.invH;
+  const double denominator = (1.0 + gamma) * wSum + alphaTilde;
+  if (!(denominator > 0.0)) return;
+  const double r = 1.0 / (C * denominator);
+  const double inverseC = denominator * r;
+  const Vec3 previous = curvatureVector(K, p, ctx.xPrev);
+  double motion = 0.0;  // k . (k - k^n)
+  for (int j = 0; j < 3; ++j) motion += k[j] * (k[j] - previous[j]);
+  const double dLambda = (-C - alphaTilde * lambda[c] - gamma * (motion * inverseC)) * (C * r);
+  lambda[c] += dLambda;
+  const double scale = dLambda * inverseC;
+  for (int i = 0; i < 4; ++i) {
+    if (w[p[i]] == 0.0) continue;
+    const double s = scale * wK[i];
+    double* xi = x[p[i]].data();
+    for (int j = 0; j < 3; ++j) xi[j] += s * k[j];
+  }
 }
 
 template <bool kXpbd>
