@@ -112,12 +112,13 @@ inline bool undamped(const DistanceConstraint& con, const SolveContext& ctx) {
 
 
 #if defined(PLIANT_HAVE_AVX2_KERNELS)
-// Four independent undamped XPBD constraints c .. c + 3 in the lanes of AVX registers, compiled for
-// AVX2 and chosen at run time where the CPU has it. The same operations as projectOne, lane by
-// lane.
+// Four independent constraints c .. c + 3 (undamped XPBD, or PBD) in the lanes of AVX registers,
+// compiled for AVX2 and chosen at run time where the CPU has it. The same operations as projectOne,
+// lane by lane.
 static_assert(offsetof(DistanceConstraint, params) == offsetof(DistanceConstraint, restLength) + sizeof(double) &&
                   offsetof(ConstraintParameters, compliance) == 0,
               "projectQuads loads restLength and params.compliance as one pair");
+template <bool kXpbd>
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                                   std::uint32_t end) {
   const DistanceConstraint* constraints = model.distances.data();
@@ -128,7 +129,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
   std::uint32_t c = begin;
   for (; c + 3 < end; c += 4) {
     const DistanceConstraint* con = constraints + c;
-    if (!(undamped(con[0], ctx) && undamped(con[1], ctx) && undamped(con[2], ctx) && undamped(con[3], ctx))) {
+    if (kXpbd && !(undamped(con[0], ctx) && undamped(con[1], ctx) && undamped(con[2], ctx) && undamped(con[3], ctx))) {
       for (int lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
       continue;
     }
@@ -153,8 +154,9 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d length = _mm256_sqrt_pd(
         _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(d[0], d[0]), _mm256_mul_pd(d[1], d[1])), _mm256_mul_pd(d[2], d[2])));
     const __m256d C = _mm256_sub_pd(length, rest);
+    // PBD: alpha~ = 0 and the numerator scaled by k, as in projectOne.
     const __m256d alphaTilde = _mm256_mul_pd(compliance, invH2);
-    const __m256d denominator = _mm256_add_pd(_mm256_add_pd(wA, wB), alphaTilde);
+    const __m256d denominator = kXpbd ? _mm256_add_pd(_mm256_add_pd(wA, wB), alphaTilde) : _mm256_add_pd(wA, wB);
     const int solved =
         _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ),
                                          _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ)));
@@ -162,8 +164,12 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(length, denominator));
     const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
     const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
-    const __m256d dLambda =
-        _mm256_mul_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)), _mm256_mul_pd(length, r));
+    const __m256d numerator =
+        kXpbd ? _mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda))
+              : _mm256_mul_pd(_mm256_setr_pd(pbdStiffness(con[0].params, ctx), pbdStiffness(con[1].params, ctx),
+                                              pbdStiffness(con[2].params, ctx), pbdStiffness(con[3].params, ctx)),
+                              minusC);
+    const __m256d dLambda = _mm256_mul_pd(numerator, _mm256_mul_pd(length, r));
     const __m256d newLambda = _mm256_add_pd(oldLambda, dLambda);
     const __m256d scale = _mm256_mul_pd(dLambda, _mm256_mul_pd(denominator, r));
     const __m256d sA = _mm256_mul_pd(scale, wA);
@@ -200,7 +206,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
         for (int k = 0; k < 3; ++k) xb[lane][k] = laneB[k][lane];
     }
   }
-  for (; c < end; ++c) projectOne<true>(constraints[c], c, ctx, x, w, lambda);
+  for (; c < end; ++c) projectOne<kXpbd>(constraints[c], c, ctx, x, w, lambda);
 }
 
 #endif
@@ -217,13 +223,10 @@ void projectDistance(const Model& model, const SolveContext& ctx, std::uint32_t 
 
 void projectDistanceLanes(int lanes, const Model& model, const SolveContext& ctx, std::uint32_t begin,
                           std::uint32_t end) {
-  if (ctx.mode != SolverMode::Xpbd || lanes <= 1) {
-    projectDistance(model, ctx, begin, end);
-    return;
-  }
 #if defined(PLIANT_HAVE_AVX2_KERNELS)
   if (lanes >= 4 && cpuHasAvx2()) {
-    projectQuads(model, ctx, begin, end);
+    if (ctx.mode == SolverMode::Xpbd) projectQuads<true>(model, ctx, begin, end);
+    else projectQuads<false>(model, ctx, begin, end);
     return;
   }
 #endif

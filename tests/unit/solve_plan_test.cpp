@@ -174,10 +174,11 @@ detail::SolveContext xpbdContext(const Model& m, State& state, ConstraintFamily 
 TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
   Model m = pinnedCloth(17, 4096);
   // Mixed materials: damped constraints (scalar fallback inside the SIMD kernel), a hard one, and a
-  // zero-length edge (skipped).
+  // zero-length edge (skipped); PBD stiffnesses for the PBD runs.
   for (std::size_t c = 0; c < m.distances.size(); ++c) {
     m.distances[c].params.compliance = c % 7 == 0 ? 0.0 : 1e-6 * (1.0 + static_cast<double>(c % 5));
     m.distances[c].params.damping = c % 11 == 0 ? 3.0 : 0.0;
+    m.distances[c].params.stiffness = c % 3 == 0 ? 1.0 : 0.3 + 0.1 * static_cast<double>(c % 6);
   }
   State s = State::fromModel(m);
   std::mt19937 random(7);
@@ -189,22 +190,36 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
   const SolveBatch batch = batches.front();
   ASSERT_TRUE(batch.independent);
   s.position[m.distances[batch.begin + 3].particles[1]] = s.position[m.distances[batch.begin + 3].particles[0]];
-  for (double lambda0 : {0.0, 0.25}) {
-    std::fill(s.lambda.begin(), s.lambda.end(), lambda0);
+  // XPBD with two starting multipliers, PBD with k and with k' = 1 - (1 - k)^(1/3).
+  struct Run {
+    SolverMode mode;
+    double lambda0;
+    double stiffnessExponent;
+  };
+  for (const Run run : {Run{SolverMode::Xpbd, 0.0, 1.0}, Run{SolverMode::Xpbd, 0.25, 1.0},
+                        Run{SolverMode::Pbd, 0.0, 1.0}, Run{SolverMode::Pbd, 0.0, 1.0 / 3.0}}) {
+    SCOPED_TRACE(::testing::Message() << (run.mode == SolverMode::Xpbd ? "XPBD" : "PBD") << " lambda0 "
+                                      << run.lambda0 << " exponent " << run.stiffnessExponent);
+    std::fill(s.lambda.begin(), s.lambda.end(), run.lambda0);
     State scalar = s, simd = s;
-    auto context = [&](State& state) { return xpbdContext(m, state, ConstraintFamily::Distance); };
+    auto context = [&](State& state) {
+      detail::SolveContext ctx = xpbdContext(m, state, ConstraintFamily::Distance);
+      ctx.mode = run.mode;
+      ctx.stiffnessExponent = run.stiffnessExponent;
+      return ctx;
+    };
     const auto& kernels = detail::familyKernels(ConstraintFamily::Distance);
     // Starts 0..3 group the constraints differently into SIMD lanes.
     for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
       State a = scalar, b = simd;
       kernels.project(m, context(a), start, batch.end);
       kernels.projectIndependent(m, context(b), start, batch.end);
-      EXPECT_EQ(a.hash(), b.hash()) << "start " << start << " lambda0 " << lambda0;
+      EXPECT_EQ(a.hash(), b.hash()) << "start " << start;
       EXPECT_NE(a.hash(), s.hash());
       for (int lanes : {1, 4}) {
         State c = simd;
         detail::projectDistanceLanes(lanes, m, context(c), start, batch.end);
-        EXPECT_EQ(a.hash(), c.hash()) << lanes << " lanes, start " << start << " lambda0 " << lambda0;
+        EXPECT_EQ(a.hash(), c.hash()) << lanes << " lanes, start " << start;
       }
     }
   }
