@@ -72,26 +72,34 @@ ContactFixture makeFixture(Model model, int warmFrames) {
   return f;
 }
 
+// A 128 x 128 self-colliding cloth with isometric bending, particle radius `radius` (m), surface
+// thickness `thickness` (m), on a ground plane of material `ground`; `cloth` gives the
+// size, placement, masses and materials.
+ModelBuilder selfCollidingCloth(ClothGridDef cloth, double radius, double thickness, const ContactMaterial& ground) {
+  ModelBuilder b;
+  cloth.nodesX = cloth.nodesY = kNodes;
+  cloth.bending = BendingModel::Isometric;
+  cloth.selfCollision = true;
+  const GeneratedObject c = addClothGrid(b, cloth);
+  b.setParticleRadius(c.firstParticle, c.particleCount, radius);
+  b.model().particleCollisions = false;  // the surface contact keeps the layers apart
+  b.model().surfaceThickness = thickness;
+  b.model().surfaceContactMaterial = {0.3, 0.3, 0.0};
+  b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.0, 1.0, 0.0), ground));
+  return b;
+}
+
 const ContactFixture& sphereCloth() {
   static const ContactFixture fixture = [] {
-    ModelBuilder b;
     ClothGridDef cloth;
-    cloth.nodesX = cloth.nodesY = kNodes;
     cloth.sizeX = cloth.sizeY = 1.6;
     cloth.origin = Vec3(-0.8, 0.9, -0.8);
     cloth.totalMass = 0.4;
     cloth.stretch.compliance = 1e-7;
     cloth.stretch.damping = 2.0;
-    cloth.bending = BendingModel::Isometric;
     cloth.bendingParams.compliance = 0.5;
     cloth.dampingFactor = 0.2;
-    cloth.selfCollision = true;
-    const GeneratedObject c = addClothGrid(b, cloth);
-    for (ParticleIndex p = c.firstParticle; p < c.firstParticle + c.particleCount; ++p) b.setParticleRadius(p, 0.004);
-    b.model().particleCollisions = false;  // the surface contact keeps the layers apart
-    b.model().surfaceThickness = 0.004;
-    b.model().surfaceContactMaterial = {0.3, 0.3, 0.0};
-    b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.0, 1.0, 0.0), {0.6, 0.5, 0.0}));
+    ModelBuilder b = selfCollidingCloth(cloth, 0.004, 0.004, {0.6, 0.5, 0.0});
     b.addCollider(Collider::sphere(Vec3(0.0, 0.4, 0.0), 0.4, {0.4, 0.3, 0.0}));
     // 40 frames: the cloth has landed on the sphere and its sides are falling past it.
     return makeFixture(b.build(), 40);
@@ -101,9 +109,7 @@ const ContactFixture& sphereCloth() {
 
 const ContactFixture& foldCloth() {
   static const ContactFixture fixture = [] {
-    ModelBuilder b;
     ClothGridDef cloth;
-    cloth.nodesX = cloth.nodesY = kNodes;
     cloth.sizeX = cloth.sizeY = 1.0;
     cloth.origin = Vec3(-0.5, 0.02, 0.0);
     cloth.axisX = Vec3(1.0, 0.0, 0.0);
@@ -111,16 +117,9 @@ const ContactFixture& foldCloth() {
     cloth.totalMass = 0.3;
     cloth.stretch.compliance = 1e-7;
     cloth.stretch.damping = 1.0;
-    cloth.bending = BendingModel::Isometric;
     cloth.bendingParams.compliance = 200.0;
     cloth.dampingFactor = 0.1;
-    cloth.selfCollision = true;
-    const GeneratedObject c = addClothGrid(b, cloth);
-    for (ParticleIndex p = c.firstParticle; p < c.firstParticle + c.particleCount; ++p) b.setParticleRadius(p, 0.002);
-    b.model().particleCollisions = false;
-    b.model().surfaceThickness = 0.003;
-    b.model().surfaceContactMaterial = {0.3, 0.3, 0.0};
-    b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.0, 1.0, 0.0), {0.8, 0.6, 0.0}));
+    ModelBuilder b = selfCollidingCloth(cloth, 0.002, 0.003, {0.8, 0.6, 0.0});
     // 55 frames: the cloth has buckled and is folding down onto itself.
     return makeFixture(b.build(), 55);
   }();

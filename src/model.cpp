@@ -534,6 +534,16 @@ void ModelBuilder::setParticleRadius(ParticleIndex particle, double radius) {
   model_.particleRadius[particle] = radius;
 }
 
+void ModelBuilder::setParticleRadius(ParticleIndex first, std::uint32_t count, double radius) {
+  if (count == 0) return;
+  const std::uint64_t end = std::uint64_t{first} + count;
+  if (end > particleCount())
+    throw Error("setParticleRadius: particles " + std::to_string(first) + " to " + std::to_string(end - 1) +
+                " out of range (model has " + std::to_string(particleCount()) + " particles)");
+  setParticleRadius(first, radius);  // validates the radius, naming the first particle
+  std::fill(model_.particleRadius.begin() + first, model_.particleRadius.begin() + static_cast<std::ptrdiff_t>(end), radius);
+}
+
 std::uint32_t ModelBuilder::addCollider(const Collider& collider, PathFunction path, RotationFunction rotationPath) {
   const std::string where = describe("collider", model_.colliders.size());
   Collider c = collider;

@@ -570,7 +570,7 @@ class SceneLoader {
     // Contact radius (thickness) of every particle of the object.
     if (r_.has(o, "particle_radius")) {
       const double radius = r_.number(r_.child(o, "particle_radius"), 0.0, 1e6);
-      for (std::uint32_t k = 0; k < added.particleCount; ++k) builder_.setParticleRadius(added.firstParticle + k, radius);
+      builder_.setParticleRadius(added.firstParticle, added.particleCount, radius);
     }
     // Pins and tethers belong to the object: parse them now that its particles exist.
     std::vector<ParticleIndex> pinned;

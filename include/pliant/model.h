@@ -179,6 +179,8 @@ class ModelBuilder {
 
   // Contact radius (m, >= 0) of one particle; 0 by default.
   void setParticleRadius(ParticleIndex particle, double radius);
+  // The same radius for particles first .. first + count - 1 (an object's, e.g. a GeneratedObject).
+  void setParticleRadius(ParticleIndex first, std::uint32_t count, double radius);
   // Adds a collider (see pliant/colliders.h). With `path` its frame origin follows path(t) and with
   // `rotationPath` its orientation follows rotationPath(t) (a kinematic collider); otherwise it stays
   // at collider.pose. Returns its index in Model::colliders.

@@ -29,7 +29,7 @@ Model contactScene() {
   cloth.bending = BendingModel::Isometric;
   cloth.bendingParams.compliance = 0.5;
   const GeneratedObject c = addClothGrid(b, cloth);
-  for (ParticleIndex p = c.firstParticle; p < c.firstParticle + c.particleCount; ++p) b.setParticleRadius(p, 0.02);
+  b.setParticleRadius(c.firstParticle, c.particleCount, 0.02);
   // A heap of loose particles of mixed radii and masses.
   for (int i = 0; i < 5; ++i)
     for (int j = 0; j < 5; ++j) {
@@ -104,7 +104,7 @@ TEST(ContactDeterminism, ThreadCountDoesNotChangeTheResult) {
   cloth.origin = Vec3(-0.5, 0.003, -0.5);
   cloth.stretch.compliance = 1e-6;
   const GeneratedObject c = addClothGrid(b, cloth);
-  for (ParticleIndex p = c.firstParticle; p < c.firstParticle + c.particleCount; ++p) b.setParticleRadius(p, 0.003);
+  b.setParticleRadius(c.firstParticle, c.particleCount, 0.003);
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.1, 1.0, 0.0), {0.3, 0.2, 0.0}));
   const Model model = b.build();
   ASSERT_GT(model.particleCount(), 16384u);

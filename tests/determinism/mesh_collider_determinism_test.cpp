@@ -44,7 +44,7 @@ Model meshScene() {
   cloth.origin = Vec3(-0.5, 0.7, -0.5);
   cloth.stretch.compliance = 1e-6;
   const GeneratedObject c = addClothGrid(b, cloth);
-  for (ParticleIndex p = c.firstParticle; p < c.firstParticle + c.particleCount; ++p) b.setParticleRadius(p, 0.01);
+  b.setParticleRadius(c.firstParticle, c.particleCount, 0.01);
   SignedDistanceGridOptions options;
   options.cellSize = 0.05;
   b.addCollider(Collider::mesh(meshPath("sdf_icosphere.obj"), Vec3::Zero(), Quat::Identity(), options, {0.4, 0.3, 0.2}));

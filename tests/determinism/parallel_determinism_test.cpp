@@ -54,7 +54,7 @@ Model cloth(bool contacts, double stretchDamping) {
   for (ParticleIndex p : pins) b.fixParticle(p);
   addTethers(b, {pins[0], pins[1]}, c.firstParticle, c.particleCount, ConstraintParameters{}, 1.02);
   if (contacts) {
-    for (ParticleIndex p = c.firstParticle; p < c.firstParticle + c.particleCount; ++p) b.setParticleRadius(p, 0.01);
+    b.setParticleRadius(c.firstParticle, c.particleCount, 0.01);
     b.addCollider(Collider::sphere(Vec3(0.0, 0.6, 0.1), 0.3, {0.4, 0.3, 0.0}));
     b.addCollider(Collider::plane(Vec3(0.0, 0.2, 0.0), Vec3::UnitY(), {0.5, 0.4, 0.1}));
   }
@@ -90,7 +90,7 @@ Model tetBeam(bool contacts) {
   const GeneratedObject box = addTetBox(b, def);
   for (std::uint32_t k = 0; k < box.particleCount; k += def.cellsX + 1) b.fixParticle(box.firstParticle + k);
   if (contacts) {
-    for (ParticleIndex p = box.firstParticle; p < box.firstParticle + box.particleCount; ++p) b.setParticleRadius(p, 0.02);
+    b.setParticleRadius(box.firstParticle, box.particleCount, 0.02);
     // Just under the beam's free half, which rests on it and slides.
     b.addCollider(Collider::box(Vec3(1.2, 0.42, 0.0), Vec3(0.2, 0.06, 0.5), Quat::Identity(), {0.6, 0.5, 0.0}));
   }
@@ -110,7 +110,7 @@ Model balloon(bool contacts) {
   const GeneratedObject ball = addBalloon(b, def);
   b.addAttachment(ball.firstParticle, b.position(ball.firstParticle), ConstraintParameters{1e-5, 0.0, 1.0});
   if (contacts) {
-    for (ParticleIndex p = ball.firstParticle; p < ball.firstParticle + ball.particleCount; ++p) b.setParticleRadius(p, 0.015);
+    b.setParticleRadius(ball.firstParticle, ball.particleCount, 0.015);
     b.addCollider(Collider::plane(Vec3(0.0, 0.25, 0.0), Vec3(0.1, 1.0, 0.0), {0.5, 0.4, 0.3}));
   }
   return withBlockSize(b.build(), kSmallBlock);

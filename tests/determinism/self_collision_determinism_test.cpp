@@ -94,7 +94,7 @@ TEST(SelfCollisionDeterminismLarge, ThreadedParticleLoopsDoNotChangeTheResult) {
     cloth.stretch.compliance = 1e-6;
     cloth.selfCollision = true;
     const GeneratedObject c = addClothGrid(b, cloth);
-    for (ParticleIndex p = c.firstParticle; p < c.firstParticle + c.particleCount; ++p) b.setParticleRadius(p, 0.002);
+    b.setParticleRadius(c.firstParticle, c.particleCount, 0.002);
   }
   b.model().particleCollisions = false;
   b.model().surfaceThickness = 0.004;

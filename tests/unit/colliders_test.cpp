@@ -252,7 +252,7 @@ TEST(ParticleContacts, RestNeighboursDoNotCollide) {
   def.sizeX = def.sizeY = 0.4;  // spacing 0.1 m
   def.bending = BendingModel::Isometric;
   const GeneratedObject cloth = addClothGrid(b, def);
-  for (ParticleIndex p = 0; p < cloth.particleCount; ++p) b.setParticleRadius(p, 0.06);  // neighbours overlap
+  b.setParticleRadius(cloth.firstParticle, cloth.particleCount, 0.06);  // neighbours overlap
   const Model model = b.build();
   SolverSettings settings = SolverSettings::smallSteps(4);
   settings.gravity = Vec3::Zero();
@@ -268,7 +268,7 @@ TEST(ParticleContacts, RestNeighboursDoNotCollide) {
   // A free particle of the same radius placed overlapping a cloth node is pushed out.
   ModelBuilder b2;
   const GeneratedObject cloth2 = addClothGrid(b2, def);
-  for (ParticleIndex p = 0; p < cloth2.particleCount; ++p) b2.setParticleRadius(p, 0.06);
+  b2.setParticleRadius(cloth2.firstParticle, cloth2.particleCount, 0.06);
   const ParticleIndex intruder = b2.addParticle(Vec3(0.2, 0.05, 0.2), 0.1);
   b2.setParticleRadius(intruder, 0.06);
   const Model model2 = b2.build();
@@ -377,6 +377,8 @@ TEST(ColliderValidation, BadShapesMaterialsAndRadiiNameTheField) {
   expectError([&] { b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.0, 0.0, 1.5})); }, "restitution");
   expectError([&] { b.setParticleRadius(0, -0.1); }, "radius");
   expectError([&] { b.setParticleRadius(3, 0.1); }, "out of range");
+  expectError([&] { b.setParticleRadius(0, 2, 0.1); }, "particles 0 to 1 out of range");
+  expectError([&] { b.setParticleRadius(0, 1, -0.1); }, "radius");
   Model m = b.build();
   m.particleRadius.push_back(0.1);
   expectError([&] { m.validate(); }, "particleRadius");

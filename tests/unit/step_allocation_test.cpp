@@ -68,7 +68,7 @@ Model scene(bool contacts) {
   box.edges.compliance = 1e-7;
   addTetBox(b, box);
   if (contacts) {
-    for (ParticleIndex p = 0; p < b.particleCount(); ++p) b.setParticleRadius(p, 0.01);
+    b.setParticleRadius(0, static_cast<std::uint32_t>(b.particleCount()), 0.01);
     b.addCollider(Collider::sphere(Vec3(0.0, 0.5, 0.0), 0.3));
     b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.5, 0.4, 0.0}));
   }
