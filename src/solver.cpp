@@ -11,6 +11,7 @@
 #include "collision/self_collision.h"
 #include "constraints/families.h"
 #include "pliant/error.h"
+#include "step_check.h"
 #include "pliant/parallel.h"
 
 namespace pliant {
@@ -66,6 +67,8 @@ Solver::Solver(const Model& model, const SolverSettings& settings) : model_(&mod
 void Solver::setSettings(const SolverSettings& settings) {
   settings.validate();
   settings_ = settings;
+  // Surface candidates were found for the old contact margin; find them again.
+  if (surface_) surface_->built = false;
 }
 
 namespace {
@@ -162,11 +165,6 @@ void projectPass(const Model& model, const detail::SolveContext& shared, double*
   }
 }
 
-bool particleBad(const State& state, const std::vector<Vec3>& start, std::size_t p, double bound) {
-  const Vec3& x = state.position[p];
-  if (!x.allFinite() || !state.velocity[p].allFinite()) return true;
-  return (x - start[p]).norm() > bound;
-}
 
 }  // namespace
 
@@ -228,7 +226,7 @@ void Solver::advance(State& state, bool trace) {
     for (const KinematicParticle& k : model.kinematicParticles) state.position[k.particle] = k.path(t);
     if (trace && !trace_.found) {
       for (std::size_t i = 0; i < n; ++i)
-        if (particleBad(state, *trace_.stepStart, i, trace_.bound)) {
+        if (detail::particleBad(state, *trace_.stepStart, i, trace_.bound)) {
           trace_.found = true;
           trace_.particle = static_cast<std::int64_t>(i);
           return;
@@ -261,7 +259,7 @@ void Solver::advance(State& state, bool trace) {
           kernels.project(model, ctx, c, c + 1);
           kernels.evaluate(model, ctx.x, ctx.attachmentTarget, c, traceParticles, traceGradient);
           for (ParticleIndex p : traceParticles) {
-            if (!trace_.found && particleBad(state, *trace_.stepStart, p, trace_.bound)) {
+            if (!trace_.found && detail::particleBad(state, *trace_.stepStart, p, trace_.bound)) {
               trace_.found = true;
               trace_.particle = p;
               trace_.constraint = {family, c};
@@ -326,7 +324,7 @@ StepResult Solver::step(State& state) {
   advance(state, false);
   const std::size_t n = model.particleCount();
   for (std::size_t i = 0; i < n; ++i) {
-    if (particleBad(state, backup_.position, i, settings_.maxDisplacementPerStep)) {
+    if (detail::particleBad(state, backup_.position, i, settings_.maxDisplacementPerStep)) {
       state = backup_;
       return diagnose(state);
     }

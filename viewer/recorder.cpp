@@ -18,6 +18,15 @@ void appendLittleEndian32(std::string& out, std::uint32_t bits) {
   for (int shift = 0; shift < 32; shift += 8) out.push_back(static_cast<char>((bits >> shift) & 0xff));
 }
 
+// xyz of each point as little-endian float32, base64: the frames' and mesh colliders' format.
+std::string pointsBase64(const std::vector<Vec3>& points) {
+  std::string bytes;
+  bytes.reserve(points.size() * 12);
+  for (const Vec3& x : points)
+    for (int k = 0; k < 3; ++k) appendLittleEndian32(bytes, std::bit_cast<std::uint32_t>(static_cast<float>(x[k])));
+  return base64Encode(bytes);
+}
+
 std::string indicesBase64(const auto& cells) {
   std::string bytes;
   for (const auto& cell : cells)
@@ -61,10 +70,7 @@ nlohmann::json colliderShapeJson(const Collider& c) {
       // The closed mesh the distance grid was built from, in the collider's frame: float32 xyz
       // and uint32 triangle corners, base64 like the frames.
       if (c.grid) {
-        std::string bytes;
-        for (const Vec3& v : c.grid->vertices)
-          for (int k = 0; k < 3; ++k) appendLittleEndian32(bytes, std::bit_cast<std::uint32_t>(static_cast<float>(v[k])));
-        j["vertices"] = base64Encode(bytes);
+        j["vertices"] = pointsBase64(c.grid->vertices);
         j["triangles"] = indicesBase64(c.grid->triangles);
       } else {
         j["unsupported"] = true;
@@ -95,11 +101,7 @@ bool ViewerRecorder::keeps(int frame) const {
 
 void ViewerRecorder::record(int frame, const State& state) {
   if (!keeps(frame)) return;
-  std::string bytes;
-  bytes.reserve(state.position.size() * 12);
-  for (const Vec3& x : state.position)
-    for (int k = 0; k < 3; ++k) appendLittleEndian32(bytes, std::bit_cast<std::uint32_t>(static_cast<float>(x[k])));
-  positions_.push_back(base64Encode(bytes));
+  positions_.push_back(pointsBase64(state.position));
   numbers_.push_back(frame);
   times_.push_back(state.time);
   for (std::uint32_t c = 0; c < colliderPoses_.size(); ++c) {

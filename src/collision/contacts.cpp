@@ -32,6 +32,7 @@
 
 #include "collision/friction.h"
 #include "pliant/solver.h"
+#include "step_check.h"
 
 namespace pliant {
 
@@ -40,12 +41,6 @@ using detail::velocityPassChange;
 
 namespace {
 
-// As in solver.cpp: a non-finite value or a move beyond the bound since the start of the step.
-bool particleBad(const State& state, const std::vector<Vec3>& start, std::size_t p, double bound) {
-  const Vec3& x = state.position[p];
-  if (!x.allFinite() || !state.velocity[p].allFinite()) return true;
-  return (x - start[p]).norm() > bound;
-}
 
 // Cell coordinates far beyond any sensible scene are clamped so the integer conversion stays defined.
 constexpr double kCellLimit = 1.0e15;
@@ -259,7 +254,7 @@ bool Solver::projectContacts(State& state, bool trace) {
   Vec3* x = state.position.data();
   const Vec3* xPrev = state.previousPosition.data();
   auto bad = [&](ParticleIndex p, const Contact& c) {
-    if (!trace || trace_.found || !particleBad(state, *trace_.stepStart, p, trace_.bound)) return false;
+    if (!trace || trace_.found || !detail::particleBad(state, *trace_.stepStart, p, trace_.bound)) return false;
     trace_.found = true;
     trace_.particle = p;
     trace_.contactSet = true;

@@ -39,17 +39,13 @@
 #include "collision/self_collision.h"
 
 #include "collision/friction.h"
+#include "pliant/parallel.h"
+#include "step_check.h"
 
 namespace pliant {
 
 namespace {
 
-// As in solver.cpp: a non-finite value or a move beyond the bound since the start of the step.
-bool particleBad(const State& state, const std::vector<Vec3>& start, std::size_t p, double bound) {
-  const Vec3& x = state.position[p];
-  if (!x.allFinite() || !state.velocity[p].allFinite()) return true;
-  return (x - start[p]).norm() > bound;
-}
 
 // Closest point to p on triangle (a, b, c), as barycentric weights (Ericson, "Real-time collision
 // detection", sec. 5.1.5: by Voronoi region).
@@ -146,12 +142,12 @@ void Solver::buildSurfaceTopology() {
   s.neighbours.resize(s.neighbourStart.back());
   {
     std::vector<std::uint32_t> fill(s.neighbourStart.begin(), s.neighbourStart.end() - 1);
-    for (const auto& e : s.edgeSlots) {  // edges ascending, so each list comes out sorted
+    // Edges ascending by (smaller, larger) slot: slot i first receives its smaller neighbours (from
+    // edges ending at i) in ascending order, then its larger ones, so each list comes out sorted.
+    for (const auto& e : s.edgeSlots) {
       s.neighbours[fill[e[0]]++] = e[1];
       s.neighbours[fill[e[1]]++] = e[0];
     }
-    for (std::size_t i = 0; i < s.particles.size(); ++i)
-      std::sort(s.neighbours.begin() + s.neighbourStart[i], s.neighbours.begin() + s.neighbourStart[i + 1]);
   }
   s.kinematicPath.assign(s.particles.size(), -1);
   for (std::size_t k = 0; k < model.kinematicParticles.size(); ++k) {
@@ -237,10 +233,16 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
   };
   // The queries are independent: split over threads when there are enough, each into its own
   // list. Joined and sorted, the candidates are the same for any thread count.
-  const int threads = s.particles.size() >= kParallelQueries ? omp_get_max_threads() : 1;
+  // The team may be smaller than asked (inside a caller's parallel region, or OMP_DYNAMIC), so every
+  // list is cleared here, not by the thread that would fill it.
+  const int threads = s.particles.size() >= kParallelQueries ? threadCount() : 1;
   if (s.threadVertexTriangle.size() < static_cast<std::size_t>(threads)) {
     s.threadVertexTriangle.resize(threads);
     s.threadEdgeEdge.resize(threads);
+  }
+  for (int t = 0; t < threads; ++t) {
+    s.threadVertexTriangle[t].clear();
+    s.threadEdgeEdge[t].clear();
   }
   const auto vertexCount = static_cast<std::int64_t>(s.particles.size());
   const auto edgeCount = static_cast<std::int64_t>(s.edges.size());
@@ -248,8 +250,6 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
   {
     auto& vertexTriangle = s.threadVertexTriangle[omp_get_thread_num()];
     auto& edgeEdge = s.threadEdgeEdge[omp_get_thread_num()];
-    vertexTriangle.clear();
-    edgeEdge.clear();
     // 2. Vertex-triangle candidates: each vertex against the triangles it is neither a corner of
     //    nor joined to a corner of by an edge.
 #pragma omp for schedule(dynamic, 256) nowait
@@ -461,7 +461,7 @@ bool Solver::projectSurfaceContacts(State& state, bool trace) {
     for (int k = 0; k < 4; ++k) x[c.particles[k]] -= (c.weights[k] * w[c.particles[k]] / c.inverseMassSum) * shift;
     if (trace && !trace_.found) {
       for (ParticleIndex p : c.particles) {
-        if (!particleBad(state, *trace_.stepStart, p, trace_.bound)) continue;
+        if (!detail::particleBad(state, *trace_.stepStart, p, trace_.bound)) continue;
         trace_.found = true;
         trace_.particle = p;
         trace_.surfaceContactSet = true;

@@ -42,7 +42,7 @@ struct Solver::SurfaceScratch {
   };
   std::vector<VertexTriangle> vertexTriangle;            // candidates, sorted by (vertex, triangle)
   std::vector<std::array<std::uint32_t, 2>> edgeEdge;   // candidates (a < b), sorted
-  bool built = false;  // whether the candidates above were ever found
+  bool built = false;  // whether the candidates above were found (for the current settings)
   // Per-thread candidate lists of a parallel broad phase, joined and sorted after.
   std::vector<std::vector<VertexTriangle>> threadVertexTriangle;
   std::vector<std::vector<std::array<std::uint32_t, 2>>> threadEdgeEdge;
