@@ -38,6 +38,7 @@
 
 #include "collision/self_collision.h"
 
+#include "collision/closest_on_triangle.h"
 #include "collision/friction.h"
 #include "pliant/parallel.h"
 #include "step_check.h"
@@ -46,37 +47,19 @@ namespace pliant {
 
 namespace {
 
-
 // Closest point to p on triangle (a, b, c), as barycentric weights (Ericson, "Real-time collision
 // detection", sec. 5.1.5: by Voronoi region).
 Vec3 closestBarycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
-  const Vec3 ab = b - a, ac = c - a, ap = p - a;
-  const double d1 = ab.dot(ap), d2 = ac.dot(ap);
-  if (d1 <= 0.0 && d2 <= 0.0) return Vec3(1.0, 0.0, 0.0);
-  const Vec3 bp = p - b;
-  const double d3 = ab.dot(bp), d4 = ac.dot(bp);
-  if (d3 >= 0.0 && d4 <= d3) return Vec3(0.0, 1.0, 0.0);
-  const double vc = d1 * d4 - d3 * d2;
-  if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
-    const double v = d1 / (d1 - d3);
-    return Vec3(1.0 - v, v, 0.0);
+  const detail::TriangleClosest t = detail::closestOnTriangle(p, a, b, c);
+  switch (t.feature) {
+    case detail::kTriangleCorner0: return Vec3(1.0, 0.0, 0.0);
+    case detail::kTriangleCorner0 + 1: return Vec3(0.0, 1.0, 0.0);
+    case detail::kTriangleCorner0 + 2: return Vec3(0.0, 0.0, 1.0);
+    case detail::kTriangleEdge0: return Vec3(1.0 - t.v, t.v, 0.0);
+    case detail::kTriangleEdge0 + 1: return Vec3(0.0, 1.0 - t.v, t.v);
+    case detail::kTriangleEdge0 + 2: return Vec3(1.0 - t.v, 0.0, t.v);
+    default: return Vec3(1.0 - t.v - t.w, t.v, t.w);
   }
-  const Vec3 cp = p - c;
-  const double d5 = ab.dot(cp), d6 = ac.dot(cp);
-  if (d6 >= 0.0 && d5 <= d6) return Vec3(0.0, 0.0, 1.0);
-  const double vb = d5 * d2 - d1 * d6;
-  if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
-    const double w = d2 / (d2 - d6);
-    return Vec3(1.0 - w, 0.0, w);
-  }
-  const double va = d3 * d6 - d5 * d4;
-  if (va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0) {
-    const double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-    return Vec3(0.0, 1.0 - w, w);
-  }
-  const double denominator = 1.0 / (va + vb + vc);
-  const double v = vb * denominator, w = vc * denominator;
-  return Vec3(1.0 - v - w, v, w);
 }
 
 Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }

@@ -21,6 +21,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "collision/closest_on_triangle.h"
 #include "pliant/error.h"
 
 namespace pliant {
@@ -30,34 +31,25 @@ namespace {
 using Triangle = std::array<std::uint32_t, 3>;
 
 // Where on a triangle the nearest point lies: a corner (0..2), an edge (3 + e, edge e from corner e
-// to corner e + 1 mod 3) or the interior.
-enum Feature : int { kCorner0 = 0, kEdge0 = 3, kFace = 6 };
+// to corner e + 1 mod 3) or the interior (detail::closestOnTriangle).
+enum Feature : int { kCorner0 = detail::kTriangleCorner0, kEdge0 = detail::kTriangleEdge0, kFace = detail::kTriangleFace };
 
 struct Nearest {
   Vec3 point = Vec3::Zero();
   int feature = kFace;
 };
 
-// Nearest point of triangle (a, b, c) to p by the Voronoi regions of its corners, edges and face.
 Nearest nearestOnTriangle(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
-  const Vec3 ab = b - a, ac = c - a, ap = p - a;
-  const double d1 = ab.dot(ap), d2 = ac.dot(ap);
-  if (d1 <= 0.0 && d2 <= 0.0) return {a, kCorner0};
-  const Vec3 bp = p - b;
-  const double d3 = ab.dot(bp), d4 = ac.dot(bp);
-  if (d3 >= 0.0 && d4 <= d3) return {b, kCorner0 + 1};
-  const double vc = d1 * d4 - d3 * d2;
-  if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) return {a + (d1 / (d1 - d3)) * ab, kEdge0};
-  const Vec3 cp = p - c;
-  const double d5 = ab.dot(cp), d6 = ac.dot(cp);
-  if (d6 >= 0.0 && d5 <= d6) return {c, kCorner0 + 2};
-  const double vb = d5 * d2 - d1 * d6;
-  if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) return {a + (d2 / (d2 - d6)) * ac, kEdge0 + 2};
-  const double va = d3 * d6 - d5 * d4;
-  if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0)
-    return {b + ((d4 - d3) / ((d4 - d3) + (d5 - d6))) * (c - b), kEdge0 + 1};
-  const double scale = 1.0 / (va + vb + vc);
-  return {a + ab * (vb * scale) + ac * (vc * scale), kFace};
+  const detail::TriangleClosest t = detail::closestOnTriangle(p, a, b, c);
+  switch (t.feature) {
+    case kCorner0: return {a, t.feature};
+    case kCorner0 + 1: return {b, t.feature};
+    case kCorner0 + 2: return {c, t.feature};
+    case kEdge0: return {a + t.v * (b - a), t.feature};
+    case kEdge0 + 1: return {b + t.v * (c - b), t.feature};
+    case kEdge0 + 2: return {a + t.v * (c - a), t.feature};
+    default: return {a + (b - a) * t.v + (c - a) * t.w, kFace};
+  }
 }
 
 // A bounding-volume hierarchy over triangles: flat nodes, children of an inner node at `first` and
