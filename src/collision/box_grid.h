@@ -21,6 +21,7 @@
 #include <span>
 #include <vector>
 
+#include "collision/cell_hash.h"
 #include "pliant/math.h"
 
 namespace pliant::detail {
@@ -138,10 +139,7 @@ class BoxGrid {
     std::int64_t count() const { return (hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1); }
   };
 
-  // Far-away coordinates are clamped so the integer conversion stays defined.
-  std::int64_t cell(double x) const {
-    return static_cast<std::int64_t>(std::clamp(std::floor(x * inverseCellSize_), -1.0e15, 1.0e15));
-  }
+  std::int64_t cell(double x) const { return cellCoordinate(x, inverseCellSize_); }
   Range range(const Aabb& b) const {
     Range r;
     for (int k = 0; k < 3; ++k) {
@@ -152,21 +150,8 @@ class BoxGrid {
     }
     return r;
   }
-  // Coordinates modulo 2^21 packed in 63 bits: cells 2^21 apart share a key, which only adds
-  // candidates that the overlap test rejects.
-  static std::uint64_t key(std::int64_t x, std::int64_t y, std::int64_t z) {
-    constexpr std::uint64_t kMask = (std::uint64_t{1} << 21) - 1;
-    return ((static_cast<std::uint64_t>(x) & kMask) << 42) | ((static_cast<std::uint64_t>(y) & kMask) << 21) |
-           (static_cast<std::uint64_t>(z) & kMask);
-  }
-  // MurmurHash3's fmix64, so the low bits depend on all bits of the key.
-  std::uint64_t bucket(std::uint64_t k) const {
-    k ^= k >> 33;
-    k *= 0xFF51AFD7ED558CCDull;
-    k ^= k >> 33;
-    k *= 0xC4CEB9FE1A85EC53ull;
-    return (k ^ (k >> 33)) & mask_;
-  }
+  static std::uint64_t key(std::int64_t x, std::int64_t y, std::int64_t z) { return cellKey(x, y, z); }
+  std::uint64_t bucket(std::uint64_t k) const { return keyHash(k) & mask_; }
   std::span<const Aabb> boxes_;
   double inverseCellSize_ = 1.0;
   std::uint64_t mask_ = 0;

@@ -30,41 +30,20 @@
 #include <cmath>
 #include <limits>
 
+#include "collision/cell_hash.h"
 #include "collision/friction.h"
 #include "pliant/solver.h"
 #include "step_check.h"
 
 namespace pliant {
 
+using detail::cellCoordinate;
+using detail::cellKey;
 using detail::frictionShift;
+using detail::keyHash;
 using detail::velocityPassChange;
 
 namespace {
-
-
-// Cell coordinates far beyond any sensible scene are clamped so the integer conversion stays defined.
-constexpr double kCellLimit = 1.0e15;
-
-std::int64_t cellCoordinate(double x, double inverseCellSize) {
-  return static_cast<std::int64_t>(std::clamp(std::floor(x * inverseCellSize), -kCellLimit, kCellLimit));
-}
-
-// A cell's key: its coordinates modulo 2^21 packed in 63 bits. Cells 2^21 apart share a key, which
-// only adds candidates that the distance test then rejects.
-std::uint64_t cellKey(std::int64_t x, std::int64_t y, std::int64_t z) {
-  constexpr std::uint64_t kMask = (std::uint64_t{1} << 21) - 1;
-  return ((static_cast<std::uint64_t>(x) & kMask) << 42) | ((static_cast<std::uint64_t>(y) & kMask) << 21) |
-         (static_cast<std::uint64_t>(z) & kMask);
-}
-
-// Bucket of a key: a 64-bit finaliser (MurmurHash3's fmix64) so the low bits depend on all bits.
-std::uint64_t keyHash(std::uint64_t key) {
-  key ^= key >> 33;
-  key *= 0xFF51AFD7ED558CCDull;
-  key ^= key >> 33;
-  key *= 0xC4CEB9FE1A85EC53ull;
-  return key ^ (key >> 33);
-}
 
 // The 13 neighbouring cells "after" a cell (each unordered pair of neighbouring cells once).
 constexpr int kForwardCells[13][3] = {{1, 0, 0},  {-1, 1, 0}, {0, 1, 0},  {1, 1, 0},  {-1, -1, 1},
