@@ -330,7 +330,7 @@ int renderFolder(const std::string& dir, std::vector<std::string> frames, const 
 }
 
 struct BenchOptions {
-  std::vector<std::string> scenes;  // empty: pliant::defaultBenchmarkScenes()
+  std::vector<std::string> scenes;  // empty: pliant::benchmarkSceneNames()
   std::vector<int> threads{1, 2};
   int frames = 0;                   // 0: each scene's default
   std::string csv;                  // "" = stdout
@@ -340,20 +340,21 @@ struct BenchOptions {
 // Runs every scene on every thread count, one CSV row each (pliant/benchmark.h says what is measured).
 // Names are checked before anything runs, so a typo costs nothing.
 int runBench(const BenchOptions& options) {
-  const std::vector<std::string> scenes = options.scenes.empty() ? pliant::defaultBenchmarkScenes() : options.scenes;
+  const std::vector<std::string> names = options.scenes.empty() ? pliant::benchmarkSceneNames() : options.scenes;
   std::vector<std::string> known = pliant::benchmarkSceneNames();
   for (const std::string& name : pliant::builtinSceneNames()) known.push_back(name);
-  // A scene file (a path, or a name ending in .json) is loaded like `pliant run` loads it.
-  const auto isFile = [&](const std::string& name) {
-    return std::find(known.begin(), known.end(), name) == known.end() &&
-           (name.find('/') != std::string::npos || name.ends_with(".json"));
-  };
-  const auto load = [&](const std::string& name) {
-    return isFile(name) ? pliant::loadSceneFile(name) : pliant::makeBenchmarkScene(name);
-  };
-  for (const std::string& name : scenes) {
-    if (isFile(name)) pliant::loadSceneFile(name);  // throws for a bad file, before anything runs
-    else if (std::find(known.begin(), known.end(), name) == known.end()) pliant::makeBenchmarkScene(name);  // throws, listing them
+  // Every scene is built (a file loaded like `pliant run` loads it) before anything runs, so a typo
+  // or a bad file costs nothing.
+  std::vector<pliant::Scene> scenes;
+  for (const std::string& name : names) {
+    if (std::find(known.begin(), known.end(), name) != known.end()) {
+      scenes.push_back(pliant::makeBenchmarkScene(name));
+    } else if (name.find('/') != std::string::npos || name.ends_with(".json")) {
+      scenes.push_back(pliant::loadSceneFile(name));
+      scenes.back().name = name;  // rows name the file as given
+    } else {
+      pliant::makeBenchmarkScene(name);  // throws, listing the benchmark scenes
+    }
   }
   if (!options.csv.empty()) {
     const fs::path folder = fs::absolute(options.csv).parent_path();
@@ -362,15 +363,13 @@ int runBench(const BenchOptions& options) {
   }
   std::string csv = pliant::benchmarkCsvHeader();
   if (options.csv.empty()) std::cout << csv << std::flush;  // rows follow as they are measured
-  for (const std::string& name : scenes) {
-    pliant::Scene scene = load(name);
-    if (isFile(name)) scene.name = name;  // rows name the file as given
-    const int frames = options.frames > 0 ? options.frames : isFile(name) ? scene.frames : pliant::defaultBenchmarkFrames(name);
+  for (const pliant::Scene& scene : scenes) {
+    const int frames = options.frames > 0 ? options.frames : scene.frames;
     for (int threads : options.threads) {
       const pliant::BenchmarkResult result = pliant::runBenchmark(scene, threads, frames);
       csv += pliant::benchmarkCsvRow(result);
       if (!options.quiet)
-        std::fprintf(stderr, "bench: %s, %d thread%s, %d frames: %.3f ms/frame, mean strain %.3g\n", name.c_str(), threads,
+        std::fprintf(stderr, "bench: %s, %d thread%s, %d frames: %.3f ms/frame, mean strain %.3g\n", scene.name.c_str(), threads,
                      threads == 1 ? "" : "s", frames, result.msPerFrame, result.strain.mean);
       if (options.csv.empty()) std::cout << pliant::benchmarkCsvRow(result) << std::flush;
     }

@@ -119,13 +119,6 @@ std::vector<std::string> benchmarkSceneNames() {
   return names;
 }
 
-std::vector<std::string> defaultBenchmarkScenes() { return benchmarkSceneNames(); }
-
-int defaultBenchmarkFrames(const std::string& name) {
-  if (const CurveScene* curve = findCurve(name)) return curve->frames;
-  return makeBuiltinScene(name).frames;
-}
-
 Scene makeBenchmarkScene(const std::string& name) {
   if (const CurveScene* curve = findCurve(name))
     return curve->kind == CurveScene::Kind::Cloth ? clothCurve(*curve) : tetBeamCurve(*curve);
@@ -140,25 +133,12 @@ Scene makeBenchmarkScene(const std::string& name) {
 }
 
 StrainStatistics edgeStrain(const Model& model, const std::vector<Vec3>& positions) {
-  std::vector<std::array<std::uint32_t, 2>> edges;
-  std::vector<double> rest;
-  edges.reserve(model.distances.size());
-  rest.reserve(model.distances.size());
-  for (const DistanceConstraint& d : model.distances) {
-    edges.push_back({d.particles[0], d.particles[1]});
-    rest.push_back(d.restLength);
-  }
-  return edgeStrain(positions, edges, rest);
-}
-
-StrainStatistics edgeStrain(const std::vector<Vec3>& positions, const std::vector<std::array<std::uint32_t, 2>>& edges,
-                            const std::vector<double>& restLengths) {
   std::vector<double> strains;
-  strains.reserve(edges.size());
-  for (std::size_t e = 0; e < edges.size() && e < restLengths.size(); ++e) {
-    if (!(restLengths[e] > 0.0)) continue;
-    const double length = (positions[edges[e][0]] - positions[edges[e][1]]).norm();
-    strains.push_back(std::abs(length / restLengths[e] - 1.0));
+  strains.reserve(model.distances.size());
+  for (const DistanceConstraint& d : model.distances) {
+    if (!(d.restLength > 0.0)) continue;
+    const double length = (positions[d.particles[0]] - positions[d.particles[1]]).norm();
+    strains.push_back(std::abs(length / d.restLength - 1.0));
   }
   return summarise(strains);
 }
@@ -166,7 +146,11 @@ StrainStatistics edgeStrain(const std::vector<Vec3>& positions, const std::vecto
 BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames) {
   if (threads < 1) throw Error("benchmark: threads must be >= 1, got " + std::to_string(threads));
   if (frames < 1) throw Error("benchmark: frames must be >= 1, got " + std::to_string(frames));
-  const int saved = threadCount();
+  // Restores the caller's thread count however this returns.
+  struct ThreadCountScope {
+    int saved = threadCount();
+    ~ThreadCountScope() { setThreadCount(saved); }
+  } scope;
   setThreadCount(threads);
   BenchmarkResult result;
   result.scene = scene.name;
@@ -179,12 +163,8 @@ BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames) {
     const auto begin = std::chrono::steady_clock::now();
     const StepResult r = solver.step(state);
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-    if (!r.ok()) {
-      setThreadCount(saved);
-      throw Error("benchmark " + scene.name + ": " + r.message);
-    }
+    if (!r.ok()) throw Error("benchmark " + scene.name + ": " + r.message);
   }
-  setThreadCount(saved);
   result.msPerFrame = 1e3 * seconds / frames;
   result.strain = edgeStrain(scene.model, state.position);
   result.stateHash = state.hash();

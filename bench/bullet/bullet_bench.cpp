@@ -11,7 +11,7 @@
 //
 // Output: the CSV of `pliant bench` (scene,threads,frames,ms_per_frame,mean_strain,p99_strain,
 // state_hash) with rows `bullet/cloth-100-2m` and `pliant/cloth-100-2m`, then a summary on stderr.
-// Bullet's state_hash is FNV-1a over its final node positions (as doubles), for run-to-run checks.
+// Bullet's state_hash is State::hash of a state holding its final node positions, for run-to-run checks.
 //
 // Usage: pliant_bullet_bench [--frames N] [--iterations N] [--csv FILE]
 #include <BulletSoftBody/btSoftBody.h>
@@ -22,7 +22,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,25 +29,11 @@
 #include "pliant/benchmark.h"
 #include "pliant/error.h"
 #include "pliant/io/output.h"
+#include "pliant/state.h"
 
 namespace {
 
 constexpr const char* kScene = "cloth-100-2m";
-
-std::uint64_t fnv1a(const std::vector<pliant::Vec3>& positions) {
-  std::uint64_t hash = 1469598103934665603ull;
-  for (const pliant::Vec3& x : positions)
-    for (int k = 0; k < 3; ++k) {
-      std::uint64_t bits = 0;
-      const double v = x[k];
-      std::memcpy(&bits, &v, sizeof bits);
-      for (int byte = 0; byte < 8; ++byte) {
-        hash ^= (bits >> (8 * byte)) & 0xffu;
-        hash *= 1099511628211ull;
-      }
-    }
-  return hash;
-}
 
 pliant::BenchmarkResult runBullet(const pliant::Scene& scene, int frames, int iterations) {
   const pliant::Model& model = scene.model;
@@ -80,13 +65,8 @@ pliant::BenchmarkResult runBullet(const pliant::Scene& scene, int frames, int it
   material->m_kLST = 1;
   material->m_kAST = 1;
   material->m_kVST = 1;
-  std::vector<std::array<std::uint32_t, 2>> edges;
-  std::vector<double> rest;
-  for (const pliant::DistanceConstraint& d : model.distances) {
+  for (const pliant::DistanceConstraint& d : model.distances)
     cloth->appendLink(static_cast<int>(d.particles[0]), static_cast<int>(d.particles[1]), material);
-    edges.push_back({d.particles[0], d.particles[1]});
-    rest.push_back(d.restLength);
-  }
   cloth->m_cfg.piterations = iterations;
   cloth->m_cfg.kDP = 0;
   cloth->setTotalMass(btScalar(1.0), false);
@@ -102,10 +82,11 @@ pliant::BenchmarkResult runBullet(const pliant::Scene& scene, int frames, int it
     world->stepSimulation(btScalar(dt), 1, btScalar(dt));
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   }
-  std::vector<pliant::Vec3> final(n);
+  // Bullet's final nodes as a Pliant state of the same model (the nodes are in particle order).
+  pliant::State final = pliant::State::fromModel(model);
   for (std::size_t i = 0; i < n; ++i) {
     const btVector3& x = cloth->m_nodes[static_cast<int>(i)].m_x;
-    final[i] = pliant::Vec3(x.x(), x.y(), x.z());
+    final.position[i] = pliant::Vec3(x.x(), x.y(), x.z());
   }
   world->removeSoftBody(cloth);
   delete cloth;
@@ -115,8 +96,8 @@ pliant::BenchmarkResult runBullet(const pliant::Scene& scene, int frames, int it
   result.threads = 1;
   result.frames = frames;
   result.msPerFrame = 1e3 * seconds / frames;
-  result.strain = pliant::edgeStrain(final, edges, rest);
-  result.stateHash = fnv1a(final);
+  result.strain = pliant::edgeStrain(model, final.position);
+  result.stateHash = final.hash();
   return result;
 }
 

@@ -20,14 +20,12 @@ namespace pliant {
 // Names of every benchmark scene: the built-in scenes made for benchmarking (scene A
 // `cloth-100-2m`, scene B `cloth-100-10m-bending`), then the scaling curves: square cloths
 // `cloth-grid-64` ... `cloth-grid-512` (nodes per side) and cantilever tet beams `tet-beam-1k`,
-// `tet-beam-10k`, `tet-beam-100k` (number of tetrahedra, rounded).
+// `tet-beam-10k`, `tet-beam-100k` (number of tetrahedra, rounded). `pliant bench` runs them all
+// when no scene is named.
 std::vector<std::string> benchmarkSceneNames();
-// The scenes `pliant bench` runs when none is named: all of them.
-std::vector<std::string> defaultBenchmarkScenes();
-// Frames a benchmark scene runs by default: the scene's own for built-in scenes (600 for A and B),
-// fewer for the large curve scenes so that the whole default run takes about a minute.
-int defaultBenchmarkFrames(const std::string& name);
 // Builds a benchmark scene, or any built-in scene by name; throws pliant::Error for an unknown name.
+// Its `frames` is what `pliant bench` runs by default: the scene's own for built-in scenes (600 for
+// A and B), fewer for the large curve scenes so that the whole default run takes about a minute.
 Scene makeBenchmarkScene(const std::string& name);
 
 struct StrainStatistics {
@@ -37,10 +35,6 @@ struct StrainStatistics {
 // Strain of every distance constraint of `model` at `positions` (constraints of rest length 0 are
 // left out). All zero for a model without distance constraints.
 StrainStatistics edgeStrain(const Model& model, const std::vector<Vec3>& positions);
-// The same over explicit edges (particle pairs with rest lengths), for engines other than Pliant.
-StrainStatistics edgeStrain(const std::vector<Vec3>& positions,
-                            const std::vector<std::array<std::uint32_t, 2>>& edges,
-                            const std::vector<double>& restLengths);
 
 struct BenchmarkResult {
   std::string scene;
