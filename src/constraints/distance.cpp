@@ -160,7 +160,13 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const int solved =
         _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ),
                                          _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ)));
-    if (solved == 0) continue;
+    // A lane that is skipped (zero length, nothing movable) or has an immovable end is rare: such a
+    // group is projected lane by lane by the scalar kernel, which gives the same bits (nothing has
+    // been written yet and the lanes share no movable particle).
+    if ((solved & nonzeroLanes(wA) & nonzeroLanes(wB)) != 0xf) {
+      for (int lane = 0; lane < 4; ++lane) projectOne<kXpbd>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
+      continue;
+    }
     const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(length, denominator));
     const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
     const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
@@ -179,32 +185,9 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       movedA[k] = _mm256_add_pd(pa[k], _mm256_mul_pd(sA, d[k]));
       movedB[k] = _mm256_sub_pd(pb[k], _mm256_mul_pd(sB, d[k]));
     }
-    // The common case (every lane solved, no immovable end) stores whole vectors; otherwise lane by lane.
-    const int movableA = nonzeroLanes(wA);
-    const int movableB = nonzeroLanes(wB);
-    if (solved == 0xf) _mm256_storeu_pd(lambda + c, newLambda);
-    if ((solved & movableA & movableB) == 0xf) {
-      scatter4(xa, movedA[0], movedA[1], movedA[2]);
-      scatter4(xb, movedB[0], movedB[1], movedB[2]);
-      continue;
-    }
-    alignas(32) double laneA[3][4], laneB[3][4], lambdas[4];
-    for (int k = 0; k < 3; ++k) {
-      _mm256_store_pd(laneA[k], movedA[k]);
-      _mm256_store_pd(laneB[k], movedB[k]);
-    }
-    if (solved != 0xf) {
-      _mm256_store_pd(lambdas, newLambda);
-      for (int lane = 0; lane < 4; ++lane)
-        if (solved & (1 << lane)) lambda[c + static_cast<std::uint32_t>(lane)] = lambdas[lane];
-    }
-    for (int lane = 0; lane < 4; ++lane) {
-      if (!(solved & (1 << lane))) continue;
-      if (movableA & (1 << lane))
-        for (int k = 0; k < 3; ++k) xa[lane][k] = laneA[k][lane];
-      if (movableB & (1 << lane))
-        for (int k = 0; k < 3; ++k) xb[lane][k] = laneB[k][lane];
-    }
+    _mm256_storeu_pd(lambda + c, newLambda);
+    scatter4(xa, movedA[0], movedA[1], movedA[2]);
+    scatter4(xb, movedB[0], movedB[1], movedB[2]);
   }
   for (; c < end; ++c) projectOne<kXpbd>(constraints[c], c, ctx, x, w, lambda);
 }

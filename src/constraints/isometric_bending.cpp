@@ -149,41 +149,27 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d denominator = _mm256_add_pd(wSum, alphaTilde);
     const int solved = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(C, _mm256_set1_pd(kMinCurvature), _CMP_NLT_UQ),
                                                         _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ)));
-    if (solved == 0) continue;
+    // A lane that is skipped (flat, nothing movable) or has an immovable vertex is rare: such a group
+    // is projected lane by lane by the scalar kernel, which gives the same bits (nothing has been
+    // written yet and the lanes share no movable particle).
+    int movable = 0xf;
+    for (int i = 0; i < 4; ++i) movable &= nonzeroLanes(inverseMass[i]);
+    if ((solved & movable) != 0xf) {
+      for (std::uint32_t lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + lane, ctx, x, w, lambda);
+      continue;
+    }
     const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(C, denominator));
     const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
     const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
     const __m256d dLambda = _mm256_mul_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)), _mm256_mul_pd(C, r));
     const __m256d scale = _mm256_mul_pd(dLambda, _mm256_mul_pd(denominator, r));
-    __m256d moved[4][3];
-    int movable = 0xf;
     for (int i = 0; i < 4; ++i) {
       const __m256d s = _mm256_mul_pd(scale, wK[i]);
-      for (int j = 0; j < 3; ++j) moved[i][j] = _mm256_add_pd(pos[i][j], _mm256_mul_pd(s, k[j]));
-      movable &= nonzeroLanes(inverseMass[i]);
+      __m256d moved[3];
+      for (int j = 0; j < 3; ++j) moved[j] = _mm256_add_pd(pos[i][j], _mm256_mul_pd(s, k[j]));
+      scatter4(xs[i], moved[0], moved[1], moved[2]);
     }
-    const __m256d newLambda = _mm256_add_pd(oldLambda, dLambda);
-    if (solved == 0xf) _mm256_storeu_pd(lambda + c, newLambda);
-    // The common case (every lane solved, no immovable vertex) stores whole vectors; otherwise lane by lane.
-    if ((solved & movable) == 0xf) {
-      for (int i = 0; i < 4; ++i) scatter4(xs[i], moved[i][0], moved[i][1], moved[i][2]);
-      continue;
-    }
-    alignas(32) double lambdas[4], lanes[4][3][4];
-    for (int i = 0; i < 4; ++i)
-      for (int j = 0; j < 3; ++j) _mm256_store_pd(lanes[i][j], moved[i][j]);
-    if (solved != 0xf) {
-      _mm256_store_pd(lambdas, newLambda);
-      for (std::uint32_t lane = 0; lane < 4; ++lane)
-        if (solved & (1 << lane)) lambda[c + lane] = lambdas[lane];
-    }
-    for (int lane = 0; lane < 4; ++lane) {
-      if (!(solved & (1 << lane))) continue;
-      for (int i = 0; i < 4; ++i) {
-        if (w[con[lane].particles[i]] == 0.0) continue;  // immovable: never written
-        for (int j = 0; j < 3; ++j) xs[i][lane][j] = lanes[i][j][lane];
-      }
-    }
+    _mm256_storeu_pd(lambda + c, _mm256_add_pd(oldLambda, dLambda));
   }
   for (; c < end; ++c) projectOne<true>(constraints[c], c, ctx, x, w, lambda);
 }
