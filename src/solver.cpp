@@ -194,7 +194,7 @@ void Solver::advance(State& state, bool trace) {
   std::vector<Vec3> traceGradient;
   std::uint64_t projections = 0;
 
-  const double invH = 1.0 / h;
+  const double invH = ctx.invH;
   const double dampingFactor = settings_.velocityDamping > 0.0 ? std::exp(-settings_.velocityDamping * h) : 1.0;
   const auto particleTotal = static_cast<std::int64_t>(n);
   Vec3* const x = state.position.data();
@@ -247,28 +247,7 @@ void Solver::advance(State& state, bool trace) {
     if (trace) std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
     // 5. project
     for (int it = 0; it < settings_.iterations; ++it) {
-      for (int f = 0; f < kConstraintFamilyCount; ++f) {
-        const auto family = static_cast<ConstraintFamily>(f);
-        const auto count = static_cast<std::uint32_t>(model.constraintCount(family));
-        if (count == 0) continue;
-        const detail::FamilyKernels& kernels = detail::familyKernels(family);
-        ctx.lambda = state.lambda.data() + model.lambdaOffset[f];
-        projections += count;
-        if (!trace) continue;  // projected below, all families in one pass
-        for (std::uint32_t c = 0; c < count; ++c) {
-          kernels.project(model, ctx, c, c + 1);
-          kernels.evaluate(model, ctx.x, ctx.attachmentTarget, c, traceParticles, traceGradient);
-          for (ParticleIndex p : traceParticles) {
-            if (!trace_.found && detail::particleBad(state, *trace_.stepStart, p, trace_.bound)) {
-              trace_.found = true;
-              trace_.particle = p;
-              trace_.constraint = {family, c};
-              trace_.constraintSet = true;
-              return;
-            }
-          }
-        }
-      }
+      projections += model.totalConstraintCount();
       if (!trace) {
         // One parallel region per pass; the threads meet only at the barriers of projectPass.
         if (threads > 1) {
@@ -276,6 +255,28 @@ void Solver::advance(State& state, bool trace) {
           projectPass(model, ctx, state.lambda.data(), omp_get_thread_num(), omp_get_num_threads(), it == 0);
         } else {
           projectPass(model, ctx, state.lambda.data(), 0, 1, it == 0);
+        }
+      } else {
+        // Tracing a refused step: one constraint at a time, stopping at the first that moves a
+        // particle out of bounds.
+        for (int f = 0; f < kConstraintFamilyCount; ++f) {
+          const auto family = static_cast<ConstraintFamily>(f);
+          const auto count = static_cast<std::uint32_t>(model.constraintCount(family));
+          const detail::FamilyKernels& kernels = detail::familyKernels(family);
+          ctx.lambda = state.lambda.data() + model.lambdaOffset[f];
+          for (std::uint32_t c = 0; c < count; ++c) {
+            kernels.project(model, ctx, c, c + 1);
+            kernels.evaluate(model, ctx.x, ctx.attachmentTarget, c, traceParticles, traceGradient);
+            for (ParticleIndex p : traceParticles) {
+              if (!trace_.found && detail::particleBad(state, *trace_.stepStart, p, trace_.bound)) {
+                trace_.found = true;
+                trace_.particle = p;
+                trace_.constraint = {family, c};
+                trace_.constraintSet = true;
+                return;
+              }
+            }
+          }
         }
       }
       projections += lastContactCount();

@@ -15,8 +15,6 @@ inline bool cpuHasAvx2() {
   return has;
 }
 
-// Lane i of (gx, gy, gz) = p[i][0..2]. x and y of a particle come in one 16-byte load and are
-// transposed; z comes in 8-byte loads.
 // Lane i of (first, second) = p[i][0..1], two adjacent doubles.
 __attribute__((target("avx2"))) inline void gatherPairs4(const double* const p[4], __m256d& first, __m256d& second) {
   const __m256d ab02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(p[0])), _mm_loadu_pd(p[2]), 1);
@@ -25,6 +23,8 @@ __attribute__((target("avx2"))) inline void gatherPairs4(const double* const p[4
   second = _mm256_unpackhi_pd(ab02, ab13);
 }
 
+// Lane i of (gx, gy, gz) = p[i][0..2]. x and y of a particle come in one 16-byte load and are
+// transposed; z comes in 8-byte loads.
 __attribute__((target("avx2"))) inline void gather4(const double* const p[4], __m256d& gx, __m256d& gy,
                                                     __m256d& gz) {
   gatherPairs4(p, gx, gy);

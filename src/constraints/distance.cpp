@@ -42,7 +42,7 @@ inline void projectOne(const DistanceConstraint& con, std::uint32_t c, const Sol
   const double C = length - con.restLength;
   const double wA = w[a];
   const double wB = w[b];
-  if (!kXpbd || con.params.compliance * con.params.damping * ctx.invH == 0.0) {
+  if (!kXpbd || undamped(con.params, ctx)) {
     // Undamped XPBD, and PBD as XPBD with alpha = 0 and the numerator scaled by k: with k = 1 the
     // two perform the same operations, so XPBD with alpha = 0 is PBD with k = 1 bit for bit (V2).
     double numerator, denominator;
@@ -106,9 +106,6 @@ void projectDistanceRange(const Model& model, const SolveContext& ctx, std::uint
   for (std::uint32_t c = begin; c < end; ++c) projectOne<kXpbd>(constraints[c], c, ctx, x, w, lambda);
 }
 
-inline bool undamped(const DistanceConstraint& con, const SolveContext& ctx) {
-  return con.params.compliance * con.params.damping * ctx.invH == 0.0;
-}
 
 
 #if defined(PLIANT_HAVE_AVX2_KERNELS)
@@ -129,7 +126,8 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
   std::uint32_t c = begin;
   for (; c + 3 < end; c += 4) {
     const DistanceConstraint* con = constraints + c;
-    if (kXpbd && !(undamped(con[0], ctx) && undamped(con[1], ctx) && undamped(con[2], ctx) && undamped(con[3], ctx))) {
+    if (kXpbd && !(undamped(con[0].params, ctx) && undamped(con[1].params, ctx) && undamped(con[2].params, ctx) &&
+                   undamped(con[3].params, ctx))) {
       for (int lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
       continue;
     }

@@ -44,7 +44,7 @@ inline void projectOne(const IsometricBendingConstraint& con, std::uint32_t c, c
   // w_i K_i, the factor of k/C in each particle's correction per unit dlambda.
   const double wK[4] = {w[p[0]] * K[0], w[p[1]] * K[1], w[p[2]] * K[2], w[p[3]] * K[3]};
   const double wSum = ((wK[0] * K[0] + wK[1] * K[1]) + wK[2] * K[2]) + wK[3] * K[3];
-  if (!kXpbd || con.params.compliance * con.params.damping * ctx.invH == 0.0) {
+  if (!kXpbd || undamped(con.params, ctx)) {
     // PBD as XPBD with alpha = 0 and the numerator scaled by k (as in distance.cpp; keeps V2 exact).
     double numerator, denominator;
     if constexpr (kXpbd) {
@@ -111,13 +111,11 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
   const double* const w = ctx.w;
   double* const lambda = ctx.lambda;
   const __m256d invH2 = _mm256_set1_pd(ctx.invH2);
-  auto undamped = [&](const IsometricBendingConstraint& con) {
-    return con.params.compliance * con.params.damping * ctx.invH == 0.0;
-  };
   std::uint32_t c = begin;
   for (; c + 3 < end; c += 4) {
     const IsometricBendingConstraint* con = constraints + c;
-    if (!(undamped(con[0]) && undamped(con[1]) && undamped(con[2]) && undamped(con[3]))) {
+    if (!(undamped(con[0].params, ctx) && undamped(con[1].params, ctx) && undamped(con[2].params, ctx) &&
+          undamped(con[3].params, ctx))) {
       for (std::uint32_t lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + lane, ctx, x, w, lambda);
       continue;
     }

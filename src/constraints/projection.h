@@ -16,14 +16,19 @@
 
 namespace pliant::detail {
 
-// Returns dlambda (0 when the constraint is skipped) and accumulates it into `lambda`.
-// `wSum` is sum_i w_i |gradC_i|^2, computed by the family in its cheapest exact form.
 // PBD stiffness k, or the iteration-independent k' = 1 - (1 - k)^(1/n) (seed 000, section 3.3).
 inline double pbdStiffness(const ConstraintParameters& params, const SolveContext& ctx) {
   const double k = params.stiffness;
   return ctx.stiffnessExponent != 1.0 ? 1.0 - std::pow(1.0 - k, ctx.stiffnessExponent) : k;
 }
 
+// XPBD damping gamma = alpha beta / h is 0: the written-out kernels' fast path.
+inline bool undamped(const ConstraintParameters& params, const SolveContext& ctx) {
+  return params.compliance * params.damping * ctx.invH == 0.0;
+}
+
+// Returns dlambda (0 when the constraint is skipped) and accumulates it into `lambda`.
+// `wSum` is sum_i w_i |gradC_i|^2, computed by the family in its cheapest exact form.
 inline double solveMultiplier(double C, double wSum, int count, const Vec3* gradient,
                               const ParticleIndex* particles, const ConstraintParameters& params,
                               double& lambda, bool unilateral, const SolveContext& ctx) {
