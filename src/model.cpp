@@ -108,10 +108,13 @@ constexpr std::uint32_t kMinIndependentRun = 16;
 // Cuts one family's array into batches. `particlesOf(c, out)` writes the particles of constraint c
 // and returns how many (at most 4). A run ends where a constraint touches a movable particle that
 // an earlier constraint of the run touched; particles of inverse mass 0 are never written by a
-// projection, so sharing them does not make constraints dependent.
+// projection, so sharing them does not make constraints dependent. A particle index out of range
+// gives the trivial plan (one dependent batch); validate() reports the error. `runOf` is scratch
+// of one entry per particle.
 template <class ParticlesOf>
 std::vector<SolveBatch> planFamily(std::uint32_t count, const std::vector<double>& inverseMass,
-                                   std::uint32_t blockSize, ParticlesOf particlesOf) {
+                                   std::uint32_t blockSize, std::vector<std::uint32_t>& runOf,
+                                   ParticlesOf particlesOf) {
   std::vector<SolveBatch> batches;
   auto close = [&](std::uint32_t begin, std::uint32_t end) {
     if (end == begin) return;
@@ -124,11 +127,13 @@ std::vector<SolveBatch> planFamily(std::uint32_t count, const std::vector<double
     }
     batches.push_back({begin, end, true, length >= 2 * std::uint64_t{blockSize}});
   };
-  std::vector<std::uint32_t> runOf(inverseMass.size(), ~0u);  // the run that last touched a particle
+  runOf.assign(inverseMass.size(), ~0u);  // the run that last touched a particle
   std::uint32_t run = 0, runBegin = 0;
   ParticleIndex particles[4];
   for (std::uint32_t c = 0; c < count; ++c) {
     const int k = particlesOf(c, particles);
+    for (int i = 0; i < k; ++i)
+      if (particles[i] >= inverseMass.size()) return {{0, count, false, false}};
     bool conflict = false;
     for (int i = 0; i < k; ++i) conflict = conflict || (inverseMass[particles[i]] != 0.0 && runOf[particles[i]] == run);
     if (conflict) {
@@ -158,47 +163,30 @@ void Model::updateOffsets() {
   for (int f = 0; f < kConstraintFamilyCount; ++f)
     lambdaOffset[f + 1] =
         lambdaOffset[f] + static_cast<std::uint32_t>(constraintCount(static_cast<ConstraintFamily>(f)));
-  // The plan reads particle indices, so a model with an index out of range gets a trivial plan here
-  // and its error from validate().
-  const std::size_t n = particleCount();
-  bool indicesValid = true;
-  auto check = [&](const auto& constraints) {
-    for (const auto& c : constraints)
-      for (ParticleIndex p : c.particles) indicesValid = indicesValid && p < n;
-  };
-  for (const AttachmentConstraint& a : attachments) indicesValid = indicesValid && a.particle < n;
-  check(distances);
-  check(maxDistances);
-  check(dihedralBendings);
-  check(isometricBendings);
-  check(tetVolumes);
   const std::uint32_t block = std::max<std::uint32_t>(parallelBlockSize, 1);
+  std::vector<std::uint32_t> runOf;
   for (int f = 0; f < kConstraintFamilyCount; ++f) {
     const auto family = static_cast<ConstraintFamily>(f);
     const auto count = static_cast<std::uint32_t>(constraintCount(family));
     std::vector<SolveBatch>& batches = solveBatches[f];
     batches.clear();
     if (count == 0) continue;
-    if (!indicesValid || inverseMass.size() != n) {
-      batches.push_back({0, count, false, false});
-      continue;
-    }
     switch (family) {
       case ConstraintFamily::Attachment:
-        batches = planFamily(count, inverseMass, block, [this](std::uint32_t c, ParticleIndex* out) {
+        batches = planFamily(count, inverseMass, block, runOf, [this](std::uint32_t c, ParticleIndex* out) {
           out[0] = attachments[c].particle;
           return 1;
         });
         break;
-      case ConstraintFamily::Distance: batches = planFamily(count, inverseMass, block, fixedParticles(distances)); break;
-      case ConstraintFamily::MaxDistance: batches = planFamily(count, inverseMass, block, fixedParticles(maxDistances)); break;
+      case ConstraintFamily::Distance: batches = planFamily(count, inverseMass, block, runOf, fixedParticles(distances)); break;
+      case ConstraintFamily::MaxDistance: batches = planFamily(count, inverseMass, block, runOf, fixedParticles(maxDistances)); break;
       case ConstraintFamily::DihedralBending:
-        batches = planFamily(count, inverseMass, block, fixedParticles(dihedralBendings));
+        batches = planFamily(count, inverseMass, block, runOf, fixedParticles(dihedralBendings));
         break;
       case ConstraintFamily::IsometricBending:
-        batches = planFamily(count, inverseMass, block, fixedParticles(isometricBendings));
+        batches = planFamily(count, inverseMass, block, runOf, fixedParticles(isometricBendings));
         break;
-      case ConstraintFamily::TetVolume: batches = planFamily(count, inverseMass, block, fixedParticles(tetVolumes)); break;
+      case ConstraintFamily::TetVolume: batches = planFamily(count, inverseMass, block, runOf, fixedParticles(tetVolumes)); break;
       case ConstraintFamily::GlobalVolume:
       case ConstraintFamily::Generic: batches.push_back({0, count, false, false}); break;
     }

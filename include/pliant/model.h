@@ -114,6 +114,9 @@ struct Model {
   // (the builders emit constraints in colour order, so a run is a colour) and dependent leftovers.
   // Solving the batches in order on any number of threads gives the same bits as one thread.
   // Global-volume and generic constraints (shared scratch, user code) always form one serial batch.
+  // The plan also depends on inverseMass (pinned particles may be shared within a batch): after
+  // changing constraints, pins or masses, call updateOffsets() before building a Solver (its
+  // constructor refuses a stale plan; a Solver already built keeps using the model it was given).
   std::array<std::vector<SolveBatch>, kConstraintFamilyCount> solveBatches;
   // Fewest constraints (>= 1) a thread is given of a parallel batch: an independent run shorter than
   // twice this is solved by one thread, since each split costs a barrier and moves cache lines
