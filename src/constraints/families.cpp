@@ -6,7 +6,7 @@ const FamilyKernels& familyKernels(ConstraintFamily family) {
   static const FamilyKernels table[kConstraintFamilyCount] = {
       {projectAttachment, projectAttachment, evaluateAttachment},
       {projectDistance, projectDistanceIndependent, evaluateDistance},
-      {projectMaxDistance, projectMaxDistance, evaluateMaxDistance},
+      {projectMaxDistance, projectMaxDistanceIndependent, evaluateMaxDistance},
       {projectDihedralBending, projectDihedralBending, evaluateDihedralBending},
       {projectIsometricBending, projectIsometricBendingIndependent, evaluateIsometricBending},
       {projectTetVolume, projectTetVolume, evaluateTetVolume},

@@ -65,6 +65,8 @@ void projectDistanceIndependent(const Model&, const SolveContext&, std::uint32_t
 // The independent distance kernel with at most `lanes` constraints at once: 4 (AVX2, where the CPU
 // has it) or 1 (scalar). Both give the same bits; tests compare them.
 void projectDistanceLanes(int lanes, const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
+// Tethers and limits: four slackness tests per AVX2 instruction, the taut ones by the scalar kernel.
+void projectMaxDistanceIndependent(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
 void projectIsometricBendingIndependent(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
 // The same for isometric bending: 4 lanes (AVX2, where the CPU has it) or 1.
 void projectIsometricBendingLanes(int lanes, const Model&, const SolveContext&, std::uint32_t, std::uint32_t);

@@ -256,6 +256,68 @@ TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
 }
 
 
+// Tethers and limits: the independent kernel (slackness tested four at a time, taut undamped XPBD
+// lanes projected in the lanes) against the scalar loop. Tethers of a pinned anchor, and limits
+// between free pairs (both ends move), stretched so that slack and taut lanes mix in every group;
+// damped limits take the scalar kernel inside the SIMD one.
+TEST(SolvePlan, SimdMaxDistanceKernelGivesTheScalarBits) {
+  Model m;
+  {
+    ModelBuilder b;
+    ClothGridDef def;
+    def.nodesX = def.nodesY = 17;
+    const GeneratedObject cloth = addClothGrid(b, def);
+    const ParticleIndex pins[2] = {cloth.firstParticle, cloth.firstParticle + 16};
+    for (ParticleIndex p : pins) b.fixParticle(p);
+    addTethers(b, {pins[0], pins[1]}, cloth.firstParticle, cloth.particleCount, ConstraintParameters{});
+    std::mt19937 random(5);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (int pair = 0; pair < 41; ++pair) {
+      const Vec3 at(3.0 + pair, 0.0, 0.0);
+      const ParticleIndex p = b.addParticle(at, 1.0 + unit(random));
+      const ParticleIndex q = b.addParticle(at + Vec3(0.3 * unit(random), 0.5, 0.1), 0.5);
+      ConstraintParameters params;
+      params.compliance = pair % 3 == 0 ? 0.0 : 1e-5;
+      params.damping = pair % 7 == 0 ? 2.0 : 0.0;
+      params.stiffness = 0.7;
+      b.addMaxDistance(p, q, params, pair % 2 == 0 ? 0.45 : 0.7);
+    }
+    m = b.build();
+  }
+  State s = State::fromModel(m);
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> jitter(-0.03, 0.03);
+  for (Vec3& x : s.position) x = 1.02 * x + Vec3(jitter(random), jitter(random), jitter(random));
+  s.previousPosition = State::fromModel(m).position;
+  const auto& batches = m.solveBatches[static_cast<int>(ConstraintFamily::MaxDistance)];
+  ASSERT_GE(batches.size(), 2u);  // the anchors (the second one's batch may hold the free pairs too)
+  const auto& kernels = detail::familyKernels(ConstraintFamily::MaxDistance);
+  for (const SolverMode mode : {SolverMode::Xpbd, SolverMode::Pbd}) {
+    // A negative starting multiplier (never left by the solver) is the one way to reach the clamp
+    // max(dlambda, -lambda) of a taut undamped constraint.
+    for (const double lambda0 : {0.0, 0.3, -0.3}) {
+      std::fill(s.lambda.begin(), s.lambda.end(), lambda0);
+      for (const SolveBatch& batch : batches) {
+        ASSERT_TRUE(batch.independent);
+        for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
+          SCOPED_TRACE(::testing::Message() << (mode == SolverMode::Xpbd ? "XPBD" : "PBD") << " lambda0 " << lambda0
+                                            << " batch " << batch.begin << " start " << start);
+          State a = s, b = s;
+          auto context = [&](State& state) {
+            detail::SolveContext ctx = xpbdContext(m, state, ConstraintFamily::MaxDistance);
+            ctx.mode = mode;
+            return ctx;
+          };
+          kernels.project(m, context(a), start, batch.end);
+          kernels.projectIndependent(m, context(b), start, batch.end);
+          EXPECT_EQ(a.hash(), b.hash());
+          EXPECT_NE(a.hash(), s.hash());
+        }
+      }
+    }
+  }
+}
+
 // The wide kernels are really compiled in: an x86-64 CPU with AVX2 projects four constraints at once
 // (a missing header or macro would fall back to narrower kernels silently, with the same bits).
 TEST(SolvePlan, IndependentKernelsUseTheWidestLanesTheCpuHas) {
