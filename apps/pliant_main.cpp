@@ -335,6 +335,7 @@ struct BenchOptions {
   int frames = 0;                   // 0: each scene's default
   std::string csv;                  // "" = stdout
   bool quiet = false;
+  bool pin = true;                  // bind worker threads to cores (pliant::pinThreadsToCores)
 };
 
 // Runs every scene on every thread count, one CSV row each (pliant/benchmark.h says what is measured).
@@ -360,6 +361,13 @@ int runBench(const BenchOptions& options) {
     const fs::path folder = fs::absolute(options.csv).parent_path();
     std::error_code ec;
     if (!fs::is_directory(folder, ec)) throw pliant::Error("--csv " + options.csv + ": no such folder " + folder.string());
+  }
+  if (options.pin) {
+    // Every run uses the first threads of the largest team, so binding that team once binds them all.
+    const int saved = pliant::threadCount();
+    pliant::setThreadCount(*std::max_element(options.threads.begin(), options.threads.end()));
+    pliant::pinThreadsToCores();
+    pliant::setThreadCount(saved);
   }
   std::string csv = pliant::benchmarkCsvHeader();
   if (options.csv.empty()) std::cout << csv << std::flush;  // rows follow as they are measured
@@ -463,6 +471,9 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   bench->add_option("--csv", benchOptions.csv, "Write the CSV to FILE (atomically) instead of stdout");
   bench->add_flag("-q,--quiet", benchOptions.quiet, "No progress lines on stderr");
+  bench->add_flag("!--no-pin", benchOptions.pin,
+                  "Leave worker threads unbound (by default each is bound to its own core, so that the OS does not "
+                  "move it and cost it its cache)");
 
   std::string sceneToPrint;
   CLI::App* scenes = app.add_subcommand("scenes", "List the built-in scenes, or print one as JSON");

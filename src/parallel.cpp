@@ -2,6 +2,14 @@
 
 #include <omp.h>
 
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+#include <algorithm>
+#include <vector>
+
 #include "pliant/error.h"
 
 namespace pliant {
@@ -12,5 +20,30 @@ void setThreadCount(int threads) {
 }
 
 int threadCount() { return omp_get_max_threads(); }
+
+int pinThreadsToCores() {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 0;
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  if (cpus.empty()) return 0;
+  // The OpenMP runtime keeps its worker threads between parallel regions, so binding them once
+  // here holds for every later region of up to threadCount() threads.
+  int bound = 0;
+#pragma omp parallel reduction(+ : bound)
+  {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpus[static_cast<std::size_t>(omp_get_thread_num()) % cpus.size()], &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0) bound = 1;
+  }
+  return bound == 0 ? 0 : static_cast<int>(std::min<std::size_t>(cpus.size(), static_cast<std::size_t>(threadCount())));
+#else
+  return 0;
+#endif
+}
 
 }  // namespace pliant

@@ -116,8 +116,9 @@ void dampObject(const Model& model, const SimObject& object, State& state) {
   }
 }
 
-// Below this many particles a parallel loop costs more than it saves.
-constexpr std::int64_t kParallelParticles = 16384;
+// Below this many particles a parallel loop costs more than it saves (a fork and join costs about
+// as much as predicting 1-2k particles).
+constexpr std::int64_t kParallelParticles = 4096;
 
 // Stage 5, one Gauss-Seidel pass over every constraint family, as thread `thread` of `threads`
 // (1: the plain serial pass, outside any parallel region). Each family's batches (Model::solveBatches)
@@ -201,6 +202,11 @@ void Solver::advance(State& state, bool trace) {
   Vec3* const xPrev = state.previousPosition.data();
   Vec3* const v = state.velocity.data();
   const Vec3* const force = state.externalForce.data();
+  // Without external forces the prediction reads no force array. gravity + 0 is what
+  // gravity + w f gives for f = 0 (w is finite), -0 components included, so the bits do not change.
+  const bool forces = std::any_of(state.externalForce.begin(), state.externalForce.end(),
+                                  [](const Vec3& f) { return f != Vec3::Zero(); });
+  const Vec3 gravityPlusZero = gravity + Vec3::Zero();
   // Step 6 of one substep and step 1 of the next run as one pass over the particles when nothing
   // needs the velocities in between (no contact to correct, no observer): the same operations per
   // particle in the same order, so the same bits, with half the memory traffic.
@@ -219,7 +225,7 @@ void Solver::advance(State& state, bool trace) {
       }
       xPrev[i] = x[i];
       if (w[i] == 0.0) continue;
-      v[i] += h * (gravity + w[i] * force[i]);
+      v[i] += h * (forces ? Vec3(gravity + w[i] * force[i]) : gravityPlusZero);
       x[i] += h * v[i];
     }
     velocitiesPending = false;

@@ -829,6 +829,12 @@ TEST_F(CliBench, WritesOneCsvRowPerSceneAndThreadCountToStdout) {
     EXPECT_EQ(a[6], b[6]);
     EXPECT_EQ(a[4], b[4]);
   }
+  // Threads left unbound (--no-pin) give the same rows but for the time.
+  const RunResult unbound = run("bench --scene rope,cloth-grid-64 --threads 1,2 --frames 2 --no-pin --quiet");
+  ASSERT_EQ(unbound.exitCode, kExitOk) << unbound.err;
+  const std::vector<std::string> unboundRows = lines(unbound.out);
+  ASSERT_EQ(unboundRows.size(), rows.size());
+  for (std::size_t row = 1; row < rows.size(); ++row) EXPECT_EQ(split(unboundRows[row], ',')[6], split(rows[row], ',')[6]);
 }
 
 TEST_F(CliBench, CsvFileIsWrittenAtomicallyAndMatchesARun) {

@@ -1,7 +1,7 @@
 // Determinism of the parallel Gauss-Seidel solve (Model::solveBatches): the same model stepped on
 // 1, 2 and 3 threads gives bit-identical states, and so does the same model with a plan that splits
 // nothing. The models are small, so each sets a small Model::parallelBlockSize to make the solver
-// split its colours across threads as it does for large models (default 4096).
+// split its colours across threads as it does for large models (default 512).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -195,6 +195,36 @@ TEST_F(ParallelDeterminism, BlockSizeDoesNotChangeTheResult) {
     SCOPED_TRACE(block);
     EXPECT_EQ(finalHash(withBlockSize(base, block), settings, 20, nullptr), reference);
   }
+}
+
+// Above 4096 particles the per-particle stages (prediction, velocities) are split across threads
+// too; with threads bound to cores (pinThreadsToCores, as `pliant bench` does) nothing changes either.
+TEST_F(ParallelDeterminism, SplitParticleLoopsAndBoundThreadsGiveTheSameBits) {
+  ModelBuilder b;
+  ClothGridDef def;
+  def.nodesX = def.nodesY = 72;  // 5184 particles
+  def.origin = Vec3(-0.5, 1.0, -0.5);
+  def.bending = BendingModel::Isometric;
+  def.bendingParams.compliance = 0.1;
+  const GeneratedObject c = addClothGrid(b, def);
+  const ParticleIndex pins[2] = {c.firstParticle, c.firstParticle + 71};
+  for (ParticleIndex p : pins) b.fixParticle(p);
+  addTethers(b, {pins[0], pins[1]}, c.firstParticle, c.particleCount, ConstraintParameters{});
+  const Model model = b.build();
+  const SolverSettings settings = SolverSettings::smallSteps(4);
+  setThreadCount(1);
+  const std::uint64_t reference = finalHash(model, settings, 8, nullptr);
+  EXPECT_NE(reference, State::fromModel(model).hash());
+  setThreadCount(2);
+  EXPECT_EQ(finalHash(model, settings, 8, nullptr), reference);
+  const int bound = pinThreadsToCores();
+#if defined(__linux__)
+  EXPECT_GE(bound, 1);
+#endif
+  EXPECT_EQ(threadCount(), 2);
+  EXPECT_EQ(finalHash(model, settings, 8, nullptr), reference);
+  setThreadCount(1);
+  EXPECT_EQ(finalHash(model, settings, 8, nullptr), reference);
 }
 
 TEST_F(ParallelDeterminism, StalePlanIsRefused) {
