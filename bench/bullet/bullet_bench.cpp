@@ -7,10 +7,13 @@
 // btSoftRigidDynamicsWorld, one stepSimulation of 1/60 s per frame, `--iterations` position
 // iterations (default 10), link stiffness kLST = 1, no damping, single precision (Debian's default
 // libbullet). Pliant runs the scene as shipped (small steps with tethers, see the scene file and
-// docs/performance.md) through pliant::runBenchmark, on one thread.
+// docs/performance.md) through pliant::runBenchmark, on one thread and on two (Bullet's soft body
+// solver has one). Threads are bound to cores first (pliant::pinThreadsToCores, as `pliant bench`
+// does), so both run on the same, unmoving core.
 //
 // Output: the CSV of `pliant bench` (scene,threads,frames,ms_per_frame,mean_strain,p99_strain,
-// state_hash) with rows `bullet/cloth-100-2m` and `pliant/cloth-100-2m`, then a summary on stderr.
+// state_hash) with rows `bullet/cloth-100-2m` and `pliant/cloth-100-2m` (threads 1 and 2), then a
+// summary on stderr.
 // Bullet's state_hash is State::hash of a state holding its final node positions, for run-to-run checks.
 //
 // Usage: pliant_bullet_bench [--frames N] [--iterations N] [--csv FILE]
@@ -29,6 +32,7 @@
 #include "pliant/benchmark.h"
 #include "pliant/error.h"
 #include "pliant/io/output.h"
+#include "pliant/parallel.h"
 #include "pliant/state.h"
 
 namespace {
@@ -133,18 +137,23 @@ int main(int argc, char** argv) {
   }
   try {
     const pliant::Scene scene = pliant::makeBenchmarkScene(kScene);
+    pliant::setThreadCount(2);
+    pliant::pinThreadsToCores();
     const pliant::BenchmarkResult bullet = runBullet(scene, frames, iterations);
     pliant::BenchmarkResult pliantResult = pliant::runBenchmark(scene, 1, frames);
-    pliantResult.scene = std::string("pliant/") + kScene;
-    const std::string csv =
-        pliant::benchmarkCsvHeader() + pliant::benchmarkCsvRow(bullet) + pliant::benchmarkCsvRow(pliantResult);
+    pliant::BenchmarkResult pliantTwo = pliant::runBenchmark(scene, 2, frames);
+    pliantResult.scene = pliantTwo.scene = std::string("pliant/") + kScene;
+    const std::string csv = pliant::benchmarkCsvHeader() + pliant::benchmarkCsvRow(bullet) +
+                            pliant::benchmarkCsvRow(pliantResult) + pliant::benchmarkCsvRow(pliantTwo);
     if (csvPath.empty()) std::fputs(csv.c_str(), stdout);
     else pliant::io::writeFileAtomically(csvPath, csv);
     std::fprintf(stderr,
                  "scene A, %d frames: Bullet (%d iterations) %.3f ms/frame, mean strain %.4f, p99 %.4f; "
-                 "Pliant %.3f ms/frame, mean strain %.4f, p99 %.4f; Pliant/Bullet time %.3f\n",
+                 "Pliant %.3f ms/frame (2 threads %.3f), mean strain %.4f, p99 %.4f; Pliant/Bullet time %.3f "
+                 "(2 threads %.3f)\n",
                  frames, iterations, bullet.msPerFrame, bullet.strain.mean, bullet.strain.p99, pliantResult.msPerFrame,
-                 pliantResult.strain.mean, pliantResult.strain.p99, pliantResult.msPerFrame / bullet.msPerFrame);
+                 pliantTwo.msPerFrame, pliantResult.strain.mean, pliantResult.strain.p99,
+                 pliantResult.msPerFrame / bullet.msPerFrame, pliantTwo.msPerFrame / bullet.msPerFrame);
     return 0;
   } catch (const pliant::Error& e) {
     std::fprintf(stderr, "pliant_bullet_bench: %s\n", e.what());
