@@ -8,6 +8,8 @@
 #define PLIANT_HAVE_AVX2_KERNELS 1
 #include <immintrin.h>
 
+#include "constraints/projection.h"
+
 namespace pliant::detail {
 
 inline bool cpuHasAvx2() {
@@ -60,6 +62,18 @@ __attribute__((target("avx2"))) inline void transpose4(__m256d row0, __m256d row
   column[1] = _mm256_permute2f128_pd(hi01, hi23, 0x20);
   column[2] = _mm256_permute2f128_pd(lo01, lo23, 0x31);
   column[3] = _mm256_permute2f128_pd(hi01, hi23, 0x31);
+}
+
+// The numerator of dlambda for constraints con[0..3]: XPBD's -C - alpha~ lambda, or PBD's k (-C)
+// with each lane's stiffness (k or k', as pbdStiffness gives it), as the scalar kernels form them.
+template <class Constraint>
+__attribute__((target("avx2"))) inline __m256d laneNumerator(bool xpbd, __m256d minusC, __m256d alphaTilde,
+                                                          __m256d lambda, const Constraint* con,
+                                                          const SolveContext& ctx) {
+  if (xpbd) return _mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, lambda));
+  return _mm256_mul_pd(_mm256_setr_pd(pbdStiffness(con[0].params, ctx), pbdStiffness(con[1].params, ctx),
+                                      pbdStiffness(con[2].params, ctx), pbdStiffness(con[3].params, ctx)),
+                       minusC);
 }
 
 // Bit i set where lane i of v is not 0 (immovable particles have inverse mass exactly 0).

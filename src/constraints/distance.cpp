@@ -168,11 +168,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(length, denominator));
     const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
     const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
-    const __m256d numerator =
-        kXpbd ? _mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda))
-              : _mm256_mul_pd(_mm256_setr_pd(pbdStiffness(con[0].params, ctx), pbdStiffness(con[1].params, ctx),
-                                              pbdStiffness(con[2].params, ctx), pbdStiffness(con[3].params, ctx)),
-                              minusC);
+    const __m256d numerator = laneNumerator(kXpbd, minusC, alphaTilde, oldLambda, con, ctx);
     const __m256d dLambda = _mm256_mul_pd(numerator, _mm256_mul_pd(length, r));
     const __m256d newLambda = _mm256_add_pd(oldLambda, dLambda);
     const __m256d scale = _mm256_mul_pd(dLambda, _mm256_mul_pd(denominator, r));
