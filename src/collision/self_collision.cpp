@@ -64,6 +64,20 @@ Vec3 closestBarycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3&
 
 Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }
 
+// Merges the first `count` lists, each sorted by `less` and holding distinct items, into `out`:
+// the items sorted, in linear time per list. The lists' and `scratch`'s storage is recycled.
+template <class T, class Less>
+void mergeSorted(std::vector<std::vector<T>>& lists, int count, std::vector<T>& out, std::vector<T>& scratch,
+                 Less less) {
+  out.swap(lists[0]);
+  lists[0].clear();
+  for (int t = 1; t < count; ++t) {
+    scratch.resize(out.size() + lists[t].size());
+    std::merge(out.begin(), out.end(), lists[t].begin(), lists[t].end(), scratch.begin(), less);
+    out.swap(scratch);
+  }
+}
+
 // How near a pair must come to be made a contact (m): the thickness plus a margin, so that a pair
 // pushed together by other constraints during the projection is still held. The margin is
 // SolverSettings::contactMargin capped at a quarter of the thickness: the reach must stay below
@@ -215,7 +229,9 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
                                         s.neighbours.begin() + s.neighbourStart[a + 1], b);
   };
   // The queries are independent: split over threads when there are enough, each into its own
-  // list. Joined and sorted, the candidates are the same for any thread count.
+  // list. A query's candidates are sorted as they are found, and a thread's chunks come in
+  // increasing order (monotonic schedule), so every list is sorted and merging them gives the
+  // candidates sorted, the same for any thread count, without sorting them all.
   // The team may be smaller than asked (inside a caller's parallel region, or OMP_DYNAMIC), so every
   // list is cleared here, not by the thread that would fill it.
   const int threads = s.particles.size() >= kParallelQueries ? threadCount() : 1;
@@ -229,16 +245,21 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
   }
   const auto vertexCount = static_cast<std::int64_t>(s.particles.size());
   const auto edgeCount = static_cast<std::int64_t>(s.edges.size());
+  const auto byVertexThenTriangle = [](const SurfaceScratch::VertexTriangle& l, const SurfaceScratch::VertexTriangle& r) {
+    return l.vertex != r.vertex ? l.vertex < r.vertex : l.triangle < r.triangle;
+  };
+  const auto byPair = [](const std::array<std::uint32_t, 2>& l, const std::array<std::uint32_t, 2>& r) { return l < r; };
 #pragma omp parallel num_threads(threads)
   {
     auto& vertexTriangle = s.threadVertexTriangle[omp_get_thread_num()];
     auto& edgeEdge = s.threadEdgeEdge[omp_get_thread_num()];
     // 2. Vertex-triangle candidates: each vertex against the triangles it is neither a corner of
     //    nor joined to a corner of by an edge.
-#pragma omp for schedule(dynamic, 256) nowait
+#pragma omp for schedule(monotonic : dynamic, 256) nowait
     for (std::int64_t v = 0; v < vertexCount; ++v) {
       const auto i = static_cast<std::uint32_t>(v);
       const ParticleIndex p = s.particles[i];
+      const std::size_t first = vertexTriangle.size();
       s.triangleTree.query(s.vertexBoxes[i], s.triangleBoxes, [&](std::uint32_t t) {
         const auto& tri = s.triangles[t];
         const auto& corner = s.triangleSlots[t];
@@ -246,14 +267,16 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
         if (w[p] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) return;
         vertexTriangle.push_back({i, t});
       });
+      std::sort(vertexTriangle.begin() + static_cast<std::ptrdiff_t>(first), vertexTriangle.end(), byVertexThenTriangle);
     }
     // 3. Edge-edge candidates: each pair of edges, once (a < b), whose ends are neither shared
     //    nor joined by an edge.
-#pragma omp for schedule(dynamic, 256)
+#pragma omp for schedule(monotonic : dynamic, 256)
     for (std::int64_t e = 0; e < edgeCount; ++e) {
       const auto a = static_cast<std::uint32_t>(e);
       const auto& ea = s.edges[a];
       const auto& sa = s.edgeSlots[a];
+      const std::size_t first = edgeEdge.size();
       s.edgeTree.query(s.edgeBoxes[a], s.edgeBoxes, [&](std::uint32_t b) {
         if (b <= a) return;
         const auto& eb = s.edges[b];
@@ -262,17 +285,11 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
         if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) return;
         edgeEdge.push_back({a, b});
       });
+      std::sort(edgeEdge.begin() + static_cast<std::ptrdiff_t>(first), edgeEdge.end(), byPair);
     }
   }
-  s.vertexTriangle.clear();
-  s.edgeEdge.clear();
-  for (int t = 0; t < threads; ++t) {
-    s.vertexTriangle.insert(s.vertexTriangle.end(), s.threadVertexTriangle[t].begin(), s.threadVertexTriangle[t].end());
-    s.edgeEdge.insert(s.edgeEdge.end(), s.threadEdgeEdge[t].begin(), s.threadEdgeEdge[t].end());
-  }
-  std::sort(s.vertexTriangle.begin(), s.vertexTriangle.end(),
-            [](const auto& l, const auto& r) { return l.vertex != r.vertex ? l.vertex < r.vertex : l.triangle < r.triangle; });
-  std::sort(s.edgeEdge.begin(), s.edgeEdge.end());
+  mergeSorted(s.threadVertexTriangle, threads, s.vertexTriangle, s.mergeVertexTriangle, byVertexThenTriangle);
+  mergeSorted(s.threadEdgeEdge, threads, s.edgeEdge, s.mergeEdgeEdge, byPair);
   s.built = true;
 }
 

@@ -43,9 +43,12 @@ struct Solver::SurfaceScratch {
   std::vector<VertexTriangle> vertexTriangle;            // candidates, sorted by (vertex, triangle)
   std::vector<std::array<std::uint32_t, 2>> edgeEdge;   // candidates (a < b), sorted
   bool built = false;  // whether the candidates above were found (for the current settings)
-  // Per-thread candidate lists of a parallel broad phase, joined and sorted after.
+  // Per-thread candidate lists of a parallel broad phase, each sorted as it is filled, merged
+  // after (through the scratch lists).
   std::vector<std::vector<VertexTriangle>> threadVertexTriangle;
   std::vector<std::vector<std::array<std::uint32_t, 2>>> threadEdgeEdge;
+  std::vector<VertexTriangle> mergeVertexTriangle;
+  std::vector<std::array<std::uint32_t, 2>> mergeEdgeEdge;
 };
 
 }  // namespace pliant
