@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "collision/self_collision.h"
 
@@ -72,8 +73,8 @@ void mergeSorted(std::vector<std::vector<T>>& lists, int count, std::vector<T>& 
   out.swap(lists[0]);
   lists[0].clear();
   for (int t = 1; t < count; ++t) {
-    scratch.resize(out.size() + lists[t].size());
-    std::merge(out.begin(), out.end(), lists[t].begin(), lists[t].end(), scratch.begin(), less);
+    scratch.clear();
+    std::merge(out.begin(), out.end(), lists[t].begin(), lists[t].end(), std::back_inserter(scratch), less);
     out.swap(scratch);
   }
 }
