@@ -20,8 +20,9 @@ namespace pliant {
 // Names of every benchmark scene: the built-in scenes made for benchmarking (scene A
 // `cloth-100-2m`, scene B `cloth-100-10m-bending`), then the scaling curves: square cloths
 // `cloth-grid-64` ... `cloth-grid-512` (nodes per side) and cantilever tet beams `tet-beam-1k`,
-// `tet-beam-10k`, `tet-beam-100k` (number of tetrahedra, rounded). `pliant bench` runs them all
-// when no scene is named.
+// `tet-beam-10k`, `tet-beam-100k` (number of tetrahedra, rounded), then contact workloads
+// `contact-fold-64` and `contact-sphere-80` (the built-in cloth-fold and cloth-sphere scenes with
+// 64x64 and 80x80 nodes). `pliant bench` runs them all when no scene is named.
 std::vector<std::string> benchmarkSceneNames();
 // Builds a benchmark scene, or any built-in scene by name; throws pliant::Error for an unknown name.
 // Its `frames` is what `pliant bench` runs by default: the scene's own for built-in scenes (600 for

@@ -837,6 +837,21 @@ TEST_F(CliBench, WritesOneCsvRowPerSceneAndThreadCountToStdout) {
   for (std::size_t row = 1; row < rows.size(); ++row) EXPECT_EQ(split(unboundRows[row], ',')[6], split(rows[row], ',')[6]);
 }
 
+// The contact workloads: the built-in contact scenes with finer cloths (self-collision on), the
+// same bits on 1 and 2 threads.
+TEST_F(CliBench, ContactScenesRunOnAnyThreadCountWithTheSameBits) {
+  const RunResult r = run("bench --scene contact-fold-64,contact-sphere-80 --threads 1,2 --frames 3 --quiet");
+  ASSERT_EQ(r.exitCode, kExitOk) << r.err;
+  expectBenchCsv(r.out, {"contact-fold-64", "contact-sphere-80"}, {1, 2}, 3);
+  const std::vector<std::string> rows = lines(r.out);
+  for (std::size_t first : {1u, 3u}) EXPECT_EQ(split(rows[first], ',')[6], split(rows[first + 1], ',')[6]);
+  const pliant::Scene fold = pliant::makeBenchmarkScene("contact-fold-64");
+  EXPECT_EQ(fold.model.particleCount(), 64u * 64u);
+  EXPECT_TRUE(fold.model.selfCollision);
+  EXPECT_EQ(fold.frames, 120);
+  EXPECT_EQ(pliant::makeBenchmarkScene("contact-sphere-80").model.particleCount(), 80u * 80u);
+}
+
 TEST_F(CliBench, CsvFileIsWrittenAtomicallyAndMatchesARun) {
   const RunResult r = run("bench --scene cloth-100-2m --threads 1 --frames 3 --csv out.csv --quiet");
   ASSERT_EQ(r.exitCode, kExitOk) << r.err;
