@@ -141,9 +141,10 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d scale = _mm256_mul_pd(dLambda, _mm256_mul_pd(denominator, r));
     const __m256d sA = _mm256_mul_pd(scale, wA);
     const __m256d sB = _mm256_mul_pd(scale, wB);
-    alignas(32) double newLambda[4], movedA[3][4], movedB[3][4], movableA[4];
+    alignas(32) double newLambda[4], movedA[3][4], movedB[3][4];
     _mm256_store_pd(newLambda, _mm256_add_pd(oldLambda, dLambda));
-    _mm256_store_pd(movableA, wA);
+    const int movableA = nonzeroLanes(wA);
+    const int movableB = nonzeroLanes(wB);
     for (int k = 0; k < 3; ++k) {
       _mm256_store_pd(movedA[k], _mm256_sub_pd(pa[k], _mm256_mul_pd(sA, d[k])));
       _mm256_store_pd(movedB[k], _mm256_add_pd(pb[k], _mm256_mul_pd(sB, d[k])));
@@ -151,9 +152,9 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     for (int lane = 0; lane < 4; ++lane) {
       if (!(moved & (1 << lane))) continue;
       lambda[c + static_cast<std::uint32_t>(lane)] = newLambda[lane];
-      if (movableA[lane] != 0.0)
+      if (movableA & (1 << lane))
         for (int k = 0; k < 3; ++k) xa[lane][k] = movedA[k][lane];
-      if (w[con[lane].particles[1]] != 0.0)
+      if (movableB & (1 << lane))
         for (int k = 0; k < 3; ++k) xb[lane][k] = movedB[k][lane];
     }
   }
