@@ -76,6 +76,13 @@ __attribute__((target("avx2"))) inline __m256d laneNumerator(bool xpbd, __m256d 
                        minusC);
 }
 
+// Whether none of constraints con[0..3] has XPBD damping (the written-out kernels' fast path).
+template <class Constraint>
+inline bool allUndamped(const Constraint* con, const SolveContext& ctx) {
+  return undamped(con[0].params, ctx) && undamped(con[1].params, ctx) && undamped(con[2].params, ctx) &&
+         undamped(con[3].params, ctx);
+}
+
 // Bit i set where lane i of v is not 0 (immovable particles have inverse mass exactly 0).
 __attribute__((target("avx2"))) inline int nonzeroLanes(__m256d v) {
   return _mm256_movemask_pd(_mm256_cmp_pd(v, _mm256_setzero_pd(), _CMP_NEQ_UQ));

@@ -114,8 +114,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
   std::uint32_t c = begin;
   for (; c + 3 < end; c += 4) {
     const IsometricBendingConstraint* con = constraints + c;
-    if (!(undamped(con[0].params, ctx) && undamped(con[1].params, ctx) && undamped(con[2].params, ctx) &&
-          undamped(con[3].params, ctx))) {
+    if (!allUndamped(con, ctx)) {
       for (std::uint32_t lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + lane, ctx, x, w, lambda);
       continue;
     }

@@ -111,8 +111,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     // Not certainly slack (NaN included).
     const int taut = _mm256_movemask_pd(_mm256_cmp_pd(squaredLength, bound, _CMP_NLT_UQ));
     if (taut == 0) continue;
-    if (xpbd && !(undamped(con[0].params, ctx) && undamped(con[1].params, ctx) && undamped(con[2].params, ctx) &&
-                  undamped(con[3].params, ctx))) {
+    if (xpbd && !allUndamped(con, ctx)) {
       for (int lane = 0; lane < 4; ++lane)
         if (taut & (1 << lane)) projectOne(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w);
       continue;
