@@ -94,6 +94,35 @@ TEST(ContactDeterminism, CopiedStateContinuesIdenticallyWithAnotherSolver) {
   EXPECT_GT(solver.lastContactCount(), 0u);
 }
 
+TEST(ContactDeterminism, ASubstepObserverThatOnlyReadsChangesNothing) {
+  // Without an observer, a substep's velocities are formed inside the next prediction pass and, in
+  // a model without contacts, never stored. Contacts take their approach velocity from the state
+  // after the prediction, so where they can occur the stored velocities must be those an observer
+  // sees. A fast particle meets the plane after contact-free substeps, closing more than the contact
+  // margin in one substep (so its contact starts penetrating); the contact scene
+  // has contacts in most substeps.
+  ModelBuilder drop;
+  drop.addParticle(Vec3(0.0, 0.5, 0.0), 0.2, Vec3(0.3, -10.0, 0.0));
+  drop.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.2, 0.1, 0.5}));
+  for (const Model& model : {drop.build(), contactScene()}) {
+    Solver plain(model, contactSettings());
+    Solver observed(model, contactSettings());
+    int calls = 0;
+    observed.setSubstepObserver([&](const State&) { ++calls; });
+    State a = State::fromModel(model);
+    State b = State::fromModel(model);
+    std::size_t contacts = 0;
+    for (int i = 0; i < 40; ++i) {
+      ASSERT_TRUE(plain.step(a).ok());
+      ASSERT_TRUE(observed.step(b).ok());
+      ASSERT_EQ(a.hash(), b.hash()) << "step " << i + 1;
+      contacts = std::max(contacts, plain.lastContactCount());
+    }
+    EXPECT_EQ(calls, 40 * contactSettings().substeps);
+    EXPECT_GT(contacts, 0u);
+  }
+}
+
 TEST(ContactDeterminism, ThreadCountDoesNotChangeTheResult) {
   // Above 16384 particles the per-particle loops run on threads; the contact stages are serial and
   // read only what those loops wrote, so the hash must not depend on the thread count. A thick
