@@ -8,6 +8,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "batch_split.h"
 #include "collision/self_collision.h"
 #include "constraints/families.h"
 #include "pliant/error.h"
@@ -60,6 +61,7 @@ Solver::Solver(const Model& model, const SolverSettings& settings) : model_(&mod
   for (const GlobalVolumeConstraint& c : model.globalVolumes) scratch = std::max<std::size_t>(scratch, c.vertexCount);
   scratch_.resize(scratch);
   parallelPlan_ = model.hasParallelBatch();
+  if (parallelPlan_ && threadCount() > 1) prepareBatchSplits(threadCount());
   buildContactTopology();
   buildSurfaceTopology();
 }
@@ -120,19 +122,33 @@ void dampObject(const Model& model, const SimObject& object, State& state) {
 // as much as predicting 1-2k particles).
 constexpr std::int64_t kParallelParticles = 4096;
 
-// Stage 5, one Gauss-Seidel pass over every constraint family, as thread `thread` of `threads`
-// (1: the plain serial pass, outside any parallel region). Each family's batches (Model::solveBatches)
-// run in order. A parallel batch is split evenly among the threads; the batches between two parallel
-// ones are projected by thread 0 while the others wait at the next barrier. A barrier follows every
-// parallel batch and precedes one when thread 0 has just done serial work, so no thread reads a
-// position another is still writing. Any split of an independent batch gives the same bits (its
-// constraints share no movable particle), so the result does not depend on the thread count.
-// With resetLambda (the first pass of a substep) each range's multipliers are zeroed just before it
-// is projected.
-void projectPass(const Model& model, const detail::SolveContext& shared, double* lambda, int thread,
-                 int threads, bool resetLambda) {
+// Stage 5, one Gauss-Seidel pass over every constraint family, as thread `thread` of a team of
+// `team` that splits each parallel batch into `threads` parts (1: the plain serial pass, outside
+// any parallel region). Each family's batches (Model::solveBatches) run in order. A parallel batch
+// is split at the cuts in `split`, kept by the Solver and moved toward equal time after each pass
+// (batch_split.h); the batches between two parallel ones are projected by thread 0 while the others
+// wait at the next barrier. A barrier follows every parallel batch and precedes one when thread 0
+// has just done serial work, so no thread reads a position another is still writing. Any split of
+// an independent batch gives the same bits (its constraints share no movable particle), so the
+// result depends neither on the thread count nor on the cuts. With resetLambda (the first pass of
+// a substep) each range's multipliers are zeroed just before it is projected.
+struct BatchSplits {
+  std::uint32_t* cuts = nullptr;   // threads + 1 per parallel batch, in plan order
+  std::uint64_t* ticks = nullptr;  // threads per parallel batch
+  double* scratch = nullptr;       // threads + 1
+};
+
+// The threads that share a parallel batch of `length` constraints: at most one per block.
+std::uint64_t batchParts(std::uint64_t length, std::uint64_t block, int threads) {
+  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), length / block));
+}
+
+void projectPass(const Model& model, const detail::SolveContext& shared, double* lambda, int thread, int team,
+                 int threads, bool resetLambda, const BatchSplits& split) {
   detail::SolveContext ctx = shared;
   const std::uint64_t block = std::max<std::uint32_t>(model.parallelBlockSize, 1);
+  const auto stride = static_cast<std::size_t>(threads);
+  std::size_t parallelBatch = 0;
   bool serialWorkPending = false;
   for (int f = 0; f < kConstraintFamilyCount; ++f) {
     const std::vector<SolveBatch>& batches = model.solveBatches[f];
@@ -145,16 +161,25 @@ void projectPass(const Model& model, const detail::SolveContext& shared, double*
 #pragma omp barrier
           serialWorkPending = false;
         }
-        const std::uint64_t length = batch.end - batch.begin;
-        const std::uint64_t parts = std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), length / block);
-        const auto t = static_cast<std::uint64_t>(thread);
-        if (t < parts) {
-          const auto begin = static_cast<std::uint32_t>(batch.begin + length * t / parts);
-          const auto end = static_cast<std::uint32_t>(batch.begin + length * (t + 1) / parts);
+        std::uint32_t* cuts = split.cuts + parallelBatch * (stride + 1);
+        std::uint64_t* ticks = split.ticks + parallelBatch * stride;
+        ++parallelBatch;
+        // Part t is thread t's; a team smaller than asked for (OpenMP may give one) takes the
+        // parts round robin.
+        for (std::size_t t = static_cast<std::size_t>(thread); t < stride; t += static_cast<std::size_t>(team)) {
+          const std::uint32_t begin = cuts[t];
+          const std::uint32_t end = cuts[t + 1];
+          const std::uint64_t start = detail::ticks();
           if (resetLambda) std::fill(ctx.lambda + begin, ctx.lambda + end, 0.0);
-          kernels.projectIndependent(model, ctx, begin, end);
+          if (begin < end) kernels.projectIndependent(model, ctx, begin, end);
+          ticks[t] = detail::ticks() - start;
         }
 #pragma omp barrier
+        // The cuts are read again only in the next pass, which a join or barrier separates from here.
+        if (thread == 0) {
+          const std::size_t parts = batchParts(batch.end - batch.begin, block, threads);
+          detail::rebalanceCuts({cuts, parts + 1}, {ticks, parts}, {split.scratch, parts + 1});
+        }
         continue;
       }
       serialWorkPending = true;
@@ -166,8 +191,26 @@ void projectPass(const Model& model, const detail::SolveContext& shared, double*
   }
 }
 
-
 }  // namespace
+
+void Solver::prepareBatchSplits(int threads) {
+  const Model& model = *model_;
+  const std::uint64_t block = std::max<std::uint32_t>(model.parallelBlockSize, 1);
+  const auto stride = static_cast<std::size_t>(threads);
+  batchCuts_.clear();
+  for (const std::vector<SolveBatch>& batches : model.solveBatches)
+    for (const SolveBatch& batch : batches) {
+      if (!batch.parallel) continue;
+      // Even cuts to start with; a thread beyond the batch's parts gets an empty range at its end.
+      const std::uint64_t length = batch.end - batch.begin;
+      const std::uint64_t parts = batchParts(length, block, threads);
+      for (std::uint64_t t = 0; t <= stride; ++t)
+        batchCuts_.push_back(static_cast<std::uint32_t>(batch.begin + length * std::min(t, parts) / parts));
+    }
+  batchTicks_.assign(batchCuts_.size() / (stride + 1) * stride, 0);
+  cutScratch_.assign(stride + 1, 0.0);
+  splitThreads_ = threads;
+}
 
 void Solver::advance(State& state, bool trace) {
   const Model& model = *model_;
@@ -226,10 +269,12 @@ void Solver::advance(State& state, bool trace) {
     const bool storeVelocities = !updateVelocities || velocitiesReadInSubstep;
 #pragma omp parallel for schedule(static) if (particleTotal > kParallelParticles)
     for (std::int64_t i = 0; i < particleTotal; ++i) {
-      Vec3 velocity = v[i];
+      Vec3 velocity;
       if (updateVelocities) {
         velocity = (x[i] - xPrev[i]) * invH;
         if (dampingFactor != 1.0 && w[i] != 0.0) velocity *= dampingFactor;
+      } else {
+        velocity = v[i];
       }
       xPrev[i] = x[i];
       if (w[i] != 0.0) {
@@ -267,10 +312,13 @@ void Solver::advance(State& state, bool trace) {
       if (!trace) {
         // One parallel region per pass; the threads meet only at the barriers of projectPass.
         if (threads > 1) {
+          if (threads != splitThreads_) prepareBatchSplits(threads);
+          const BatchSplits split{batchCuts_.data(), batchTicks_.data(), cutScratch_.data()};
 #pragma omp parallel num_threads(threads)
-          projectPass(model, ctx, state.lambda.data(), omp_get_thread_num(), omp_get_num_threads(), it == 0);
+          projectPass(model, ctx, state.lambda.data(), omp_get_thread_num(), omp_get_num_threads(), threads, it == 0,
+                      split);
         } else {
-          projectPass(model, ctx, state.lambda.data(), 0, 1, it == 0);
+          projectPass(model, ctx, state.lambda.data(), 0, 1, 1, it == 0, {});
         }
       } else {
         // Tracing a refused step: one constraint at a time, stopping at the first that moves a

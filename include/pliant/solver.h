@@ -207,6 +207,13 @@ class Solver {
   State backup_;
   std::vector<Vec3> scratch_;  // gradients of variable-size families, sized at construction
   bool parallelPlan_ = false;  // the model has a batch worth splitting across threads
+  // Where each thread's part of each parallel batch begins (splitThreads_ + 1 cuts per batch, in
+  // plan order) and the ticks it took last time; the cuts follow the measured time (src/batch_split.h).
+  void prepareBatchSplits(int threads);
+  std::vector<std::uint32_t> batchCuts_;
+  std::vector<std::uint64_t> batchTicks_;
+  std::vector<double> cutScratch_;
+  int splitThreads_ = 0;
   std::function<void(const State&)> substepObserver_;
   std::uint64_t lastProjectionCount_ = 0;
   // Contact scratch: reserved at construction and reused, so a step allocates nothing once warm.

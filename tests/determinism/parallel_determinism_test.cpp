@@ -3,6 +3,7 @@
 // nothing. The models are small, so each sets a small Model::parallelBlockSize to make the solver
 // split its colours across threads as it does for large models (default 512).
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -225,6 +226,38 @@ TEST_F(ParallelDeterminism, SplitParticleLoopsAndBoundThreadsGiveTheSameBits) {
   EXPECT_EQ(finalHash(model, settings, 8, nullptr), reference);
   setThreadCount(1);
   EXPECT_EQ(finalHash(model, settings, 8, nullptr), reference);
+}
+
+// The threads' parts of a parallel batch move with measured time (src/batch_split.h), so each run
+// splits differently; a solver whose thread count changes between steps starts new cuts; and a
+// step taken inside another parallel region gets a team of one, which projects every part in turn.
+TEST_F(ParallelDeterminism, TimedCutsChangedThreadCountsAndSmallerTeamsGiveTheSameBits) {
+  const Model model = cloth(false, 0.0);
+  const SolverSettings settings = SolverSettings::smallSteps(6);
+  setThreadCount(1);
+  const std::uint64_t reference = finalHash(model, settings, 24, nullptr);
+  EXPECT_NE(reference, State::fromModel(model).hash());
+  Solver solver(model, settings);
+  State state = State::fromModel(model);
+  for (int threads : {2, 3, 2, 1, 3, 2}) {
+    setThreadCount(threads);
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(solver.step(state).ok());
+  }
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(1);
+  setThreadCount(3);
+  bool teamOfOne = false;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+  {
+    for (int i = 0; i < 12; ++i) EXPECT_TRUE(solver.step(state).ok());
+#pragma omp parallel num_threads(3)
+#pragma omp single
+    teamOfOne = omp_get_num_threads() == 1;
+  }
+  omp_set_max_active_levels(levels);
+  EXPECT_TRUE(teamOfOne);
+  EXPECT_EQ(state.hash(), reference);
 }
 
 TEST_F(ParallelDeterminism, StalePlanIsRefused) {
