@@ -385,14 +385,34 @@ StepResult Solver::step(State& state) {
     advance(state, false);
     return {};
   }
-  backup_ = state;  // reuses capacity after the first step: no allocation
+  // Back up what a step changes (not the external forces, which only the caller sets), in a
+  // parallel loop for large models; the vectors keep their capacity, so nothing is allocated after
+  // the first step.
+  const auto particleTotal = static_cast<std::int64_t>(model.particleCount());
+  backup_.position.resize(state.position.size());
+  backup_.velocity.resize(state.velocity.size());
+  backup_.previousPosition.resize(state.previousPosition.size());
+#pragma omp parallel for schedule(static) if (particleTotal > kParallelParticles)
+  for (std::int64_t i = 0; i < particleTotal; ++i) {
+    backup_.position[i] = state.position[i];
+    backup_.velocity[i] = state.velocity[i];
+    backup_.previousPosition[i] = state.previousPosition[i];
+  }
+  backup_.lambda = state.lambda;
+  backup_.attachmentTarget = state.attachmentTarget;
+  backup_.time = state.time;
+  backup_.lastSubstep = state.lastSubstep;
+  backup_.stepCount = state.stepCount;
   advance(state, false);
-  const std::size_t n = model.particleCount();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (detail::particleBad(state, backup_.position, i, settings_.maxDisplacementPerStep)) {
-      state = backup_;
-      return diagnose(state);
-    }
+  bool bad = false;
+  const double bound = settings_.maxDisplacementPerStep;
+#pragma omp parallel for schedule(static) reduction(|| : bad) if (particleTotal > kParallelParticles)
+  for (std::int64_t i = 0; i < particleTotal; ++i)
+    bad = bad || detail::particleBad(state, backup_.position, static_cast<std::size_t>(i), bound);
+  if (bad) {
+    backup_.externalForce = state.externalForce;
+    state = backup_;
+    return diagnose(state);
   }
   return {};
 }
