@@ -11,6 +11,7 @@
 #include "batch_split.h"
 #include "collision/self_collision.h"
 #include "constraints/families.h"
+#include "particle_pass.h"
 #include "pliant/error.h"
 #include "step_check.h"
 #include "pliant/parallel.h"
@@ -244,12 +245,19 @@ void Solver::advance(State& state, bool trace) {
   Vec3* const x = state.position.data();
   Vec3* const xPrev = state.previousPosition.data();
   Vec3* const v = state.velocity.data();
-  const Vec3* const force = state.externalForce.data();
-  // Without external forces the prediction reads no force array. gravity + 0 is what
-  // gravity + w f gives for f = 0 (w is finite), -0 components included, so the bits do not change.
-  const bool forces = std::any_of(state.externalForce.begin(), state.externalForce.end(),
+  // Without external forces the prediction reads no force array (particle_pass.cpp).
+  detail::PredictionPass prediction;
+  prediction.x = x;
+  prediction.xPrev = xPrev;
+  prediction.v = v;
+  prediction.w = w;
+  prediction.force = state.externalForce.data();
+  prediction.h = h;
+  prediction.invH = invH;
+  prediction.dampingFactor = dampingFactor;
+  prediction.gravity = gravity;
+  prediction.forces = std::any_of(state.externalForce.begin(), state.externalForce.end(),
                                   [](const Vec3& f) { return f != Vec3::Zero(); });
-  const Vec3 gravityPlusZero = gravity + Vec3::Zero();
   // Step 6 of one substep and step 1 of the next run as one pass over the particles when nothing
   // needs the velocities in between (no contact to correct, no observer): the same operations per
   // particle in the same order, so the same bits, with half the memory traffic.
@@ -263,25 +271,18 @@ void Solver::advance(State& state, bool trace) {
     // 1. predict (after the previous substep's velocity update, when it was left pending)
     // Per-particle loops are split across threads only when large enough to pay; each particle
     // is computed by the same operations whatever the split, so any thread count is bit-identical.
-    const bool updateVelocities = velocitiesPending;
     // A velocity formed here for the prediction alone is not stored when nothing reads it before
     // the next velocity update overwrites it (saving a third of the pass's memory traffic).
-    const bool storeVelocities = !updateVelocities || velocitiesReadInSubstep;
-#pragma omp parallel for schedule(static) if (particleTotal > kParallelParticles)
-    for (std::int64_t i = 0; i < particleTotal; ++i) {
-      Vec3 velocity;
-      if (updateVelocities) {
-        velocity = (x[i] - xPrev[i]) * invH;
-        if (dampingFactor != 1.0 && w[i] != 0.0) velocity *= dampingFactor;
-      } else {
-        velocity = v[i];
-      }
-      xPrev[i] = x[i];
-      if (w[i] != 0.0) {
-        velocity += h * (forces ? Vec3(gravity + w[i] * force[i]) : gravityPlusZero);
-        x[i] += h * velocity;
-      }
-      if (storeVelocities) v[i] = velocity;
+    prediction.updateVelocities = velocitiesPending;
+    prediction.storeVelocities = !velocitiesPending || velocitiesReadInSubstep;
+#pragma omp parallel if (particleTotal > kParallelParticles)
+    {
+      // Whole groups of four particles per thread (the SIMD width of predictParticles).
+      const std::int64_t team = omp_get_num_threads();
+      const std::int64_t thread = omp_get_thread_num();
+      const std::int64_t groups = (particleTotal + 3) / 4;
+      detail::predictParticles(prediction, std::min(particleTotal, 4 * (groups * thread / team)),
+                               std::min(particleTotal, 4 * (groups * (thread + 1) / team)));
     }
     velocitiesPending = false;
     for (const KinematicParticle& k : model.kinematicParticles) state.position[k.particle] = k.path(t);
