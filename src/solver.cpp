@@ -12,6 +12,7 @@
 #include "collision/self_collision.h"
 #include "constraints/families.h"
 #include "particle_pass.h"
+#include "spin_barrier.h"
 #include "pliant/error.h"
 #include "step_check.h"
 #include "pliant/parallel.h"
@@ -137,6 +138,7 @@ struct BatchSplits {
   std::uint32_t* cuts = nullptr;   // threads + 1 per parallel batch, in plan order
   std::uint64_t* ticks = nullptr;  // threads per parallel batch
   double* scratch = nullptr;       // threads + 1
+  detail::SpinBarrier* barrier = nullptr;
 };
 
 // The threads that share a parallel batch of `length` constraints: at most one per block.
@@ -159,7 +161,7 @@ void projectPass(const Model& model, const detail::SolveContext& shared, double*
     for (const SolveBatch& batch : batches) {
       if (threads > 1 && batch.parallel) {
         if (serialWorkPending) {
-#pragma omp barrier
+          split.barrier->wait(team);
           serialWorkPending = false;
         }
         std::uint32_t* cuts = split.cuts + parallelBatch * (stride + 1);
@@ -175,7 +177,7 @@ void projectPass(const Model& model, const detail::SolveContext& shared, double*
           if (begin < end) kernels.projectIndependent(model, ctx, begin, end);
           ticks[t] = detail::ticks() - start;
         }
-#pragma omp barrier
+        split.barrier->wait(team);
         // The cuts are read again only in the next pass, which a join or barrier separates from here.
         if (thread == 0) {
           const std::size_t parts = batchParts(batch.end - batch.begin, block, threads);
@@ -209,6 +211,7 @@ void Solver::prepareBatchSplits(int threads) {
         batchCuts_.push_back(static_cast<std::uint32_t>(batch.begin + length * std::min(t, parts) / parts));
     }
   batchTicks_.assign(batchCuts_.size() / (stride + 1) * stride, 0);
+  if (!batchBarrier_) batchBarrier_ = std::make_unique<detail::SpinBarrier>();
   cutScratch_.assign(stride + 1, 0.0);
   splitThreads_ = threads;
 }
@@ -314,7 +317,7 @@ void Solver::advance(State& state, bool trace) {
         // One parallel region per pass; the threads meet only at the barriers of projectPass.
         if (threads > 1) {
           if (threads != splitThreads_) prepareBatchSplits(threads);
-          const BatchSplits split{batchCuts_.data(), batchTicks_.data(), cutScratch_.data()};
+          const BatchSplits split{batchCuts_.data(), batchTicks_.data(), cutScratch_.data(), batchBarrier_.get()};
 #pragma omp parallel num_threads(threads)
           projectPass(model, ctx, state.lambda.data(), omp_get_thread_num(), omp_get_num_threads(), threads, it == 0,
                       split);

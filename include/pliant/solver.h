@@ -148,6 +148,10 @@ struct Contact {
   Vec3 friction = Vec3::Zero();
 };
 
+namespace detail {
+class SpinBarrier;
+}  // namespace detail
+
 class Solver {
  public:
   // The model must outlive the solver. Throws pliant::Error for invalid settings or model.
@@ -214,6 +218,8 @@ class Solver {
   std::vector<std::uint64_t> batchTicks_;
   std::vector<double> cutScratch_;
   int splitThreads_ = 0;
+  // The barrier between those batches (src/spin_barrier.h).
+  std::unique_ptr<detail::SpinBarrier> batchBarrier_;
   std::function<void(const State&)> substepObserver_;
   std::uint64_t lastProjectionCount_ = 0;
   // Contact scratch: reserved at construction and reused, so a step allocates nothing once warm.
