@@ -269,6 +269,13 @@ void Solver::advance(State& state, bool trace) {
   // and tracing checks them; otherwise only the last substep's velocity pass leaves velocities.
   const bool velocitiesReadInSubstep =
       trace || !model.colliders.empty() || collidingParticles_.size() >= 2 || model.selfCollision;
+  // With nothing to do between the prediction and the projection (stages 2 - 4 have no work: no
+  // kinematic particles, moving attachments, colliders or contacts) and a parallel projection, the
+  // prediction runs in the projection's parallel region, saving a fork and join per substep.
+  const bool predictInProjection =
+      threads > 1 && !trace && !velocitiesReadInSubstep && model.kinematicParticles.empty() &&
+      std::none_of(model.attachments.begin(), model.attachments.end(),
+                   [](const AttachmentConstraint& a) { return a.targetPath >= 0; });
   for (int sub = 0; sub < settings_.substeps; ++sub) {
     const double t = startTime + (sub + 1) * h;
     // 1. predict (after the previous substep's velocity update, when it was left pending)
@@ -278,14 +285,15 @@ void Solver::advance(State& state, bool trace) {
     // the next velocity update overwrites it (saving a third of the pass's memory traffic).
     prediction.updateVelocities = velocitiesPending;
     prediction.storeVelocities = !velocitiesPending || velocitiesReadInSubstep;
-#pragma omp parallel if (particleTotal > kParallelParticles)
-    {
-      // Whole groups of four particles per thread (the SIMD width of predictParticles).
-      const std::int64_t team = omp_get_num_threads();
-      const std::int64_t thread = omp_get_thread_num();
+    // Whole groups of four particles per thread (the SIMD width of predictParticles).
+    auto predictShare = [&](std::int64_t thread, std::int64_t team) {
       const std::int64_t groups = (particleTotal + 3) / 4;
       detail::predictParticles(prediction, std::min(particleTotal, 4 * (groups * thread / team)),
                                std::min(particleTotal, 4 * (groups * (thread + 1) / team)));
+    };
+    if (!predictInProjection) {
+#pragma omp parallel if (particleTotal > kParallelParticles)
+      predictShare(omp_get_thread_num(), omp_get_num_threads());
     }
     velocitiesPending = false;
     for (const KinematicParticle& k : model.kinematicParticles) state.position[k.particle] = k.path(t);
@@ -319,8 +327,16 @@ void Solver::advance(State& state, bool trace) {
           if (threads != splitThreads_) prepareBatchSplits(threads);
           const BatchSplits split{batchCuts_.data(), batchTicks_.data(), cutScratch_.data(), batchBarrier_.get()};
 #pragma omp parallel num_threads(threads)
-          projectPass(model, ctx, state.lambda.data(), omp_get_thread_num(), omp_get_num_threads(), threads, it == 0,
-                      split);
+          {
+            const int thread = omp_get_thread_num();
+            const int team = omp_get_num_threads();
+            if (predictInProjection && it == 0) {
+              if (particleTotal > kParallelParticles) predictShare(thread, team);
+              else if (thread == 0) predictShare(0, 1);
+              split.barrier->wait(team);
+            }
+            projectPass(model, ctx, state.lambda.data(), thread, team, threads, it == 0, split);
+          }
         } else {
           projectPass(model, ctx, state.lambda.data(), 0, 1, 1, it == 0, {});
         }
