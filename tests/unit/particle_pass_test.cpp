@@ -33,6 +33,19 @@ Particles randomParticles(std::size_t n, unsigned seed) {
   return p;
 }
 
+// A pass over p's arrays with substep h; the caller sets the mode.
+PredictionPass passOver(Particles& p, double h) {
+  PredictionPass pass;
+  pass.x = p.x.data();
+  pass.xPrev = p.xPrev.data();
+  pass.v = p.v.data();
+  pass.w = p.w.data();
+  pass.force = p.force.data();
+  pass.h = h;
+  pass.invH = 1.0 / h;
+  return pass;
+}
+
 bool sameBits(const std::vector<Vec3>& a, const std::vector<Vec3>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(Vec3)) == 0;
 }
@@ -50,14 +63,7 @@ TEST(PredictionPass, SimdLoopGivesTheScalarBits) {
             Particles scalar = randomParticles(n, 7);
             Particles simd = scalar;
             auto over = [&](Particles& p) {
-              PredictionPass pass;
-              pass.x = p.x.data();
-              pass.xPrev = p.xPrev.data();
-              pass.v = p.v.data();
-              pass.w = p.w.data();
-              pass.force = p.force.data();
-              pass.h = 1.0 / 600.0;
-              pass.invH = 600.0;
+              PredictionPass pass = passOver(p, 1.0 / 600.0);
               pass.dampingFactor = damping;
               pass.gravity = Vec3(0.1, -9.81, -0.0);
               pass.forces = forces;
@@ -85,14 +91,7 @@ TEST(PredictionPass, MovesFreeParticlesAndOnlyRecordsImmovableOnes) {
   p.force.assign(5, Vec3(2.0, 0.0, 0.0));
   p.w = {1.0, 0.0, 0.5, 1.0, 1.0};
   const Particles start = p;
-  PredictionPass pass;
-  pass.x = p.x.data();
-  pass.xPrev = p.xPrev.data();
-  pass.v = p.v.data();
-  pass.w = p.w.data();
-  pass.force = p.force.data();
-  pass.h = 0.01;
-  pass.invH = 100.0;
+  PredictionPass pass = passOver(p, 0.01);
   pass.gravity = Vec3(0.0, -10.0, 0.0);
   pass.forces = true;
   predictParticles(pass, 0, 5);
