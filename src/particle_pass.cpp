@@ -46,13 +46,18 @@ __attribute__((target("avx2"))) inline void spreadToComponents(__m256d perPartic
   spread[2] = _mm256_permute4x64_pd(perParticle, 0xFE);  // 2 3 3 3
 }
 
+// The same vector (a, b, c) in every particle's place of that pattern.
+__attribute__((target("avx2"))) inline void repeatForFourParticles(const Vec3& a, __m256d pattern[3]) {
+  pattern[0] = _mm256_setr_pd(a[0], a[1], a[2], a[0]);
+  pattern[1] = _mm256_setr_pd(a[1], a[2], a[0], a[1]);
+  pattern[2] = _mm256_setr_pd(a[2], a[0], a[1], a[2]);
+}
+
 __attribute__((target("avx2"))) void predictAvx2(const PredictionPass& pass, std::int64_t begin, std::int64_t end) {
   const Vec3 g = gravityPlusZero(pass);
-  const __m256d gravityOnly[3] = {_mm256_setr_pd(g[0], g[1], g[2], g[0]), _mm256_setr_pd(g[1], g[2], g[0], g[1]),
-                                  _mm256_setr_pd(g[2], g[0], g[1], g[2])};
-  const Vec3& gr = pass.gravity;
-  const __m256d gravity[3] = {_mm256_setr_pd(gr[0], gr[1], gr[2], gr[0]), _mm256_setr_pd(gr[1], gr[2], gr[0], gr[1]),
-                              _mm256_setr_pd(gr[2], gr[0], gr[1], gr[2])};
+  __m256d gravityOnly[3], gravity[3];
+  repeatForFourParticles(g, gravityOnly);
+  repeatForFourParticles(pass.gravity, gravity);
   const __m256d h = _mm256_set1_pd(pass.h);
   const __m256d invH = _mm256_set1_pd(pass.invH);
   const __m256d damping = _mm256_set1_pd(pass.dampingFactor);
@@ -68,8 +73,9 @@ __attribute__((target("avx2"))) void predictAvx2(const PredictionPass& pass, std
     double* x = pass.x[i].data();
     double* xPrev = pass.xPrev[i].data();
     double* v = pass.v[i].data();
-    __m256d wSpread[3];
-    spreadToComponents(w, wSpread);
+    // The inverse masses are needed only with external forces.
+    __m256d wSpread[3] = {w, w, w};
+    if (pass.forces) spreadToComponents(w, wSpread);
     for (int k = 0; k < 3; ++k) {
       const __m256d position = _mm256_loadu_pd(x + 4 * k);
       __m256d velocity;
