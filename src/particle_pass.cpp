@@ -15,13 +15,9 @@ inline Vec3 gravityPlusZero(const PredictionPass& pass) { return pass.gravity + 
 // 30 % slower).
 __attribute__((always_inline)) inline void predictOne(const PredictionPass& pass, const Vec3& gravityOnly,
                                                       std::int64_t i) {
-  Vec3 velocity;
-  if (pass.updateVelocities) {
-    velocity = (pass.x[i] - pass.xPrev[i]) * pass.invH;
-    if (pass.dampingFactor != 1.0 && pass.w[i] != 0.0) velocity *= pass.dampingFactor;
-  } else {
-    velocity = pass.v[i];
-  }
+  Vec3 velocity = pass.updateVelocities
+                      ? velocityFromMotion(pass.x[i], pass.xPrev[i], pass.invH, pass.dampingFactor, pass.w[i])
+                      : pass.v[i];
   pass.xPrev[i] = pass.x[i];
   if (pass.w[i] != 0.0) {
     velocity += pass.h * (pass.forces ? Vec3(pass.gravity + pass.w[i] * pass.force[i]) : gravityOnly);

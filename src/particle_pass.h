@@ -25,6 +25,14 @@ struct PredictionPass {
   bool storeVelocities = true;  // write the velocities back to v
 };
 
+// Stage 6 for one particle: v = (x - xPrev) / h, times dampingFactor for a movable particle. The
+// separate velocity pass and the one fused into the prediction both use it, so they agree bit for bit.
+inline Vec3 velocityFromMotion(const Vec3& x, const Vec3& xPrev, double invH, double dampingFactor, double w) {
+  Vec3 velocity = (x - xPrev) * invH;
+  if (dampingFactor != 1.0 && w != 0.0) velocity *= dampingFactor;
+  return velocity;
+}
+
 // For particles [begin, end): with updateVelocities, v = (x - xPrev) / h, times dampingFactor for
 // movable particles; then xPrev = x, and for movable particles (w != 0) v += h (g + w f) and
 // x += h v. Four particles at a time in AVX2 registers where the CPU has it (checked at run time),

@@ -373,10 +373,8 @@ void Solver::advance(State& state, bool trace) {
       continue;
     }
 #pragma omp parallel for schedule(static) if (particleTotal > kParallelParticles)
-    for (std::int64_t i = 0; i < particleTotal; ++i) {
-      v[i] = (x[i] - xPrev[i]) * invH;
-      if (dampingFactor != 1.0 && w[i] != 0.0) v[i] *= dampingFactor;
-    }
+    for (std::int64_t i = 0; i < particleTotal; ++i)
+      v[i] = detail::velocityFromMotion(x[i], xPrev[i], invH, dampingFactor, w[i]);
     // 7. velocity pass: restitution (and dynamic friction when asked) of the contacts that pushed
     contactVelocityPass(state, h);
     state.time = t;
