@@ -129,20 +129,6 @@ Scene tetBeamCurve(const CurveScene& curve) {
   return scene;
 }
 
-StrainStatistics summarise(std::vector<double>& strains) {
-  StrainStatistics s;
-  if (strains.empty()) return s;
-  double sum = 0.0;
-  for (double e : strains) sum += e;
-  s.mean = sum / static_cast<double>(strains.size());
-  // Nearest rank: the smallest value with at least 99% of the edges at or below it.
-  const auto rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(strains.size())));
-  const std::size_t index = std::max<std::size_t>(rank, 1) - 1;
-  std::nth_element(strains.begin(), strains.begin() + static_cast<std::ptrdiff_t>(index), strains.end());
-  s.p99 = strains[index];
-  return s;
-}
-
 }  // namespace
 
 std::vector<std::string> benchmarkSceneNames() {
@@ -166,6 +152,20 @@ Scene makeBenchmarkScene(const std::string& name) {
   return makeBuiltinScene(name);
 }
 
+StrainStatistics strainStatistics(std::vector<double>& strains) {
+  StrainStatistics s;
+  if (strains.empty()) return s;
+  double sum = 0.0;
+  for (double e : strains) sum += e;
+  s.mean = sum / static_cast<double>(strains.size());
+  // Nearest rank: the smallest value with at least 99% of the edges at or below it.
+  const auto rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(strains.size())));
+  const std::size_t index = std::max<std::size_t>(rank, 1) - 1;
+  std::nth_element(strains.begin(), strains.begin() + static_cast<std::ptrdiff_t>(index), strains.end());
+  s.p99 = strains[index];
+  return s;
+}
+
 StrainStatistics edgeStrain(const Model& model, const std::vector<Vec3>& positions) {
   std::vector<double> strains;
   strains.reserve(model.distances.size());
@@ -174,7 +174,7 @@ StrainStatistics edgeStrain(const Model& model, const std::vector<Vec3>& positio
     const double length = (positions[d.particles[0]] - positions[d.particles[1]]).norm();
     strains.push_back(std::abs(length / d.restLength - 1.0));
   }
-  return summarise(strains);
+  return strainStatistics(strains);
 }
 
 BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames) {

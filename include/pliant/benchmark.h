@@ -33,6 +33,9 @@ struct StrainStatistics {
   double mean = 0.0;  // dimensionless, mean of |l / l0 - 1| over the distance constraints
   double p99 = 0.0;   // dimensionless, 99th percentile (nearest rank)
 };
+// Mean and 99th percentile (nearest rank) of a list of strains |l / l0 - 1| (reordered in place);
+// all zero for an empty list. edgeStrain and the Bullet comparison both summarise through it.
+StrainStatistics strainStatistics(std::vector<double>& strains);
 // Strain of every distance constraint of `model` at `positions` (constraints of rest length 0 are
 // left out). All zero for a model without distance constraints.
 StrainStatistics edgeStrain(const Model& model, const std::vector<Vec3>& positions);
