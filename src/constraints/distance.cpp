@@ -113,8 +113,9 @@ void projectDistanceRange(const Model& model, const SolveContext& ctx, std::uint
 // compiled for AVX2 and chosen at run time where the CPU has it. The same operations as projectOne,
 // lane by lane.
 static_assert(offsetof(DistanceConstraint, params) == offsetof(DistanceConstraint, restLength) + sizeof(double) &&
-                  offsetof(ConstraintParameters, compliance) == 0,
-              "projectQuads loads restLength and params.compliance as one pair");
+                  offsetof(ConstraintParameters, compliance) == 0 &&
+                  offsetof(ConstraintParameters, damping) == sizeof(double),
+              "projectQuads loads restLength, params.compliance and params.damping as one triple");
 template <bool kXpbd>
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                                   std::uint32_t end) {
@@ -123,23 +124,26 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
   const double* const w = ctx.w;
   double* const lambda = ctx.lambda;
   const __m256d invH2 = _mm256_set1_pd(ctx.invH2);
+  const __m256d invH = _mm256_set1_pd(ctx.invH);
   std::uint32_t c = begin;
   for (; c + 3 < end; c += 4) {
     const DistanceConstraint* con = constraints + c;
-    if (kXpbd && !allUndamped(con, ctx)) {
+    const double* restComplianceDamping[4];  // adjacent fields: restLength, params.compliance, params.damping
+    for (int lane = 0; lane < 4; ++lane) restComplianceDamping[lane] = &con[lane].restLength;
+    __m256d rest, compliance, damping;
+    gather4(restComplianceDamping, rest, compliance, damping);
+    // undamped() in the lanes: compliance damping / h == 0 (the same product, so the same answer).
+    if (kXpbd && _mm256_movemask_pd(_mm256_cmp_pd(_mm256_mul_pd(_mm256_mul_pd(compliance, damping), invH),
+                                                  _mm256_setzero_pd(), _CMP_EQ_OQ)) != 0xf) {
       for (int lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
       continue;
     }
     double* xa[4];
     double* xb[4];
-    const double* restAndCompliance[4];  // adjacent fields: restLength, params.compliance
     for (int lane = 0; lane < 4; ++lane) {
       xa[lane] = x[con[lane].particles[0]].data();
       xb[lane] = x[con[lane].particles[1]].data();
-      restAndCompliance[lane] = &con[lane].restLength;
     }
-    __m256d rest, compliance;
-    gatherPairs4(restAndCompliance, rest, compliance);
     const __m256d wA = _mm256_setr_pd(w[con[0].particles[0]], w[con[1].particles[0]], w[con[2].particles[0]],
                                       w[con[3].particles[0]]);
     const __m256d wB = _mm256_setr_pd(w[con[0].particles[1]], w[con[1].particles[1]], w[con[2].particles[1]],
