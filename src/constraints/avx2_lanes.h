@@ -76,11 +76,11 @@ __attribute__((target("avx2"))) inline __m256d laneNumerator(bool xpbd, __m256d 
                        minusC);
 }
 
-// Whether none of constraints con[0..3] has XPBD damping (the written-out kernels' fast path).
-template <class Constraint>
-inline bool allUndamped(const Constraint* con, const SolveContext& ctx) {
-  return undamped(con[0].params, ctx) && undamped(con[1].params, ctx) && undamped(con[2].params, ctx) &&
-         undamped(con[3].params, ctx);
+// Whether no lane has XPBD damping (the written-out kernels' fast path): undamped() in the lanes,
+// compliance damping / h == 0 formed as the same product, so it answers as undamped() does.
+__attribute__((target("avx2"))) inline bool allUndamped(__m256d compliance, __m256d damping, __m256d invH) {
+  const __m256d gamma = _mm256_mul_pd(_mm256_mul_pd(compliance, damping), invH);
+  return _mm256_movemask_pd(_mm256_cmp_pd(gamma, _mm256_setzero_pd(), _CMP_EQ_OQ)) == 0xf;
 }
 
 // Bit i set where lane i of v is not 0 (immovable particles have inverse mass exactly 0).

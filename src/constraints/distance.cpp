@@ -132,9 +132,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     for (int lane = 0; lane < 4; ++lane) restComplianceDamping[lane] = &con[lane].restLength;
     __m256d rest, compliance, damping;
     gather4(restComplianceDamping, rest, compliance, damping);
-    // undamped() in the lanes: compliance damping / h == 0 (the same product, so the same answer).
-    if (kXpbd && _mm256_movemask_pd(_mm256_cmp_pd(_mm256_mul_pd(_mm256_mul_pd(compliance, damping), invH),
-                                                  _mm256_setzero_pd(), _CMP_EQ_OQ)) != 0xf) {
+    if (kXpbd && !allUndamped(compliance, damping, invH)) {
       for (int lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
       continue;
     }

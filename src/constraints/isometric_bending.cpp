@@ -8,6 +8,8 @@
 // range of stencils that share no movable particle (Model::solveBatches), an AVX2 kernel with four
 // stencils per instruction where the CPU has AVX2 (checked at run time; elsewhere the scalar one).
 // Each lane performs the scalar kernel's IEEE operations in the same order, so the bits agree.
+#include <cstddef>
+
 #include "constraints/avx2_lanes.h"
 #include "constraints/projection.h"
 
@@ -102,6 +104,8 @@ void projectIsometricBendingRange(const Model& model, const SolveContext& ctx,
 }
 
 #if defined(PLIANT_HAVE_AVX2_KERNELS)
+static_assert(offsetof(ConstraintParameters, damping) == offsetof(ConstraintParameters, compliance) + sizeof(double),
+              "projectQuads loads params.compliance and params.damping as one pair");
 // Four independent undamped XPBD stencils c .. c + 3 in the lanes of AVX registers: the scalar
 // kernel's operations lane by lane (so the same bits), for ranges that share no movable particle.
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
@@ -111,10 +115,15 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
   const double* const w = ctx.w;
   double* const lambda = ctx.lambda;
   const __m256d invH2 = _mm256_set1_pd(ctx.invH2);
+  const __m256d invH = _mm256_set1_pd(ctx.invH);
   std::uint32_t c = begin;
   for (; c + 3 < end; c += 4) {
     const IsometricBendingConstraint* con = constraints + c;
-    if (!allUndamped(con, ctx)) {
+    const double* complianceAndDamping[4] = {&con[0].params.compliance, &con[1].params.compliance,
+                                             &con[2].params.compliance, &con[3].params.compliance};
+    __m256d compliance, damping;
+    gatherPairs4(complianceAndDamping, compliance, damping);
+    if (!allUndamped(compliance, damping, invH)) {
       for (std::uint32_t lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + lane, ctx, x, w, lambda);
       continue;
     }
@@ -131,8 +140,6 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     transpose4(_mm256_loadu_pd(con[0].weights), _mm256_loadu_pd(con[1].weights), _mm256_loadu_pd(con[2].weights),
                _mm256_loadu_pd(con[3].weights), K);
     for (int i = 0; i < 4; ++i) wK[i] = _mm256_mul_pd(inverseMass[i], K[i]);
-    const __m256d compliance = _mm256_setr_pd(con[0].params.compliance, con[1].params.compliance,
-                                              con[2].params.compliance, con[3].params.compliance);
     __m256d k[3];
     for (int j = 0; j < 3; ++j)
       k[j] = _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(K[0], pos[0][j]), _mm256_mul_pd(K[1], pos[1][j])),
