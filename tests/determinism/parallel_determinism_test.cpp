@@ -1,7 +1,7 @@
 // Determinism of the parallel Gauss-Seidel solve (Model::solveBatches): the same model stepped on
 // 1, 2, 3, 4 and 8 threads gives bit-identical states, and so does the same model with a plan that
-// splits nothing. The models are small, so each sets a small Model::parallelBlockSize to make the solver
-// split its colours across threads as it does for large models (default 512).
+// splits nothing. The models are small, so each sets a small Model::parallelBlockSize to make the
+// solver split its colours across threads as it does for large models (default 512).
 #include <gtest/gtest.h>
 #include <omp.h>
 
