@@ -78,9 +78,8 @@ inline void projectOne(const MaxDistanceConstraint& con, std::uint32_t c, const 
 // exactly projectOne's operations (the clamp max(dlambda, -lambda) as std::max evaluates it) and
 // written back lane by lane; groups with a damped XPBD constraint go to projectOne.
 static_assert(offsetof(MaxDistanceConstraint, params) == offsetof(MaxDistanceConstraint, maxLength) + sizeof(double) &&
-                  offsetof(ConstraintParameters, compliance) == 0 &&
-                  offsetof(ConstraintParameters, damping) == sizeof(double),
-              "projectQuads loads maxLength, params.compliance and params.damping as one triple");
+                  offsetof(ConstraintParameters, compliance) == 0,
+              "projectQuads loads maxLength and params.compliance as one pair");
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                                   std::uint32_t end) {
   const MaxDistanceConstraint* constraints = model.maxDistances.data();
@@ -95,11 +94,11 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const MaxDistanceConstraint* con = constraints + c;
     double* xa[4];
     double* xb[4];
-    const double* lengthComplianceDamping[4];  // adjacent fields: maxLength, params.compliance, params.damping
+    const double* lengthAndCompliance[4];  // adjacent fields: maxLength, params.compliance
     for (int lane = 0; lane < 4; ++lane) {
       xa[lane] = x[con[lane].particles[0]].data();
       xb[lane] = x[con[lane].particles[1]].data();
-      lengthComplianceDamping[lane] = &con[lane].maxLength;
+      lengthAndCompliance[lane] = &con[lane].maxLength;
     }
     __m256d pa[3], pb[3], d[3];
     gather4(xa, pa[0], pa[1], pa[2]);
@@ -107,12 +106,15 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     for (int k = 0; k < 3; ++k) d[k] = _mm256_sub_pd(pa[k], pb[k]);
     const __m256d squaredLength =
         _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(d[0], d[0]), _mm256_mul_pd(d[1], d[1])), _mm256_mul_pd(d[2], d[2]));
-    __m256d maxLength, compliance, damping;
-    gather4(lengthComplianceDamping, maxLength, compliance, damping);
+    __m256d maxLength, compliance;
+    gatherPairs4(lengthAndCompliance, maxLength, compliance);
     const __m256d bound = _mm256_mul_pd(_mm256_mul_pd(maxLength, maxLength), _mm256_set1_pd(1.0 - 1e-9));
     // Not certainly slack (NaN included).
     const int taut = _mm256_movemask_pd(_mm256_cmp_pd(squaredLength, bound, _CMP_NLT_UQ));
     if (taut == 0) continue;
+    // Damping matters only to taut groups, so only they load it (most groups are slack).
+    const __m256d damping =
+        _mm256_setr_pd(con[0].params.damping, con[1].params.damping, con[2].params.damping, con[3].params.damping);
     if (xpbd && !allUndamped(compliance, damping, invH)) {
       for (int lane = 0; lane < 4; ++lane)
         if (taut & (1 << lane)) projectOne(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w);
