@@ -125,9 +125,9 @@ int runScene(const RunOptions& options) {
   else if (options.format == "ply") format = pliant::io::FrameFormat::Ply;
   if (options.threads > 0) pliant::setThreadCount(options.threads);
   pliant::Solver solver(scene.model, scene.settings);
-  pliant::State state = pliant::State::fromModel(scene.model);
+  pliant::State state = pliant::State::fromModel(*scene.model);
   if (!options.resume.empty()) {
-    state = pliant::io::readCheckpoint(options.resume, scene.model);
+    state = pliant::io::readCheckpoint(options.resume, *scene.model);
     if (static_cast<std::int64_t>(state.stepCount) > frames)
       throw pliant::Error(options.resume + ": checkpoint is at frame " + std::to_string(state.stepCount) +
                           ", beyond the " + std::to_string(frames) + " frames asked for");
@@ -215,8 +215,8 @@ int runScene(const RunOptions& options) {
   if (!options.html.empty())
     pliant::io::writeFileAtomically(options.html, pliant::viewer::buildPage(viewerData, probes.empty() ? std::string() : probeCsv));
 
-  const pliant::EnergyReport energy = pliant::computeEnergy(scene.model, state, scene.settings);
-  const pliant::ResidualReport residual = pliant::computeResidual(scene.model, state, scene.settings);
+  const pliant::EnergyReport energy = pliant::computeEnergy(*scene.model, state, scene.settings);
+  const pliant::ResidualReport residual = pliant::computeResidual(*scene.model, state, scene.settings);
   const int simulated = frames - firstFrame;
   nlohmann::json summary;
   summary["scene"] = scene.name;
@@ -231,11 +231,11 @@ int runScene(const RunOptions& options) {
                          {"iterations", scene.settings.iterations},
                          {"gravity_m_s2", {scene.settings.gravity.x(), scene.settings.gravity.y(), scene.settings.gravity.z()}},
                          {"threads", pliant::threadCount()}};
-  summary["particles"] = scene.model.particleCount();
+  summary["particles"] = scene.model->particleCount();
   nlohmann::json counts;
   for (int f = 0; f < pliant::kConstraintFamilyCount; ++f) {
     const auto family = static_cast<pliant::ConstraintFamily>(f);
-    counts[pliant::familyName(family)] = scene.model.constraintCount(family);
+    counts[pliant::familyName(family)] = scene.model->constraintCount(family);
   }
   summary["constraints"] = counts;
   summary["timings"] = {{"simulate_s", frameSeconds},
@@ -256,7 +256,7 @@ int runScene(const RunOptions& options) {
   pliant::io::writeFileAtomically((outDir / "summary.json").string(), summary.dump(2) + "\n");
   if (!options.quiet) {
     std::cout << "scene " << scene.name << ": frames " << firstFrame << ".." << frames << ", "
-              << scene.model.particleCount() << " particles, " << std::fixed << std::setprecision(2)
+              << scene.model->particleCount() << " particles, " << std::fixed << std::setprecision(2)
               << (simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0) << " ms/frame, state hash " << hex(state.hash())
               << "\nwrote " << written.size() << " frames and summary.json to " << outDir.string() << '\n';
     if (viewerFrames.stride() > 1)
@@ -388,7 +388,7 @@ int runBench(const BenchOptions& options) {
 
 int printInfo(const std::string& file) {
   const pliant::Scene scene = loadScene(file);
-  const pliant::Model& m = scene.model;
+  const pliant::Model& m = *scene.model;
   std::cout << "scene        " << scene.name << "\n"
             << "description  " << scene.description << "\n"
             << "solver       " << (scene.settings.mode == pliant::SolverMode::Xpbd ? "xpbd" : "pbd") << ", dt "
@@ -511,8 +511,8 @@ int main(int argc, char** argv) {
     }
     if (*validate) {
       const pliant::Scene scene = pliant::loadSceneFile(validateFile);
-      std::cout << validateFile << ": ok (" << scene.model.particleCount() << " particles, "
-                << scene.model.totalConstraintCount() << " constraints, " << scene.frames << " frames)\n";
+      std::cout << validateFile << ": ok (" << scene.model->particleCount() << " particles, "
+                << scene.model->totalConstraintCount() << " constraints, " << scene.frames << " frames)\n";
       return 0;
     }
     if (*info) return printInfo(infoFile);

@@ -43,31 +43,31 @@ using namespace pliant;
 constexpr int kNodes = 128;
 
 struct ContactFixture {
-  Model model;      // with contacts
-  Model noContact;  // the same without any contact
+  ModelPtr model;      // with contacts
+  ModelPtr noContact;  // the same without any contact
   SolverSettings settings;
   State warm;       // where each timed step starts
 };
 
 SolverSettings contactSettings() { return SolverSettings::smallSteps(15); }
 
-Model withoutContacts(const Model& model) {
-  Model m = model;
-  m.colliders.clear();
-  m.colliderPaths.clear();
-  m.colliderRotationPaths.clear();
-  m.particleCollisions = false;
-  m.selfCollision = false;
+ModelPtr withoutContacts(const Model& model) {
+  auto m = std::make_shared<Model>(model);
+  m->colliders.clear();
+  m->colliderPaths.clear();
+  m->colliderRotationPaths.clear();
+  m->particleCollisions = false;
+  m->selfCollision = false;
   return m;
 }
 
-ContactFixture makeFixture(Model model, int warmFrames) {
+ContactFixture makeFixture(ModelPtr model, int warmFrames) {
   ContactFixture f;
   f.settings = contactSettings();
   f.model = std::move(model);
-  f.noContact = withoutContacts(f.model);
+  f.noContact = withoutContacts(*f.model);
   Solver solver(f.model, f.settings);
-  f.warm = State::fromModel(f.model);
+  f.warm = State::fromModel(*f.model);
   if (!solver.run(f.warm, warmFrames).ok()) throw std::runtime_error("contact_bench: warm-up step refused");
   return f;
 }

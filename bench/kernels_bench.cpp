@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "constraints/families.h"
+#include "solve_plan.h"
 #include "pliant/builders.h"
 #include "pliant/parallel.h"
 #include "pliant/solver.h"
@@ -52,15 +53,15 @@ enum class Variant { Xpbd, XpbdInOrder, XpbdDamped, Pbd };
 
 // A model, the same model with XPBD damping switched on, and the state at which a pass starts.
 struct Fixture {
-  Model model;
-  Model damped;
+  ModelPtr model;
+  ModelPtr damped;  // the same with damping on every family
   State start;
   SolverSettings settings;
 };
 
 SolverSettings benchSettings() { return SolverSettings::smallSteps(10); }
 
-Model clothModel(BendingModel bending) {
+ModelPtr clothModel(BendingModel bending) {
   ModelBuilder builder;
   ClothGridDef def;
   def.nodesX = kClothNodes;
@@ -82,7 +83,7 @@ Model clothModel(BendingModel bending) {
   return builder.build();
 }
 
-Model tetBoxModel() {
+ModelPtr tetBoxModel() {
   ModelBuilder builder;
   TetBoxDef def;
   def.cellsX = 40;
@@ -108,13 +109,14 @@ void setDamping(Model& model, double beta) {
 }
 
 // Warms the model up and predicts one substep exactly as Solver::advance does (stages 1 and 3).
-std::unique_ptr<Fixture> makeFixture(Model model, int warmupSteps) {
+std::unique_ptr<Fixture> makeFixture(ModelPtr model, int warmupSteps) {
   auto f = std::make_unique<Fixture>();
   f->settings = benchSettings();
   f->model = std::move(model);
-  f->damped = f->model;
-  setDamping(f->damped, 5.0);
-  f->start = State::fromModel(f->model);
+  auto damped = std::make_shared<Model>(*f->model);
+  setDamping(*damped, 5.0);
+  f->damped = damped;
+  f->start = State::fromModel(*f->model);
   Solver solver(f->model, f->settings);
   for (int i = 0; i < warmupSteps; ++i)
     if (const StepResult r = solver.step(f->start); !r.ok())
@@ -123,7 +125,7 @@ std::unique_ptr<Fixture> makeFixture(Model model, int warmupSteps) {
   const double h = f->settings.timeStep / f->settings.substeps;
   for (std::size_t i = 0; i < s.position.size(); ++i) {
     s.previousPosition[i] = s.position[i];
-    if (f->model.inverseMass[i] == 0.0) continue;
+    if (f->model->inverseMass[i] == 0.0) continue;
     s.velocity[i] += h * f->settings.gravity;
     s.position[i] += h * s.velocity[i];
   }
@@ -183,7 +185,8 @@ std::string hexHash(std::uint64_t hash) {
 void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), ConstraintFamily family,
                    Variant variant) {
   const Fixture& f = fixture();
-  const Model& model = variant == Variant::XpbdDamped ? f.damped : f.model;
+  const Model& model = variant == Variant::XpbdDamped ? *f.damped : *f.model;
+  const detail::SolvePlan plan = detail::planSolve(model, f.settings.parallelBlockSize);
   const SolverMode mode = variant == Variant::Pbd ? SolverMode::Pbd : SolverMode::Xpbd;
   const auto count = static_cast<std::uint32_t>(model.constraintCount(family));
   const auto familyIndex = static_cast<int>(family);
@@ -200,7 +203,7 @@ void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), Constraint
       kernels.project(model, ctx, 0, count);
       return;
     }
-    for (const SolveBatch& b : model.solveBatches[familyIndex]) {
+    for (const detail::SolveBatch& b : plan.batches[familyIndex]) {
       if (b.independent) kernels.projectIndependent(model, ctx, b.begin, b.end);
       else kernels.project(model, ctx, b.begin, b.end);
     }
@@ -229,7 +232,7 @@ void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), Constraint
 // Hash of the state after a fixed number of steps from rest, the same for any thread count.
 std::uint64_t stepHash(const Fixture& f, const SolverSettings& settings) {
   Solver solver(f.model, settings);
-  State s = State::fromModel(f.model);
+  State s = State::fromModel(*f.model);
   if (!solver.run(s, 5).ok()) return 0;
   return s.hash();
 }
@@ -240,7 +243,7 @@ void stepCloth(benchmark::State& bs, bool checkSteps) {
   settings.checkSteps = checkSteps;
   setThreadCount(static_cast<int>(bs.range(0)));
   Solver solver(f.model, settings);
-  State s = State::fromModel(f.model);
+  State s = State::fromModel(*f.model);
   // One step outside the loop sizes the solver's backup state.
   if (!solver.step(s).ok()) bs.SkipWithError("step refused");
   double seconds = 0.0;

@@ -18,7 +18,7 @@ namespace {
 constexpr int kNodes = 256;
 
 struct ClothFrame {
-  Model model;
+  ModelPtr model;
   State state;
   io::Topology topology;
 };
@@ -36,7 +36,7 @@ const ClothFrame& clothFrame() {
     builder.fixParticle(cloth.firstParticle);
     builder.fixParticle(cloth.firstParticle + kNodes - 1);
     ClothFrame f{builder.build(), {}, {}};
-    f.state = State::fromModel(f.model);
+    f.state = State::fromModel(*f.model);
     f.topology.triangles = cloth.triangles;
     Solver solver(f.model, SolverSettings::smallSteps(10));
     for (int i = 0; i < 3; ++i)

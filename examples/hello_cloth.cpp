@@ -28,11 +28,11 @@ int main() {
         return 0.9 - length;
       },
       corners, /*inequality=*/true, ConstraintParameters{.compliance = 1e-6});
-  Model model = builder.build();  // validated; throws pliant::Error naming a bad field
+  const ModelPtr model = builder.build();  // validated; throws pliant::Error naming a bad field
 
   SolverSettings settings = SolverSettings::smallSteps(10);  // XPBD, 10 substeps x 1 iteration
   Solver solver(model, settings);
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   for (int frame = 0; frame < 120; ++frame) {
     StepResult result = solver.step(state);  // a refused step leaves the state untouched
     if (!result.ok()) {
@@ -40,7 +40,7 @@ int main() {
       return 1;
     }
   }
-  const EnergyReport energy = computeEnergy(model, state, settings);
+  const EnergyReport energy = computeEnergy(*model, state, settings);
   std::cout << "after 2 s: kinetic energy " << energy.kinetic << " J, corner distance "
             << (state.position[corners[0]] - state.position[corners[1]]).norm() << " m, state hash "
             << std::hex << state.hash() << '\n';

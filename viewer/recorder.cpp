@@ -85,14 +85,14 @@ nlohmann::json colliderShapeJson(const Collider& c) {
 
 ViewerRecorder::ViewerRecorder(const Scene& scene, int firstFrame, int lastFrame, std::size_t frameBudgetBytes)
     : scene_(&scene), firstFrame_(firstFrame), lastFrame_(lastFrame), budget_(frameBudgetBytes) {
-  const std::size_t bytesPerFrame = (scene.model.particleCount() * 12 + 2) / 3 * 4;
+  const std::size_t bytesPerFrame = (scene.model->particleCount() * 12 + 2) / 3 * 4;
   const std::size_t frames = static_cast<std::size_t>(std::max(0, lastFrame - firstFrame)) + 1;
   if (bytesPerFrame > 0 && frames * bytesPerFrame > budget_) {
     // At most maxFrames kept: the ones on the stride plus the last one.
     const std::size_t maxFrames = std::max<std::size_t>(3, budget_ / bytesPerFrame);
     stride_ = std::max(1, static_cast<int>((frames - 1 + (maxFrames - 2) - 1) / (maxFrames - 2)));
   }
-  colliderPoses_.resize(scene.model.colliders.size());
+  colliderPoses_.resize(scene.model->colliders.size());
 }
 
 bool ViewerRecorder::keeps(int frame) const {
@@ -105,7 +105,7 @@ void ViewerRecorder::record(int frame, const State& state) {
   numbers_.push_back(frame);
   times_.push_back(state.time);
   for (std::uint32_t c = 0; c < colliderPoses_.size(); ++c) {
-    const ColliderPose pose = colliderPose(scene_->model, c, state.time);
+    const ColliderPose pose = colliderPose(*scene_->model, c, state.time);
     colliderPoses_[c].push_back({pose.position.x(), pose.position.y(), pose.position.z(), pose.rotation.x(),
                                  pose.rotation.y(), pose.rotation.z(), pose.rotation.w()});
   }
@@ -118,7 +118,7 @@ std::string ViewerRecorder::json() const {
   j["version"] = 1;
   j["scene"] = scene.name;
   j["description"] = scene.description;
-  j["particles"] = scene.model.particleCount();
+  j["particles"] = scene.model->particleCount();
   j["time_step_s"] = scene.settings.timeStep;
   nlohmann::json frames;
   frames["first"] = firstFrame_;
@@ -134,8 +134,8 @@ std::string ViewerRecorder::json() const {
                               : scene.topology.triangles;
   j["topology"] = {{"triangles", indicesBase64(triangles)}, {"lines", indicesBase64(scene.topology.lines)}};
   nlohmann::json colliders = nlohmann::json::array();
-  for (std::size_t c = 0; c < scene.model.colliders.size(); ++c) {
-    const Collider& collider = scene.model.colliders[c];
+  for (std::size_t c = 0; c < scene.model->colliders.size(); ++c) {
+    const Collider& collider = scene.model->colliders[c];
     nlohmann::json entry = colliderShapeJson(collider);
     entry["kinematic"] = collider.kinematic();
     // A static collider has one pose; a kinematic one a pose per recorded frame.

@@ -121,7 +121,7 @@ btSoftBody* makeLinkCloth(btSoftBodyWorldInfo& info, const pliant::Model& model)
 }
 
 pliant::BenchmarkResult runBullet(const pliant::Scene& scene, int frames, int iterations, BulletBuild build) {
-  const pliant::Model& model = scene.model;
+  const pliant::Model& model = *scene.model;
   BulletWorld bullet(scene.settings.gravity);
   btSoftBodyWorldInfo& info = bullet.world.getWorldInfo();
   btSoftBody* cloth = build == BulletBuild::PliantLinks ? makeLinkCloth(info, model) : makePatchCloth(info, model);

@@ -33,18 +33,31 @@ struct ConstraintParameters {
   double stiffness = 1.0;
 };
 
-// Families in the order the solver projects them within one iteration.
+// The constraint families, in the order the solver projects them within one iteration, as
+// X(Enumerator, Model array, "name", constraint struct). This list is the one place that names every
+// family: the enum, the family table of the solver (src/core/constraints/families.cpp), counts,
+// names and parameter access are generated from it. Adding a family: its struct below, one line
+// here, its array in Model, its kernels in src/core/constraints/<family>.cpp, a ModelBuilder method.
+#define PLIANT_CONSTRAINT_FAMILIES(X)                                             \
+  X(Attachment, attachments, "attachment", AttachmentConstraint)                 \
+  X(Distance, distances, "distance", DistanceConstraint)                         \
+  X(MaxDistance, maxDistances, "max-distance", MaxDistanceConstraint)            \
+  X(DihedralBending, dihedralBendings, "dihedral-bending", DihedralBendingConstraint) \
+  X(IsometricBending, isometricBendings, "isometric-bending", IsometricBendingConstraint) \
+  X(TetVolume, tetVolumes, "tet-volume", TetVolumeConstraint)                     \
+  X(GlobalVolume, globalVolumes, "global-volume", GlobalVolumeConstraint)         \
+  X(Generic, generics, "generic", GenericConstraint)
+
 enum class ConstraintFamily : std::uint8_t {
-  Attachment,
-  Distance,
-  MaxDistance,
-  DihedralBending,
-  IsometricBending,
-  TetVolume,
-  GlobalVolume,
-  Generic,
+#define PLIANT_FAMILY_ENUMERATOR(Enumerator, array, name, Struct) Enumerator,
+  PLIANT_CONSTRAINT_FAMILIES(PLIANT_FAMILY_ENUMERATOR)
+#undef PLIANT_FAMILY_ENUMERATOR
 };
-inline constexpr int kConstraintFamilyCount = 8;
+inline constexpr int kConstraintFamilyCount = 0
+#define PLIANT_FAMILY_COUNT(Enumerator, array, name, Struct) +1
+    PLIANT_CONSTRAINT_FAMILIES(PLIANT_FAMILY_COUNT)
+#undef PLIANT_FAMILY_COUNT
+    ;
 const char* familyName(ConstraintFamily family);
 
 // A constraint named by its family and its index in that family's array.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,20 +33,6 @@ struct SimObject {
   std::string name;
   std::vector<ParticleIndex> particles;
   double dampingFactor = 0.0;
-};
-
-// A stretch [begin, end) of one constraint family's array that the solver projects as a unit.
-// The batches of a family cover its array in order; see Model::solveBatches.
-struct SolveBatch {
-  std::uint32_t begin = 0;
-  std::uint32_t end = 0;
-  // No two constraints of the batch share a particle that constraints can move (inverse mass > 0;
-  // kernels never write a particle of inverse mass 0). They may then be projected in any order, in
-  // SIMD lanes or on several threads, and the result is bit-identical to projecting them in order.
-  bool independent = false;
-  // Independent and at least 2 x Model::parallelBlockSize long: split across the worker threads.
-  bool parallel = false;
-  bool operator==(const SolveBatch&) const = default;
 };
 
 // A triangle of a surface that takes part in surface contact (cloth self-collision and
@@ -109,22 +96,6 @@ struct Model {
   // Offsets of each family in State::lambda (filled by ModelBuilder::build).
   std::array<std::uint32_t, kConstraintFamilyCount + 1> lambdaOffset{};
 
-  // Parallel Gauss-Seidel plan, filled by updateOffsets (so by ModelBuilder::build) from the order
-  // of the family arrays: each family's array cut into maximal runs of independent constraints
-  // (the builders emit constraints in colour order, so a run is a colour) and dependent leftovers.
-  // Solving the batches in order on any number of threads gives the same bits as one thread.
-  // Global-volume and generic constraints (shared scratch, user code) always form one serial batch.
-  // The plan also depends on inverseMass (pinned particles may be shared within a batch): after
-  // changing constraints, pins or masses, call updateOffsets() before building a Solver (its
-  // constructor refuses a stale plan; a Solver already built keeps using the model it was given).
-  std::array<std::vector<SolveBatch>, kConstraintFamilyCount> solveBatches;
-  // Fewest constraints (>= 1) a thread is given of a parallel batch: an independent run shorter than
-  // twice this is solved by one thread, since each split costs a barrier and moves cache lines
-  // between cores. 512 (a few microseconds of work per thread against about one of a barrier)
-  // splits a 100 x 100 cloth and keeps models of a few hundred particles serial; set it before
-  // build() (tests use small values to exercise the parallel path on small models).
-  std::uint32_t parallelBlockSize = 512;
-
   std::size_t particleCount() const { return inverseMass.size(); }
   double radius(ParticleIndex p) const { return particleRadius.empty() ? 0.0 : particleRadius[p]; }
   std::size_t constraintCount(ConstraintFamily family) const;
@@ -132,13 +103,17 @@ struct Model {
   std::uint32_t lambdaIndex(ConstraintRef ref) const {
     return lambdaOffset[static_cast<int>(ref.family)] + ref.index;
   }
-  // Checks every index and parameter; throws pliant::Error naming the offending entry.
+  // Checks every index and parameter (and that lambdaOffset matches the family sizes); throws
+  // pliant::Error naming the offending entry.
   void validate() const;
-  // Recomputes lambdaOffset from the family sizes and solveBatches from the family arrays.
-  void updateOffsets();
-  // True when some batch is split across threads (the solver then opens a parallel region).
-  bool hasParallelBatch() const;
 };
+
+// A built Model is immutable and shared: ModelBuilder::build() returns it as a pointer to const,
+// Solvers and Scenes hold it, and nothing changes it afterwards (MuJoCo's mjModel, Jolt's optimized
+// settings). What a user changes between steps goes through the State (positions, velocities,
+// external forces, attachment targets) or the Solver (masses and pins, constraint parameters; see
+// Solver::setParticleMass), which re-plans when needed.
+using ModelPtr = std::shared_ptr<const Model>;
 
 // Builds a Model. Every add* validates its arguments and throws pliant::Error naming the bad one.
 class ModelBuilder {
@@ -204,8 +179,9 @@ class ModelBuilder {
   Model& model() { return model_; }
   const Model& model() const { return model_; }
 
-  // Validates and returns the finished model.
-  Model build() const;
+  // Validates the model, fills its lambda offsets and returns it, immutable from now on. The builder
+  // keeps its copy: it may be edited further and built again (a new, independent model).
+  ModelPtr build() const;
 
  private:
   void checkParticle(ParticleIndex particle, const char* what) const;

@@ -46,7 +46,7 @@ struct SceneObject {
 struct Scene {
   std::string name;
   std::string description;
-  Model model;
+  ModelPtr model;  // built, shared
   SolverSettings settings;
   int frames = 300;                // steps of settings.timeStep to run by default
   io::Topology topology;           // what to draw

@@ -78,6 +78,11 @@ struct SolverSettings {
   // particle at the start of a substep is pushed out at most this fast (m/s), so a deep initial
   // overlap resolves over several substeps instead of exploding. Infinity pushes it out at once.
   double maxDepenetrationVelocity = 3.0;
+  // Fewest constraints (>= 1) a thread is given of a batch split across threads: an independent run
+  // shorter than twice this is projected by one thread, since each split costs a barrier and moves
+  // cache lines between cores. 512 splits a 100 x 100 cloth and keeps models of a few hundred
+  // particles serial (tests use small values to exercise the parallel path on small models).
+  std::uint32_t parallelBlockSize = 512;
   // Where dynamic friction acts. false (default): in the position solve, on contacts that leave the
   // static cone (Macklin et al. 2014), so it reaches a whole body; true: in the velocity pass as a
   // velocity change of the contact's particle (Mueller et al. 2020, eq. 30). See contacts.cpp.
@@ -152,10 +157,15 @@ namespace detail {
 class SpinBarrier;
 }  // namespace detail
 
+namespace detail {
+struct SolvePlan;
+}  // namespace detail
+
 class Solver {
  public:
-  // The model must outlive the solver. Throws pliant::Error for invalid settings or model.
-  Solver(const Model& model, const SolverSettings& settings);
+  // Shares `model` (see ModelPtr: a built model never changes). Throws pliant::Error for invalid
+  // settings or model.
+  Solver(ModelPtr model, const SolverSettings& settings);
   ~Solver();
   Solver(Solver&&) noexcept;
   Solver& operator=(Solver&&) noexcept;
@@ -167,7 +177,23 @@ class Solver {
 
   const SolverSettings& settings() const { return settings_; }
   void setSettings(const SolverSettings& settings);
+  // The model this solver steps: the one it was given, or its own edited copy after the first edit
+  // below.
   const Model& model() const { return *model_; }
+  const ModelPtr& modelPtr() const { return model_; }
+
+  // Changes between steps. A built Model is immutable, so the first edit gives this solver its own
+  // copy of the model (other solvers and scenes sharing the original are unaffected); states made
+  // from either model fit both. Changing which particles can move re-plans the parallel solve
+  // before the next step. Each throws pliant::Error naming a bad argument.
+  // Mass (kg) of a particle that is not kinematic; 0 or infinity fixes it (inverse mass 0).
+  void setParticleMass(ParticleIndex particle, double mass);
+  // Pins a particle where it is (inverse mass 0; its mass is kept for diagnostics).
+  void fixParticle(ParticleIndex particle);
+  // Frees a fixed particle again with its mass (which must be finite and > 0).
+  void releaseParticle(ParticleIndex particle);
+  // Compliance, damping and stiffness of one constraint (they do not change the plan).
+  void setConstraintParameters(ConstraintRef constraint, const ConstraintParameters& params);
 
   // Called after every substep's velocity update with the state at that instant (e.g. for probes
   // recorded per substep). Empty by default; costs nothing when unset.
@@ -206,7 +232,13 @@ class Solver {
   void collideSurfaces(const State& state, double h, int substep, double time);
   bool projectSurfaceContacts(State& state, bool trace);
   void surfaceVelocityPass(State& state, double h);
-  const Model* model_;
+  // The model stepped (shared, immutable) and the parallel plan made for it (solve_plan.h).
+  Model& ownModel();
+  void replan();
+  ModelPtr model_;
+  bool ownsModel_ = false;  // model_ is this solver's private copy (made by the first edit)
+  bool planStale_ = false;  // an edit changed which particles move; re-plan before the next step
+  std::unique_ptr<detail::SolvePlan> plan_;
   SolverSettings settings_;
   State backup_;
   std::vector<Vec3> scratch_;  // gradients of variable-size families, sized at construction

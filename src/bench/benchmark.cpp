@@ -191,7 +191,7 @@ BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames) {
   result.threads = threads;
   result.frames = frames;
   Solver solver(scene.model, scene.settings);
-  State state = State::fromModel(scene.model);
+  State state = State::fromModel(*scene.model);
   double seconds = 0.0;
   for (int frame = 0; frame < frames; ++frame) {
     const auto begin = std::chrono::steady_clock::now();
@@ -200,7 +200,7 @@ BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames) {
     if (!r.ok()) throw Error("benchmark " + scene.name + ": " + r.message);
   }
   result.msPerFrame = 1e3 * seconds / frames;
-  result.strain = edgeStrain(scene.model, state.position);
+  result.strain = edgeStrain(*scene.model, state.position);
   result.stateHash = state.hash();
   return result;
 }

@@ -14,7 +14,9 @@
 #include "particle_pass.h"
 #include "spin_barrier.h"
 #include "pliant/error.h"
+#include "solve_plan.h"
 #include "step_check.h"
+#include "validation.h"
 #include "pliant/parallel.h"
 
 namespace pliant {
@@ -45,34 +47,101 @@ void SolverSettings::validate() const {
                 std::to_string(maxDepenetrationVelocity));
 }
 
-Solver::Solver(const Model& model, const SolverSettings& settings) : model_(&model) {
-  if (model.lambdaOffset[kConstraintFamilyCount] != 0 || model.totalConstraintCount() == 0) {
-    Model check = model;
-    check.updateOffsets();
-    if (check.lambdaOffset != model.lambdaOffset)
-      throw Error("model: constraint offsets are stale; build models with ModelBuilder::build()");
-    // Projecting with a stale plan in parallel could race; refuse it like stale offsets.
-    if (check.solveBatches != model.solveBatches)
-      throw Error("model: the parallel solve plan is stale (constraints or parallelBlockSize changed after build); "
-                  "call Model::updateOffsets() or build models with ModelBuilder::build()");
-  }
-  model.validate();
-  setSettings(settings);
+Solver::Solver(ModelPtr model, const SolverSettings& settings) : model_(std::move(model)) {
+  if (!model_) throw Error("solver: no model given");
+  model_->validate();
+  settings.validate();
+  settings_ = settings;
   std::size_t scratch = 0;
-  for (const GenericConstraint& c : model.generics) scratch = std::max<std::size_t>(scratch, 2 * c.particleCount);
-  for (const GlobalVolumeConstraint& c : model.globalVolumes) scratch = std::max<std::size_t>(scratch, c.vertexCount);
+  for (const GenericConstraint& c : model_->generics) scratch = std::max<std::size_t>(scratch, 2 * c.particleCount);
+  for (const GlobalVolumeConstraint& c : model_->globalVolumes) scratch = std::max<std::size_t>(scratch, c.vertexCount);
   scratch_.resize(scratch);
-  parallelPlan_ = model.hasParallelBatch();
-  if (parallelPlan_ && threadCount() > 1) prepareBatchSplits(threadCount());
+  replan();
   buildContactTopology();
   buildSurfaceTopology();
 }
 
 void Solver::setSettings(const SolverSettings& settings) {
   settings.validate();
+  const bool replanNeeded = settings.parallelBlockSize != settings_.parallelBlockSize;
   settings_ = settings;
+  if (replanNeeded) replan();
   // Surface candidates were found for the old contact margin; find them again.
   if (surface_) surface_->built = false;
+}
+
+void Solver::replan() {
+  plan_ = std::make_unique<detail::SolvePlan>(detail::planSolve(*model_, settings_.parallelBlockSize));
+  parallelPlan_ = plan_->hasParallelBatch();
+  splitThreads_ = 0;  // the cuts were made for the old plan
+  if (parallelPlan_ && threadCount() > 1) prepareBatchSplits(threadCount());
+  planStale_ = false;
+}
+
+Model& Solver::ownModel() {
+  if (!ownsModel_) {
+    model_ = std::make_shared<Model>(*model_);
+    ownsModel_ = true;
+  }
+  // Only this solver holds its own copy, and only through a pointer to const that it made from a
+  // non-const Model: casting the constness away is defined.
+  return const_cast<Model&>(*model_);
+}
+
+namespace {
+
+void checkEditedParticle(const Model& model, ParticleIndex particle, const char* what) {
+  if (particle >= model.particleCount())
+    throw Error(std::string("solver: ") + what + ": particle " + std::to_string(particle) + " out of range (model has " +
+                std::to_string(model.particleCount()) + " particles)");
+  for (const KinematicParticle& k : model.kinematicParticles)
+    if (k.particle == particle)
+      throw Error(std::string("solver: ") + what + ": particle " + std::to_string(particle) +
+                  " is kinematic (its path sets its position)");
+}
+
+}  // namespace
+
+void Solver::setParticleMass(ParticleIndex particle, double mass) {
+  checkEditedParticle(*model_, particle, "setParticleMass");
+  if (std::isnan(mass) || mass < 0.0)
+    throw Error("solver: setParticleMass: mass of particle " + std::to_string(particle) +
+                " must be >= 0 kg (0 or infinity fixes it), got " + std::to_string(mass));
+  const double inverse = (mass == 0.0 || std::isinf(mass)) ? 0.0 : 1.0 / mass;
+  Model& model = ownModel();
+  if ((model.inverseMass[particle] == 0.0) != (inverse == 0.0)) planStale_ = true;
+  model.mass[particle] = mass;
+  model.inverseMass[particle] = inverse;
+}
+
+void Solver::fixParticle(ParticleIndex particle) {
+  checkEditedParticle(*model_, particle, "fixParticle");
+  if (model_->inverseMass[particle] == 0.0) return;
+  ownModel().inverseMass[particle] = 0.0;
+  planStale_ = true;
+}
+
+void Solver::releaseParticle(ParticleIndex particle) {
+  checkEditedParticle(*model_, particle, "releaseParticle");
+  const double mass = model_->mass[particle];
+  if (!(mass > 0.0) || !std::isfinite(mass))
+    throw Error("solver: releaseParticle: particle " + std::to_string(particle) + " has mass " + std::to_string(mass) +
+                " kg; give it a finite mass > 0 with setParticleMass");
+  if (model_->inverseMass[particle] != 0.0) return;
+  ownModel().inverseMass[particle] = 1.0 / mass;
+  planStale_ = true;
+}
+
+void Solver::setConstraintParameters(ConstraintRef constraint, const ConstraintParameters& params) {
+  if (static_cast<int>(constraint.family) >= kConstraintFamilyCount ||
+      constraint.index >= model_->constraintCount(constraint.family))
+    throw Error("solver: setConstraintParameters: no " +
+                std::string(static_cast<int>(constraint.family) < kConstraintFamilyCount ? familyName(constraint.family)
+                                                                                          : "such") +
+                " constraint " + std::to_string(constraint.index));
+  detail::checkParameters(params, std::string("solver: setConstraintParameters: ") + familyName(constraint.family) +
+                                      " constraint " + std::to_string(constraint.index));
+  detail::constraintParameters(ownModel(), constraint) = params;
 }
 
 namespace {
@@ -126,7 +195,7 @@ constexpr std::int64_t kParallelParticles = 4096;
 
 // Stage 5, one Gauss-Seidel pass over every constraint family, as thread `thread` of a team of
 // `team` that splits each parallel batch into `threads` parts (1: the plain serial pass, outside
-// any parallel region). Each family's batches (Model::solveBatches) run in order. A parallel batch
+// any parallel region). Each family's batches (SolvePlan::batches) run in order. A parallel batch
 // is split at the cuts in `split`, kept by the Solver and moved toward equal time after each pass
 // (batch_split.h); the batches between two parallel ones are projected by thread 0 while the others
 // wait at the next barrier. A barrier follows every parallel batch and precedes one when thread 0
@@ -146,19 +215,20 @@ std::uint64_t batchParts(std::uint64_t length, std::uint64_t block, int threads)
   return std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), length / block));
 }
 
-void projectPass(const Model& model, const detail::SolveContext& shared, double* lambda, int thread, int team,
-                 int threads, bool resetLambda, const BatchSplits& split) {
+void projectPass(const Model& model, const detail::SolvePlan& plan, std::uint32_t blockSize,
+                 const detail::SolveContext& shared, double* lambda, int thread, int team, int threads,
+                 bool resetLambda, const BatchSplits& split) {
   detail::SolveContext ctx = shared;
-  const std::uint64_t block = std::max<std::uint32_t>(model.parallelBlockSize, 1);
+  const std::uint64_t block = std::max<std::uint32_t>(blockSize, 1);
   const auto stride = static_cast<std::size_t>(threads);
   std::size_t parallelBatch = 0;
   bool serialWorkPending = false;
   for (int f = 0; f < kConstraintFamilyCount; ++f) {
-    const std::vector<SolveBatch>& batches = model.solveBatches[f];
+    const std::vector<detail::SolveBatch>& batches = plan.batches[f];
     if (batches.empty()) continue;
     const detail::FamilyKernels& kernels = detail::familyKernels(static_cast<ConstraintFamily>(f));
     ctx.lambda = lambda + model.lambdaOffset[f];
-    for (const SolveBatch& batch : batches) {
+    for (const detail::SolveBatch& batch : batches) {
       if (threads > 1 && batch.parallel) {
         if (serialWorkPending) {
           split.barrier->wait(team);
@@ -197,12 +267,11 @@ void projectPass(const Model& model, const detail::SolveContext& shared, double*
 }  // namespace
 
 void Solver::prepareBatchSplits(int threads) {
-  const Model& model = *model_;
-  const std::uint64_t block = std::max<std::uint32_t>(model.parallelBlockSize, 1);
+  const std::uint64_t block = std::max<std::uint32_t>(settings_.parallelBlockSize, 1);
   const auto stride = static_cast<std::size_t>(threads);
   batchCuts_.clear();
-  for (const std::vector<SolveBatch>& batches : model.solveBatches)
-    for (const SolveBatch& batch : batches) {
+  for (const std::vector<detail::SolveBatch>& batches : plan_->batches)
+    for (const detail::SolveBatch& batch : batches) {
       if (!batch.parallel) continue;
       // Even cuts to start with; a thread beyond the batch's parts gets an empty range at its end.
       const std::uint64_t length = batch.end - batch.begin;
@@ -335,10 +404,11 @@ void Solver::advance(State& state, bool trace) {
               else if (thread == 0) predictShare(0, 1);
               split.barrier->wait(team);
             }
-            projectPass(model, ctx, state.lambda.data(), thread, team, threads, it == 0, split);
+            projectPass(model, *plan_, settings_.parallelBlockSize, ctx, state.lambda.data(), thread, team, threads,
+                        it == 0, split);
           }
         } else {
-          projectPass(model, ctx, state.lambda.data(), 0, 1, 1, it == 0, {});
+          projectPass(model, *plan_, settings_.parallelBlockSize, ctx, state.lambda.data(), 0, 1, 1, it == 0, {});
         }
       } else {
         // Tracing a refused step: one constraint at a time, stopping at the first that moves a
@@ -399,6 +469,7 @@ StepResult Solver::step(State& state) {
       state.lambda.size() != model.totalConstraintCount() ||
       state.attachmentTarget.size() != model.attachments.size())
     throw Error("state does not match the model (create it with State::fromModel)");
+  if (planStale_) replan();
   if (!settings_.checkSteps) {
     advance(state, false);
     return {};

@@ -8,7 +8,7 @@
 namespace pliant {
 
 ProbeRecorder::ProbeRecorder(const Scene& scene) : scene_(&scene) {
-  for (const SimObject& o : scene.model.objects) objectParticles_.push_back(o.particles);
+  for (const SimObject& o : scene.model->objects) objectParticles_.push_back(o.particles);
 }
 
 std::string ProbeRecorder::header() const {
@@ -42,7 +42,7 @@ void appendNumber(std::string& out, double value) {
 }  // namespace
 
 void ProbeRecorder::record(const State& state, std::string& out) const {
-  const Model& model = scene_->model;
+  const Model& model = *scene_->model;
   appendNumber(out, state.time);
   auto put = [&](double v) {
     out.push_back(',');

@@ -849,7 +849,7 @@ class SceneLoader {
       const ConstraintFamily family = parseFamily(r_, familyNode);
       const int f = static_cast<int>(family);
       std::uint32_t begin = 0;
-      std::uint32_t end = static_cast<std::uint32_t>(scene_.model.constraintCount(family));
+      std::uint32_t end = static_cast<std::uint32_t>(scene_.model->constraintCount(family));
       if (r_.has(p, "object")) {
         const SceneObject& o = object(r_.child(p, "object"));
         begin = o.constraintBegin[f];

@@ -339,7 +339,7 @@ TEST_F(CliRun, DefaultSceneWritesEveryOutputAndTheyParse) {
   {
     const pliant::Scene scene = pliant::makeBuiltinScene("cloth");
     pliant::Solver solver(scene.model, scene.settings);
-    pliant::State state = pliant::State::fromModel(scene.model);
+    pliant::State state = pliant::State::fromModel(*scene.model);
     ASSERT_TRUE(solver.run(state, 10).ok());
     char expected[17];
     std::snprintf(expected, sizeof expected, "%016llx", static_cast<unsigned long long>(state.hash()));
@@ -846,8 +846,8 @@ TEST_F(CliBench, ContactScenesRunOnAnyThreadCountWithTheSameBits) {
   const std::vector<std::string> rows = lines(r.out);
   for (std::size_t first : {1u, 3u}) EXPECT_EQ(split(rows[first], ',')[6], split(rows[first + 1], ',')[6]);
   const pliant::Scene fold = pliant::makeBenchmarkScene("contact-fold-64");
-  EXPECT_EQ(fold.model.particleCount(), 64u * 64u);
-  EXPECT_TRUE(fold.model.selfCollision);
+  EXPECT_EQ(fold.model->particleCount(), 64u * 64u);
+  EXPECT_TRUE(fold.model->selfCollision);
   EXPECT_EQ(fold.frames, 120);
   EXPECT_EQ(pliant::makeBenchmarkScene("contact-sphere-80").model.particleCount(), 80u * 80u);
 }
@@ -870,13 +870,13 @@ TEST_F(CliBench, StrainIsTheRelativeEdgeStretch) {
   // At rest (one tiny frame of a stiff cloth) strain is near 0; pliant::edgeStrain on a stretched
   // copy gives the stretch exactly.
   const pliant::Scene scene = pliant::makeBenchmarkScene("cloth-100-2m");
-  std::vector<pliant::Vec3> stretched = scene.model.initialPosition;
+  std::vector<pliant::Vec3> stretched = scene.model->initialPosition;
   for (pliant::Vec3& x : stretched) x *= 1.01;
-  const pliant::StrainStatistics s = pliant::edgeStrain(scene.model, stretched);
+  const pliant::StrainStatistics s = pliant::edgeStrain(*scene.model, stretched);
   EXPECT_NEAR(s.mean, 0.01, 1e-12);
   EXPECT_NEAR(s.p99, 0.01, 1e-12);
   // 100x100 nodes: 2 x 99 x 100 structural edges and 99 x 99 diagonals.
-  EXPECT_EQ(scene.model.distances.size(), 2u * 99u * 100u + 99u * 99u);
+  EXPECT_EQ(scene.model->distances.size(), 2u * 99u * 100u + 99u * 99u);
 }
 
 // A scene file benchmarks like the built-in scene it was printed from: same state after the same frames.

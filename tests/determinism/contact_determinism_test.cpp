@@ -19,7 +19,7 @@
 namespace pliant {
 namespace {
 
-Model contactScene() {
+ModelPtr contactScene() {
   ModelBuilder b;
   ClothGridDef cloth;
   cloth.nodesX = cloth.nodesY = 10;
@@ -80,9 +80,9 @@ TEST(ContactDeterminism, IndependentRunsAreBitIdentical) {
 }
 
 TEST(ContactDeterminism, CopiedStateContinuesIdenticallyWithAnotherSolver) {
-  const Model model = contactScene();
+  const ModelPtr model = contactScene();
   Solver solver(model, contactSettings());
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   ASSERT_TRUE(solver.run(state, 20).ok());
   State copy = state;
   Solver other(model, contactSettings());
@@ -135,8 +135,8 @@ TEST(ContactDeterminism, ThreadCountDoesNotChangeTheResult) {
   const GeneratedObject c = addClothGrid(b, cloth);
   b.setParticleRadius(c.firstParticle, c.particleCount, 0.003);
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.1, 1.0, 0.0), {0.3, 0.2, 0.0}));
-  const Model model = b.build();
-  ASSERT_GT(model.particleCount(), 16384u);
+  const ModelPtr model = b.build();
+  ASSERT_GT(model->particleCount(), 16384u);
   const int saved = threadCount();
   std::vector<std::uint64_t> hashes;
   for (int threads : {1, 3}) {
@@ -144,7 +144,7 @@ TEST(ContactDeterminism, ThreadCountDoesNotChangeTheResult) {
     SolverSettings s;
     s.substeps = 2;
     Solver solver(model, s);
-    State state = State::fromModel(model);
+    State state = State::fromModel(*model);
     EXPECT_TRUE(solver.run(state, 3).ok());
     EXPECT_GT(solver.lastColliderContacts().size(), 10000u);
     hashes.push_back(state.hash());

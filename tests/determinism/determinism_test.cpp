@@ -23,7 +23,7 @@ namespace {
 
 // A cloth with bending pinned at two corners, a tet box with one end fixed and a balloon, with
 // momentum-conserving damping and velocity damping: every kind of work a step does.
-Model mixedScene(BendingModel bending) {
+ModelPtr mixedScene(BendingModel bending) {
   ModelBuilder b;
   ClothGridDef cloth;
   cloth.nodesX = 8;
@@ -102,15 +102,15 @@ TEST(Determinism, IndependentRunsAreBitIdentical) {
     EXPECT_TRUE(bitEqual(first.lambda, second.lambda));
     // The scene moved and the hash followed it (it is not constant).
     EXPECT_NE(a.front(), a.back());
-    const Model m = mixedScene(bending);
-    EXPECT_NE(State::fromModel(m).hash(), a.back());
+    const ModelPtr m = mixedScene(bending);
+    EXPECT_NE(State::fromModel(*m).hash(), a.back());
   }
 }
 
 TEST(Determinism, CopiedStateContinuesIdentically) {
-  const Model model = mixedScene(BendingModel::Dihedral);
+  const ModelPtr model = mixedScene(BendingModel::Dihedral);
   Solver solver(model, mixedSettings());
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   ASSERT_TRUE(solver.run(state, 50).ok());
   State copy = state;
   EXPECT_EQ(copy.hash(), state.hash());
@@ -129,9 +129,9 @@ TEST(Determinism, CopiedStateContinuesIdentically) {
 }
 
 TEST(Determinism, HashSeesOneBitOfOneCoordinate) {
-  const Model model = mixedScene(BendingModel::Isometric);
+  const ModelPtr model = mixedScene(BendingModel::Isometric);
   Solver solver(model, mixedSettings());
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   ASSERT_TRUE(solver.run(state, 5).ok());
   const std::uint64_t reference = state.hash();
   auto flip = [](double& v, int bit) { v = std::bit_cast<double>(std::bit_cast<std::uint64_t>(v) ^ (std::uint64_t{1} << bit)); };
@@ -163,9 +163,9 @@ TEST(Determinism, HashSeesOneBitOfOneCoordinate) {
 }
 
 TEST(Determinism, RefusedStepLeavesNoTrace) {
-  const Model model = mixedScene(BendingModel::Dihedral);
+  const ModelPtr model = mixedScene(BendingModel::Dihedral);
   Solver solver(model, mixedSettings());
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   State clean = state;
   Solver cleanSolver(model, mixedSettings());
   ASSERT_TRUE(solver.run(state, 20).ok());
@@ -197,8 +197,8 @@ TEST(Determinism, ThreadCountDoesNotChangeTheResult) {
   const GeneratedObject c = addClothGrid(b, cloth);
   b.fixParticle(c.firstParticle);
   b.fixParticle(c.firstParticle + 130);
-  const Model model = b.build();
-  ASSERT_GT(model.particleCount(), 16384u);
+  const ModelPtr model = b.build();
+  ASSERT_GT(model->particleCount(), 16384u);
   const int saved = threadCount();
   std::vector<std::uint64_t> hashes;
   for (int threads : {1, 2, 3}) {
@@ -207,7 +207,7 @@ TEST(Determinism, ThreadCountDoesNotChangeTheResult) {
     s.substeps = 2;
     s.velocityDamping = 0.2;
     Solver solver(model, s);
-    State state = State::fromModel(model);
+    State state = State::fromModel(*model);
     EXPECT_TRUE(solver.run(state, 3).ok());
     hashes.push_back(state.hash());
   }

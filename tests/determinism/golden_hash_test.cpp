@@ -58,7 +58,7 @@ TEST_P(GoldenHash, SceneEndsInItsRecordedState) {
   setThreadCount(1);  // any count gives the same bits (tested in ParallelDeterminism)
   const Scene scene = makeBenchmarkScene(row.scene);
   Solver solver(scene.model, scene.settings);
-  State state = State::fromModel(scene.model);
+  State state = State::fromModel(*scene.model);
   std::size_t contacts = 0;
   std::size_t surfaceContacts = 0;
   for (int frame = 0; frame < row.frames; ++frame) {

@@ -36,7 +36,7 @@ TEST(MeshColliderDeterminism, GridIsBitIdenticalForAnyThreadCount) {
   EXPECT_EQ(grids[0], grids[1]);
 }
 
-Model meshScene() {
+ModelPtr meshScene() {
   ModelBuilder b;
   ClothGridDef cloth;
   cloth.nodesX = cloth.nodesY = 12;
@@ -56,9 +56,9 @@ Model meshScene() {
 }
 
 std::vector<std::uint64_t> runMeshScene(int steps, std::size_t& contacts) {
-  const Model model = meshScene();
+  const ModelPtr model = meshScene();
   Solver solver(model, SolverSettings::smallSteps(8));
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   std::vector<std::uint64_t> hashes;
   for (int i = 0; i < steps; ++i) {
     const StepResult r = solver.step(state);

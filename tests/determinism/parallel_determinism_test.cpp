@@ -59,8 +59,8 @@ Model cloth(bool contacts, double stretchDamping) {
     b.addCollider(Collider::sphere(Vec3(0.0, 0.6, 0.1), 0.3, {0.4, 0.3, 0.0}));
     b.addCollider(Collider::plane(Vec3(0.0, 0.2, 0.0), Vec3::UnitY(), {0.5, 0.4, 0.1}));
   }
-  Model m = b.build();
-  return withBlockSize(std::move(m), kSmallBlock);
+  const ModelPtr m = b.build();
+  return withBlockSize(std::move(*m), kSmallBlock);
 }
 
 Model dihedralCloth() {
@@ -161,16 +161,16 @@ using ParallelDeterminism = ThreadCountRestorer;
 TEST_F(ParallelDeterminism, EveryThreadCountGivesTheSameBits) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
-    const Model model = c.build();
+    const ModelPtr model = c.build();
     // The plan does split this model, so the parallel path is what is compared.
-    ASSERT_TRUE(model.hasParallelBatch());
+    ASSERT_TRUE(model->hasParallelBatch());
     std::vector<std::uint64_t> hashes;
     std::size_t contacts = 0;
     // 4 and 8 are more threads than the test machines have cores: the spin barrier then yields.
     const int threadCounts[] = {1, 2, 3, 4, 8};
     for (int threads : threadCounts) {
       setThreadCount(threads);
-      hashes.push_back(finalHash(model, c.settings, c.steps, &contacts));
+      hashes.push_back(finalHash(*model, c.settings, c.steps, &contacts));
     }
     for (std::size_t i = 1; i < hashes.size(); ++i) EXPECT_EQ(hashes[0], hashes[i]) << threadCounts[i] << " threads";
     if (c.name.find("contacts") != std::string::npos) {
@@ -178,11 +178,11 @@ TEST_F(ParallelDeterminism, EveryThreadCountGivesTheSameBits) {
     }
     // The same model planned with no parallel batch at all (one thread for everything).
     setThreadCount(2);
-    const Model serial = withBlockSize(model, 1u << 30);
+    const Model serial = withBlockSize(*model, 1u << 30);
     ASSERT_FALSE(serial.hasParallelBatch());
     EXPECT_EQ(finalHash(serial, c.settings, c.steps, nullptr), hashes[0]);
     // The scene moved: the hashes compare real work.
-    EXPECT_NE(hashes[0], State::fromModel(model).hash());
+    EXPECT_NE(hashes[0], State::fromModel(*model).hash());
   }
 }
 
@@ -212,21 +212,21 @@ TEST_F(ParallelDeterminism, SplitParticleLoopsAndBoundThreadsGiveTheSameBits) {
   const ParticleIndex pins[2] = {c.firstParticle, c.firstParticle + 71};
   for (ParticleIndex p : pins) b.fixParticle(p);
   addTethers(b, {pins[0], pins[1]}, c.firstParticle, c.particleCount, ConstraintParameters{});
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   const SolverSettings settings = SolverSettings::smallSteps(4);
   setThreadCount(1);
-  const std::uint64_t reference = finalHash(model, settings, 8, nullptr);
-  EXPECT_NE(reference, State::fromModel(model).hash());
+  const std::uint64_t reference = finalHash(*model, settings, 8, nullptr);
+  EXPECT_NE(reference, State::fromModel(*model).hash());
   setThreadCount(2);
-  EXPECT_EQ(finalHash(model, settings, 8, nullptr), reference);
+  EXPECT_EQ(finalHash(*model, settings, 8, nullptr), reference);
   const int bound = pinThreadsToCores();
 #if defined(__linux__)
   EXPECT_GE(bound, 1);
 #endif
   EXPECT_EQ(threadCount(), 2);
-  EXPECT_EQ(finalHash(model, settings, 8, nullptr), reference);
+  EXPECT_EQ(finalHash(*model, settings, 8, nullptr), reference);
   setThreadCount(1);
-  EXPECT_EQ(finalHash(model, settings, 8, nullptr), reference);
+  EXPECT_EQ(finalHash(*model, settings, 8, nullptr), reference);
 }
 
 // The threads' parts of a parallel batch move with measured time (src/batch_split.h), so each run

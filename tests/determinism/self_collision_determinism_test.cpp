@@ -25,7 +25,7 @@ namespace {
 
 std::vector<std::uint64_t> hashes(const Scene& scene, int frames) {
   Solver solver(scene.model, scene.settings);
-  State state = State::fromModel(scene.model);
+  State state = State::fromModel(*scene.model);
   std::vector<std::uint64_t> out;
   for (int f = 0; f < frames; ++f) {
     const StepResult r = solver.step(state);
@@ -39,7 +39,7 @@ class SelfCollisionDeterminism : public ::testing::TestWithParam<std::string> {}
 
 TEST_P(SelfCollisionDeterminism, TwoRunsAndThreadCountsOneAndTwoAreBitIdentical) {
   const Scene scene = makeBuiltinScene(GetParam());
-  ASSERT_TRUE(scene.model.selfCollision);
+  ASSERT_TRUE(scene.model->selfCollision);
   const int saved = threadCount();
   setThreadCount(1);
   const std::vector<std::uint64_t> first = hashes(scene, 55);
@@ -55,7 +55,7 @@ TEST_P(SelfCollisionDeterminism, TwoRunsAndThreadCountsOneAndTwoAreBitIdentical)
 TEST_P(SelfCollisionDeterminism, CopiedStateContinuesIdenticallyInAFreshSolver) {
   const Scene scene = makeBuiltinScene(GetParam());
   Solver solver(scene.model, scene.settings);
-  State state = State::fromModel(scene.model);
+  State state = State::fromModel(*scene.model);
   ASSERT_TRUE(solver.run(state, 45).ok());
   State copy = state;
   Solver fresh(scene.model, scene.settings);
@@ -100,15 +100,15 @@ TEST(SelfCollisionDeterminismLarge, ThreadedParticleLoopsDoNotChangeTheResult) {
   b.model().surfaceThickness = 0.004;
   b.model().surfaceContactMaterial = {0.3, 0.3, 0.0};
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.0, 1.0, 0.0), {0.3, 0.2, 0.0}));
-  const Model model = b.build();
-  ASSERT_GT(model.particleCount(), 16384u);
+  const ModelPtr model = b.build();
+  ASSERT_GT(model->particleCount(), 16384u);
   const int saved = threadCount();
   std::vector<std::uint64_t> result;
   for (int threads : {1, 2}) {
     setThreadCount(threads);
     SolverSettings s = SolverSettings::smallSteps(4);
     Solver solver(model, s);
-    State state = State::fromModel(model);
+    State state = State::fromModel(*model);
     EXPECT_TRUE(solver.run(state, 4).ok());
     EXPECT_GT(solver.lastSurfaceContacts().size(), 1000u);
     result.push_back(state.hash());

@@ -60,10 +60,10 @@ TEST(V13_Contact, ParticleRestingOnEachShapeStaysOnIt) {
         const ParticleIndex p = b.addParticle(Vec3(0.0, 1.0 + r, 0.0), mass);
         b.setParticleRadius(p, r);
         b.addCollider(c.collider);
-        const Model model = b.build();
+        const ModelPtr model = b.build();
         const SolverSettings settings = scenario::makeSettings(mode, 1.0 / 60.0, substeps, 2);
         Solver solver(model, settings);
-        State state = State::fromModel(model);
+        State state = State::fromModel(*model);
         double worst = 0.0, fastest = 0.0;
         for (int step = 0; step < 120; ++step) {
           ASSERT_TRUE(solver.step(state).ok());
@@ -101,14 +101,14 @@ TEST(V13_Contact, DroppedParticleNeverEndsAStepInsideTheCollider) {
         b.setParticleRadius(b.addParticle(Vec3(0.2, 0.8, -0.1), 1.0, Vec3(-3.0, -1.0, 2.0)), 0.05);
         b.addCollider(colliders[k]);
         b.model().particleCollisions = false;
-        const Model model = b.build();
+        const ModelPtr model = b.build();
         Solver solver(model, scenario::makeSettings(SolverMode::Xpbd, timeStep, substeps, 1));
-        State state = State::fromModel(model);
+        State state = State::fromModel(*model);
         double worst = 0.0;
         int touched = 0;
         for (int step = 0; step < static_cast<int>(1.0 / timeStep); ++step) {
           ASSERT_TRUE(solver.step(state).ok());
-          worst = std::min(worst, smallestClearance(model, state, 0));
+          worst = std::min(worst, smallestClearance(*model, state, 0));
           touched = std::max(touched, static_cast<int>(solver.lastColliderContacts().size()));
         }
         EXPECT_GT(worst, -kContactTolerance);
@@ -136,11 +136,11 @@ SlopeRun slideParticle(double theta, double muStatic, double muDynamic, double t
   const Vec3 start = r * normal;
   b.setParticleRadius(b.addParticle(start, 2.0), r);
   b.addCollider(Collider::plane(Vec3::Zero(), normal, {muStatic, muDynamic, 0.0}));
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   SolverSettings settings = scenario::makeSettings(SolverMode::Xpbd, timeStep, substeps, 1);
   settings.dynamicFrictionInVelocityPass = velocityPassFriction;
   Solver solver(model, settings);
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   SlopeRun run;
   for (int s = 0; s < steps; ++s) {
     EXPECT_TRUE(solver.step(state).ok());
@@ -217,15 +217,15 @@ BoxRun slideBox(double theta, double muStatic, double muDynamic, double seconds,
   for (ParticleIndex p = box.firstParticle; p < box.firstParticle + box.particleCount; ++p)
     b.model().initialPosition[p] = tilt * b.model().initialPosition[p];
   b.addCollider(Collider::plane(Vec3::Zero(), normal, {muStatic, muDynamic, 0.0}));
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   const double timeStep = 1.0 / 60.0;
   SolverSettings settings = SolverSettings::smallSteps(20, timeStep);
   settings.dynamicFrictionInVelocityPass = velocityPassFriction;
   Solver solver(model, settings);
-  State state = State::fromModel(model);
-  auto centre = [&]() -> Vec3 { return computeMomentum(model, state).centreOfMass; };
+  State state = State::fromModel(*model);
+  auto centre = [&]() -> Vec3 { return computeMomentum(*model, state).centreOfMass; };
   auto velocity = [&]() -> Vec3 {
-    const MomentumReport m = computeMomentum(model, state);
+    const MomentumReport m = computeMomentum(*model, state);
     return m.linear / m.mass;
   };
   const Vec3 start = centre();
@@ -280,7 +280,7 @@ BounceRun bounce(double e, double H, double timeStep, int substeps) {
   ModelBuilder b;
   b.addParticle(Vec3(0.0, H, 0.0), 0.2);
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.0, 0.0, e}));
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   Solver solver(model, scenario::makeSettings(SolverMode::Xpbd, timeStep, substeps, 1));
   BounceRun run;
   bool bounced = false;
@@ -290,7 +290,7 @@ BounceRun bounce(double e, double H, double timeStep, int substeps) {
     if (s.velocity[0].y() > 0.0) bounced = true;
     if (bounced) run.apex = std::max(run.apex, y);
   });
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   const double fall = std::sqrt(2.0 * H / kG);
   const int steps = static_cast<int>((fall * (1.0 + 2.0 * e) + 0.1) / timeStep);
   for (int s = 0; s < steps && !(bounced && state.velocity[0].y() < 0.0); ++s) EXPECT_TRUE(solver.step(state).ok());
@@ -328,9 +328,9 @@ TEST(V14_Restitution, SlowImpactsDoNotBounce) {
   ModelBuilder b;
   b.addParticle(Vec3(0.0, 0.5 * kG * h * h, 0.0), 1.0);
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.0, 0.0, 1.0}));
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   Solver solver(model, scenario::makeSettings(SolverMode::Xpbd, timeStep, substeps, 1));
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   for (int s = 0; s < 30; ++s) ASSERT_TRUE(solver.step(state).ok());
   EXPECT_LT(std::abs(state.position[0].y()), kContactTolerance);
   EXPECT_LT(state.velocity[0].norm(), 1e-9);
@@ -356,16 +356,16 @@ TEST(ContactScenes, ClothDrapedOverSphereNeverEntersIt) {
     b.setParticleRadius(p, radius);
   const std::uint32_t ground = b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.5, 0.4, 0.0}));
   const std::uint32_t ball = b.addCollider(Collider::sphere(Vec3(0.0, 0.55, 0.0), 0.3, {0.5, 0.4, 0.0}));
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   Solver solver(model, SolverSettings::smallSteps(10));
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   double sphereWorst = std::numeric_limits<double>::infinity(), groundWorst = sphereWorst;
   std::size_t contacts = 0;
   for (int step = 0; step < 90; ++step) {
     const StepResult r = solver.step(state);
     ASSERT_TRUE(r.ok()) << r.message;
-    sphereWorst = std::min(sphereWorst, smallestClearance(model, state, ball));
-    groundWorst = std::min(groundWorst, smallestClearance(model, state, ground));
+    sphereWorst = std::min(sphereWorst, smallestClearance(*model, state, ball));
+    groundWorst = std::min(groundWorst, smallestClearance(*model, state, ground));
     contacts = std::max(contacts, solver.lastColliderContacts().size());
   }
   RecordProperty("sphere_smallest_clearance_m", scenario::sci(sphereWorst));
@@ -393,18 +393,18 @@ TEST(ContactScenes, StackedParticlesComeToRest) {
   b.setParticleRadius(b.addParticle(Vec3(side, r + std::sqrt(3.0) * r + 0.01, 0.0), 0.1), r);
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {1.0, 1.0, 0.0}));
   b.model().particleContactMaterial = {1.0, 1.0, 0.0};
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   for (int iterations : {1, 2}) {
     SCOPED_TRACE("iterations " + std::to_string(iterations));
     SolverSettings settings = SolverSettings::smallSteps(20);
     settings.iterations = iterations;
     Solver solver(model, settings);
-    State state = State::fromModel(model);
+    State state = State::fromModel(*model);
     for (int step = 0; step < 120; ++step) ASSERT_TRUE(solver.step(state).ok());
     const State settled = state;
     ASSERT_TRUE(solver.run(state, 30).ok());
     double moved = 0.0;
-    for (std::size_t i = 0; i < model.particleCount(); ++i)
+    for (std::size_t i = 0; i < model->particleCount(); ++i)
       moved = std::max(moved, (state.position[i] - settled.position[i]).norm());
     RecordProperty("max_speed_at_rest_" + std::to_string(iterations), scenario::sci(scenario::maxSpeed(state)));
     EXPECT_LT(scenario::maxSpeed(state), 1e-9);
@@ -420,7 +420,7 @@ TEST(ContactScenes, StackedParticlesComeToRest) {
     EXPECT_NEAR(state.position[5].x(), side + r, 1e-3 * r);
     EXPECT_NEAR(state.position[6].x(), side, 1e-3 * r);
     EXPECT_NEAR(state.position[6].y(), r + std::sqrt(3.0) * r, 1e-3 * r);
-    for (std::size_t i = 0; i < model.particleCount(); ++i) EXPECT_GT(state.position[i].y(), r - kContactTolerance);
+    for (std::size_t i = 0; i < model->particleCount(); ++i) EXPECT_GT(state.position[i].y(), r - kContactTolerance);
   }
 }
 

@@ -48,10 +48,10 @@ TEST(MeshContact, ParticlesDroppedOnAMeshCubeRestOnTopAtTheirRadius) {
       particles.push_back(p);
     }
   b.model().particleCollisions = false;
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   SolverSettings s = scenario::makeSettings(SolverMode::Xpbd, 1.0 / 60.0, 10, 1);
   Solver solver(model, s);
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   double deepest = std::numeric_limits<double>::infinity();
   for (int step = 0; step < 90; ++step) {
     ASSERT_TRUE(solver.step(state).ok());
@@ -81,10 +81,10 @@ TEST(MeshContact, IcosphereKeepsDroppedParticlesOutside) {
       particles.push_back(p);
     }
   b.model().particleCollisions = false;
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   Solver solver(model, scenario::makeSettings(SolverMode::Xpbd, 1.0 / 60.0, 10, 1));
-  State state = State::fromModel(model);
-  const auto& grid = *model.colliders[0].grid;
+  State state = State::fromModel(*model);
+  const auto& grid = *model->colliders[0].grid;
   double deepest = std::numeric_limits<double>::infinity();
   for (int step = 0; step < 60; ++step) {
     ASSERT_TRUE(solver.step(state).ok());
@@ -107,7 +107,7 @@ TEST(MeshContact, IcosphereKeepsDroppedParticlesOutside) {
   // projection along the gradient of a trilinear, not linear, field lands within O(d^2) of it).
   const ParticleIndex top = particles[12];
   Vec3 n;
-  EXPECT_NEAR(colliderDistance(model.colliders[0], model.colliders[0].pose, state.position[top], n), r, 1e-6);
+  EXPECT_NEAR(colliderDistance(model->colliders[0], model->colliders[0].pose, state.position[top], n), r, 1e-6);
   EXPECT_NEAR(state.position[top].y(), 0.5 + r, 0.5 * h);
   EXPECT_LT(state.velocity[top].norm(), 1e-6);
 }
@@ -121,9 +121,9 @@ TEST(MeshContact, KinematicMeshCubePushesAParticle) {
   // t = 0.45 s and then carries the particle along.
   b.addCollider(Collider::mesh(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), cells(h)),
                 [speed](double t) { return Vec3(-1.0 + speed * t, 0.0, 0.0); });
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   Solver solver(model, scenario::makeSettings(SolverMode::Xpbd, 1.0 / 60.0, 10, 1, Vec3::Zero()));
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   for (int step = 0; step < 24; ++step) ASSERT_TRUE(solver.step(state).ok());  // t = 0.4 s: not touched yet
   EXPECT_EQ(state.position[p], Vec3::Zero());
   for (int step = 24; step < 90; ++step) ASSERT_TRUE(solver.step(state).ok());  // t = 1.5 s
@@ -143,9 +143,9 @@ TEST(MeshContact, SpinningMeshCarriesAParticleByFriction) {
   const Collider plate = Collider::mesh(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), cells(0.05),
                                         {5.0, 5.0, 0.0}, Vec3(2.0, 0.2, 2.0));
   b.addCollider(plate, {}, [omega](double t) { return Quat(Eigen::AngleAxisd(omega * t, Vec3::UnitY())); });
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   Solver solver(model, scenario::makeSettings(SolverMode::Xpbd, 1.0 / 60.0, 10, 1));
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   for (int step = 0; step < 60; ++step) ASSERT_TRUE(solver.step(state).ok());  // t = 1 s: one radian
   // It slides for the first few hundredths of a second (static friction cannot take the plate's
   // speed within one substep), then sticks: a small lag in angle, none in radius or height.

@@ -78,7 +78,7 @@ Residual implicitResidual(const Model& model, const State& start, const std::vec
 }
 
 // A vertical compliant chain (V3's set-up) moving along its own line.
-Model verticalChain() {
+ModelPtr verticalChain() {
   ModelBuilder b;
   ChainDef def;
   def.particles = 8;
@@ -98,21 +98,21 @@ State verticalStart(const Model& model) {
 }
 
 TEST(Xpbd2016_ConvergesToImplicitStep, ChainAlongItsLineConvergesWithIterations) {
-  const Model model = verticalChain();
-  const State start = verticalStart(model);
+  const ModelPtr model = verticalChain();
+  const State start = verticalStart(*model);
   const double h = 1.0 / 60.0;
   ReferenceSettings settings;
   settings.timeStep = h;
-  const ReferenceStep reference = solveReferenceStep(model, start, settings);
+  const ReferenceStep reference = solveReferenceStep(*model, start, settings);
   ASSERT_TRUE(reference.converged) << reference.message;
-  const double stretch = stretchScale(model, reference);
+  const double stretch = stretchScale(*model, reference);
   const double lambdaScale = maxAbs(reference.lambda);
   ASSERT_GT(stretch, 1e-5);  // a real stretch, not a trivial step
 
   double previousPosition = std::numeric_limits<double>::infinity();
   double previousLambda = previousPosition;
   for (int n : {1, 10, 100, 1000}) {
-    const ReferenceDistance d = distanceToReference(xpbdStep(model, start, h, n), reference);
+    const ReferenceDistance d = distanceToReference(xpbdStep(*model, start, h, n), reference);
     EXPECT_LT(d.maxPosition, previousPosition) << n << " iterations";
     EXPECT_LT(d.maxLambda, previousLambda) << n << " iterations";
     previousPosition = d.maxPosition;
@@ -130,8 +130,8 @@ TEST(Xpbd2016_ConvergesToImplicitStep, ChainAlongItsLineConvergesWithIterations)
 // Step after step, converged XPBD follows the implicit-Euler trajectory of the chain (V6 for a
 // chain): 30 steps of 1/60 s agree to 1e-9 m.
 TEST(Xpbd2016_ConvergesToImplicitStep, ChainAlongItsLineFollowsImplicitEuler) {
-  const Model model = verticalChain();
-  State viaXpbd = verticalStart(model);
+  const ModelPtr model = verticalChain();
+  State viaXpbd = verticalStart(*model);
   State viaReference = viaXpbd;
   const double h = 1.0 / 60.0;
   ReferenceSettings settings;
@@ -142,13 +142,13 @@ TEST(Xpbd2016_ConvergesToImplicitStep, ChainAlongItsLineFollowsImplicitEuler) {
   Solver solver(model, xpbd);
   double travel = 0.0;
   for (int step = 0; step < 30; ++step) {
-    const ReferenceStep r = solveReferenceStep(model, viaReference, settings);
+    const ReferenceStep r = solveReferenceStep(*model, viaReference, settings);
     ASSERT_TRUE(r.converged) << r.message;
     applyReferenceStep(r, viaReference);
     ASSERT_TRUE(solver.step(viaXpbd).ok());
   }
   for (std::size_t i = 0; i < viaXpbd.position.size(); ++i)
-    travel = std::max(travel, (viaReference.position[i] - model.initialPosition[i]).norm());
+    travel = std::max(travel, (viaReference.position[i] - model->initialPosition[i]).norm());
   ASSERT_GT(travel, 1e-3);  // the chain has moved
   ReferenceStep trajectoryEnd;  // the reference-integrated state, to measure against
   trajectoryEnd.position = viaReference.position;
@@ -160,7 +160,7 @@ TEST(Xpbd2016_ConvergesToImplicitStep, ChainAlongItsLineFollowsImplicitEuler) {
 }
 
 // A 6 x 6 compliant cloth pinned at two corners, every free node moving differently.
-Model pinnedCloth() {
+ModelPtr pinnedCloth() {
   ModelBuilder b;
   ClothGridDef def;
   def.nodesX = 6;
@@ -196,26 +196,26 @@ double correctionScale(const Model& model, const State& start, const ReferenceSt
 }
 
 TEST(Xpbd2016_ConvergesToImplicitStep, SwingingClothReachesFixedPointNearImplicitStep) {
-  const Model model = pinnedCloth();
-  const State start = clothStart(model);
+  const ModelPtr model = pinnedCloth();
+  const State start = clothStart(*model);
   double relativeGap[2] = {0.0, 0.0};
   for (int halving = 0; halving < 2; ++halving) {
     const double h = (1.0 / 60.0) / (1 << halving);
     ReferenceSettings settings;
     settings.timeStep = h;
-    const ReferenceStep reference = solveReferenceStep(model, start, settings);
+    const ReferenceStep reference = solveReferenceStep(*model, start, settings);
     ASSERT_TRUE(reference.converged) << reference.message;
-    const double correction = correctionScale(model, start, reference, settings.gravity);
+    const double correction = correctionScale(*model, start, reference, settings.gravity);
     const double lambdaScale = maxAbs(reference.lambda);
 
     // The error falls with iterations until XPBD's own fixed point is reached ...
-    const double e1 = distanceToReference(xpbdStep(model, start, h, 1), reference).maxPosition;
-    const double e10 = distanceToReference(xpbdStep(model, start, h, 10), reference).maxPosition;
-    const double e100 = distanceToReference(xpbdStep(model, start, h, 100), reference).maxPosition;
+    const double e1 = distanceToReference(xpbdStep(*model, start, h, 1), reference).maxPosition;
+    const double e10 = distanceToReference(xpbdStep(*model, start, h, 10), reference).maxPosition;
+    const double e100 = distanceToReference(xpbdStep(*model, start, h, 100), reference).maxPosition;
     EXPECT_LT(e10, 0.5 * e1);
     EXPECT_LT(e100, e10);
-    const State x1000 = xpbdStep(model, start, h, 1000);
-    const State x4000 = xpbdStep(model, start, h, 4000);
+    const State x1000 = xpbdStep(*model, start, h, 1000);
+    const State x4000 = xpbdStep(*model, start, h, 4000);
     const ReferenceDistance gap = distanceToReference(x1000, reference);
     const ReferenceDistance later = distanceToReference(x4000, reference);
     EXPECT_NEAR(later.maxPosition, gap.maxPosition, 1e-12);  // a fixed point: more passes change nothing
@@ -228,9 +228,9 @@ TEST(Xpbd2016_ConvergesToImplicitStep, SwingingClothReachesFixedPointNearImplici
 
     // Why: XPBD's fixed point satisfies eq. (9) to round-off but leaves eq. (8) unsatisfied by
     // about the gap; the reference satisfies both.
-    const Residual atXpbd = implicitResidual(model, start, x1000.position, x1000.lambda, h, settings.gravity);
+    const Residual atXpbd = implicitResidual(*model, start, x1000.position, x1000.lambda, h, settings.gravity);
     const Residual atReference =
-        implicitResidual(model, start, reference.position, reference.lambda, h, settings.gravity);
+        implicitResidual(*model, start, reference.position, reference.lambda, h, settings.gravity);
     EXPECT_LT(atXpbd.h, 1e-14);
     EXPECT_GT(atXpbd.g, 0.1 * gap.maxPosition);
     EXPECT_LT(atReference.g, 1e-11);

@@ -122,12 +122,12 @@ inline SpringStep springSteps(bool anchorAsParticle, double mass, double alpha, 
     const ParticleIndex p = b.addParticle((kRestLength + u) * kLine, mass, v * kLine);
     ref = {ConstraintFamily::Attachment, b.addAttachment(p, Vec3::Zero(), params, kRestLength)};
   }
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   Solver solver(model, makeSettings(SolverMode::Xpbd, timeStep, substeps, iterations, Vec3::Zero()));
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   EXPECT_TRUE(solver.run(state, steps).ok());
   const Vec3 velocity = state.velocity.back();
-  return {constraintValue(model, state, ref), velocity.dot(kLine), (velocity - velocity.dot(kLine) * kLine).norm()};
+  return {constraintValue(*model, state, ref), velocity.dot(kLine), (velocity - velocity.dot(kLine) * kLine).norm()};
 }
 
 // The backward Euler update of m u'' = -K u - beta u' with step h.

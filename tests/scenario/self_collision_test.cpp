@@ -30,7 +30,7 @@ struct RunStats {
 // Steps `scene` for `frames` frames, counting intersecting triangle pairs after every frame.
 RunStats runCounting(const Scene& scene, int frames) {
   Solver solver(scene.model, scene.settings);
-  State state = State::fromModel(scene.model);
+  State state = State::fromModel(*scene.model);
   RunStats stats;
   EXPECT_EQ(countIntersectingTrianglePairs(state.position, scene.topology.triangles), 0u);
   for (int f = 0; f < frames; ++f) {
@@ -50,7 +50,7 @@ constexpr int kFoldFrames = 100;
 
 TEST(SelfCollisionScenario, ClothCrumpledOntoItselfOnTheGroundNeverIntersects) {
   const Scene scene = makeBuiltinScene("cloth-fold");
-  ASSERT_TRUE(scene.model.selfCollision);
+  ASSERT_TRUE(scene.model->selfCollision);
   const RunStats stats = runCounting(scene, kFoldFrames);
   EXPECT_EQ(stats.maxIntersections, 0u);
   EXPECT_EQ(stats.framesWithIntersections, 0);
@@ -59,7 +59,7 @@ TEST(SelfCollisionScenario, ClothCrumpledOntoItselfOnTheGroundNeverIntersects) {
 
 TEST(SelfCollisionScenario, WithoutSelfCollisionTheSameFoldIntersects) {
   Scene scene = makeBuiltinScene("cloth-fold");
-  scene.model.selfCollision = false;
+  scene.model->selfCollision = false;
   const RunStats stats = runCounting(scene, kFoldFrames);
   EXPECT_GT(stats.maxIntersections, 20u);
   EXPECT_GT(stats.framesWithIntersections, 0);
@@ -73,7 +73,7 @@ TEST(SelfCollisionScenario, TwoClothsNeverIntersectEachOtherOrThemselves) {
   EXPECT_EQ(stats.maxIntersections, 0u);
   EXPECT_GT(stats.maxSurfaceContacts, 100u);
   Scene without = makeBuiltinScene("two-cloths");
-  without.model.selfCollision = false;
+  without.model->selfCollision = false;
   EXPECT_GT(runCounting(without, 60).maxIntersections, 20u);
 }
 
@@ -111,20 +111,20 @@ TEST(SelfCollisionScenario, FastVertexDoesNotTunnelThroughATriangleInOneSubstep)
     SCOPED_TRACE(on ? "with surface contact" : "without");
     const Tunnel t = fallingTriangle(floor, falling, 30.0, on);
     Solver solver(t.model, t.settings);
-    State state = State::fromModel(t.model);
+    State state = State::fromModel(*t.model);
     ASSERT_TRUE(solver.step(state).ok());
     if (!on) {
       EXPECT_LT(lowest(state), -0.3);  // passed straight through
       continue;
     }
     // Held on the side it came from, at the thickness, and at rest there (no bounce).
-    EXPECT_NEAR(state.position[3].y(), t.model.surfaceThickness, 1e-12);
-    EXPECT_GE(lowest(state), t.model.surfaceThickness - 1e-12);
+    EXPECT_NEAR(state.position[3].y(), t.model->surfaceThickness, 1e-12);
+    EXPECT_GE(lowest(state), t.model->surfaceThickness - 1e-12);
     EXPECT_NEAR(state.velocity[3].y(), 0.0, 1e-9);
     ASSERT_GT(solver.lastSurfaceContacts().size(), 0u);
     EXPECT_EQ(solver.lastSurfaceContacts().front().kind, SurfaceContact::Kind::VertexTriangle);
     ASSERT_TRUE(solver.run(state, 10).ok());
-    EXPECT_GE(lowest(state), t.model.surfaceThickness - 1e-9);
+    EXPECT_GE(lowest(state), t.model->surfaceThickness - 1e-9);
   }
 }
 
@@ -137,7 +137,7 @@ TEST(SelfCollisionScenario, FastEdgeDoesNotTunnelThroughAnEdgeInOneSubstep) {
     SCOPED_TRACE(on ? "with surface contact" : "without");
     const Tunnel t = fallingTriangle(floor, falling, 30.0, on);
     Solver solver(t.model, t.settings);
-    State state = State::fromModel(t.model);
+    State state = State::fromModel(*t.model);
     ASSERT_TRUE(solver.step(state).ok());
     if (!on) {
       EXPECT_LT(lowest(state), -0.3);
@@ -148,7 +148,7 @@ TEST(SelfCollisionScenario, FastEdgeDoesNotTunnelThroughAnEdgeInOneSubstep) {
     // The long edge's midpoint, where it crosses the floor's long edge, is held at least the
     // thickness above it (the other edge pairs, solved after, tilt the sliver and may lift it more).
     const double middle = 0.5 * (state.position[3].y() + state.position[4].y());
-    EXPECT_GE(middle, t.model.surfaceThickness - 1e-9);
+    EXPECT_GE(middle, t.model->surfaceThickness - 1e-9);
     EXPECT_LT(middle, 0.1);
     EXPECT_EQ(countIntersectingTrianglePairs(state.position,
                                              std::vector<std::array<ParticleIndex, 3>>{{0, 1, 2}, {3, 4, 5}}),

@@ -31,9 +31,9 @@ FreeFallRun runFreeFall(SolverMode mode, double timeStep, int substeps, double y
   ModelBuilder b;
   b.addParticle(Vec3(0.0, y0, 0.0), 0.7);
   b.addParticle(Vec3(1.0, y0, 2.0), 3.0, drift);
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   Solver solver(model, scenario::makeSettings(mode, timeStep, substeps, 3));
-  FreeFallRun run{0.0, State::fromModel(model)};
+  FreeFallRun run{0.0, State::fromModel(*model)};
   const double h = timeStep / substeps;
   const int steps = static_cast<int>(std::lround(1.0 / timeStep));
   for (int k = 1; k <= steps; ++k) {
@@ -93,7 +93,7 @@ TEST(V1_FreeFall, TinySubstepsFollowTheSymplecticEulerRecurrence) {
 
 // Scenes with every constraint hard (compliance 0) and fully stiff (k = 1); the damping coefficient
 // is set too, since XPBD must ignore it on a hard constraint (gamma = alpha beta / h = 0).
-Model v2SwingingChainWithFloor() {
+ModelPtr v2SwingingChainWithFloor() {
   ModelBuilder b;
   ChainDef chain;
   chain.particles = 12;
@@ -114,7 +114,7 @@ Model v2SwingingChainWithFloor() {
   return b.build();
 }
 
-Model v2PinnedCloth() {
+ModelPtr v2PinnedCloth() {
   ModelBuilder b;
   ClothGridDef cloth;
   cloth.nodesX = 8;
@@ -129,7 +129,7 @@ Model v2PinnedCloth() {
   return b.build();
 }
 
-Model v2Cantilever() {
+ModelPtr v2Cantilever() {
   ModelBuilder b;
   TetBoxDef box;
   box.cellsX = 4;
@@ -144,7 +144,7 @@ Model v2Cantilever() {
   return b.build();
 }
 
-Model v2HangingBalloon() {
+ModelPtr v2HangingBalloon() {
   ModelBuilder b;
   BalloonDef balloon;
   balloon.rings = 6;
@@ -240,14 +240,14 @@ Hanging settleHangingParticle(SolverMode mode, double mass, const ConstraintPara
     const ParticleIndex p = b.addParticle(Vec3(0.0, -length, 0.0), mass);
     ref = {ConstraintFamily::Attachment, b.addAttachment(p, Vec3::Zero(), params, length)};
   }
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   SolverSettings s = scenario::makeSettings(mode, timeStep, substeps, iterations);
   s.velocityDamping = velocityDamping;
   Solver solver(model, s);
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   const auto steps = static_cast<int>(std::lround(duration / timeStep));
   EXPECT_TRUE(solver.run(state, steps).ok());
-  return {constraintValue(model, state, ref), scenario::maxSpeed(state), constraintForce(model, state, ref)};
+  return {constraintValue(*model, state, ref), scenario::maxSpeed(state), constraintForce(*model, state, ref)};
 }
 
 TEST(V3_StaticElongation, SingleParticleIndependentOfStepAndIterations) {
@@ -289,12 +289,12 @@ ChainRest settleChain(const scenario::HangingChain& chain, double timeStep, int 
   SolverSettings s = scenario::makeSettings(SolverMode::Xpbd, timeStep, substeps, iterations);
   s.velocityDamping = 10.0;
   Solver solver(chain.model, s);
-  State state = State::fromModel(chain.model);
+  State state = State::fromModel(*chain.model);
   EXPECT_TRUE(solver.run(state, static_cast<int>(std::lround(duration / timeStep))).ok());
   ChainRest r;
-  for (std::uint32_t k = 0; k < chain.model.distances.size(); ++k)
-    r.elongation.push_back(constraintValue(chain.model, state, {ConstraintFamily::Distance, k}));
-  r.total = scenario::totalElongation(chain.model, state);
+  for (std::uint32_t k = 0; k < chain.model->distances.size(); ++k)
+    r.elongation.push_back(constraintValue(*chain.model, state, {ConstraintFamily::Distance, k}));
+  r.total = scenario::totalElongation(*chain.model, state);
   r.speed = scenario::maxSpeed(state);
   return r;
 }
@@ -443,14 +443,14 @@ double errorAfterOneStep(Isolated kind, double stiffness, int iterations, bool i
       break;
     }
   }
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   SolverSettings s = scenario::makeSettings(SolverMode::Pbd, 1.0 / 60.0, 1, iterations, Vec3::Zero());
   s.iterationIndependentStiffness = independent;
   Solver solver(model, s);
-  State state = State::fromModel(model);
-  EXPECT_NEAR(constraintValue(model, state, ref), c0, 1e-15);
+  State state = State::fromModel(*model);
+  EXPECT_NEAR(constraintValue(*model, state, ref), c0, 1e-15);
   EXPECT_TRUE(solver.step(state).ok());
-  return constraintValue(model, state, ref);
+  return constraintValue(*model, state, ref);
 }
 
 TEST(V5_IterationIndependentStiffness, RemainingErrorIsOneMinusKTimesC0ForEveryN) {

@@ -41,7 +41,7 @@ TEST(V7_XpbdDampedSpring, OtherScalingsOfBetaAreDistinguished) {
 // about the positions they see, and the velocity update v = (x - x^n)/h loses it at O(h).
 
 // Free bodies (nothing fixed), one of each constraint family that acts inside a body.
-Model freeCloth(BendingModel bending, const ConstraintParameters& stretch) {
+ModelPtr freeCloth(BendingModel bending, const ConstraintParameters& stretch) {
   ModelBuilder b;
   ClothGridDef cloth;
   cloth.nodesX = 7;
@@ -54,7 +54,7 @@ Model freeCloth(BendingModel bending, const ConstraintParameters& stretch) {
   return b.build();
 }
 
-Model freeTetBox(const ConstraintParameters& edges, const ConstraintParameters& volume) {
+ModelPtr freeTetBox(const ConstraintParameters& edges, const ConstraintParameters& volume) {
   ModelBuilder b;
   TetBoxDef box;
   box.cellsX = 3;
@@ -68,7 +68,7 @@ Model freeTetBox(const ConstraintParameters& edges, const ConstraintParameters& 
   return b.build();
 }
 
-Model freeBalloon() {
+ModelPtr freeBalloon() {
   ModelBuilder b;
   BalloonDef balloon;
   balloon.rings = 6;
@@ -112,13 +112,13 @@ TEST(V8_Momentum, OneProjectionConservesAngularMomentum) {
   // From rest with no gravity the prediction is x^n, so after one projection of one constraint
   // L' = sum x^n x m dx / h, which is zero because sum_i x_i x gradC_i = 0 for a rotation-invariant C.
   auto check = [](const std::string& name, ModelBuilder& b) {
-    const Model model = b.build();
-    ASSERT_EQ(model.totalConstraintCount(), 1u) << name;
+    const ModelPtr model = b.build();
+    ASSERT_EQ(model->totalConstraintCount(), 1u) << name;
     Solver solver(model, scenario::makeSettings(SolverMode::Xpbd, 1.0 / 60.0, 1, 1, Vec3::Zero()));
-    State state = State::fromModel(model);
+    State state = State::fromModel(*model);
     ASSERT_TRUE(solver.step(state).ok());
-    const MomentumReport m = computeMomentum(model, state);
-    const scenario::MomentumScale scale = scenario::momentumScale(model, state);
+    const MomentumReport m = computeMomentum(*model, state);
+    const scenario::MomentumScale scale = scenario::momentumScale(*model, state);
     EXPECT_GT(scale.linear, 1e-3) << name;  // it moved
     EXPECT_LE(m.linear.norm() / scale.linear, 1e-13) << name;
     EXPECT_LE(m.angular.norm() / scale.angular, 1e-13) << name;
@@ -187,14 +187,14 @@ TEST(V8_Momentum, AngularMomentumLossIsFirstOrderInH) {
     for (int level = 0; level < 4; ++level) {
       const double h = (1.0 / 60.0) / (1 << level);
       Solver solver(body.model, scenario::makeSettings(SolverMode::Xpbd, h, 1, 4, Vec3::Zero()));
-      State state = State::fromModel(body.model);
+      State state = State::fromModel(*body.model);
       std::mt19937_64 rng(5);
       std::uniform_real_distribution<double> u(-0.05, 0.05);
-      for (std::size_t i = 0; i < body.model.particleCount(); ++i)
+      for (std::size_t i = 0; i < body.model->particleCount(); ++i)
         state.velocity[i] = omega.cross(state.position[i]) + Vec3(u(rng), u(rng), u(rng));
-      const MomentumReport before = computeMomentum(body.model, state);
+      const MomentumReport before = computeMomentum(*body.model, state);
       ASSERT_TRUE(solver.run(state, static_cast<int>(std::lround(1.0 / h))).ok());
-      const MomentumReport after = computeMomentum(body.model, state);
+      const MomentumReport after = computeMomentum(*body.model, state);
       const Vec3 change = after.angular - before.angular;
       loss.push_back(change.norm() / before.angular.norm());
       // It is a loss: |L| decreases.
@@ -253,7 +253,7 @@ RigidFit fitRigid(const Model& model, const State& state) {
   return f;
 }
 
-Model dampedCloud(double dampingFactor, bool withConstraints) {
+ModelPtr dampedCloud(double dampingFactor, bool withConstraints) {
   ModelBuilder b;
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> u(-0.5, 0.5), m(0.1, 2.0);
@@ -269,25 +269,25 @@ TEST(V9_MomentumConservingDamping, FreeParticlesKeepMomentumAndLoseNonRigidEnerg
   // Without constraints and gravity the step itself conserves P and L exactly (x' = x + h v), so
   // any change is the damping's.
   for (double k : {0.0, 0.3, 0.7, 1.0}) {
-    const Model model = dampedCloud(k, false);
+    const ModelPtr model = dampedCloud(k, false);
     Solver solver(model, scenario::makeSettings(SolverMode::Xpbd, 1.0 / 60.0, 1, 1, Vec3::Zero()));
-    State state = State::fromModel(model);
-    scenario::randomVelocities(model, state, 1.0, 17);
+    State state = State::fromModel(*model);
+    scenario::randomVelocities(*model, state, 1.0, 17);
     for (int step = 0; step < 5; ++step) {
-      const MomentumReport before = computeMomentum(model, state);
-      const scenario::MomentumScale scale = scenario::momentumScale(model, state);
-      const double kinetic = computeEnergy(model, state, solver.settings()).kinetic;
+      const MomentumReport before = computeMomentum(*model, state);
+      const scenario::MomentumScale scale = scenario::momentumScale(*model, state);
+      const double kinetic = computeEnergy(*model, state, solver.settings()).kinetic;
       // The damping fits the rigid motion at the drifted positions x + h v: split v there too.
       State drifted = state;
-      for (std::size_t i = 0; i < model.particleCount(); ++i) drifted.position[i] += (1.0 / 60.0) * drifted.velocity[i];
-      const RigidFit fitBefore = fitRigid(model, drifted);
+      for (std::size_t i = 0; i < model->particleCount(); ++i) drifted.position[i] += (1.0 / 60.0) * drifted.velocity[i];
+      const RigidFit fitBefore = fitRigid(*model, drifted);
       ASSERT_TRUE(solver.step(state).ok());
-      const MomentumReport after = computeMomentum(model, state);
+      const MomentumReport after = computeMomentum(*model, state);
       // Round-off of v = (x - x^n)/h is eps |x| / h per particle: about 1e-14 of the scale here.
       EXPECT_LE((after.linear - before.linear).norm() / scale.linear, 1e-13) << "k=" << k;
       EXPECT_LE((after.angular - before.angular).norm() / scale.angular, 1e-13) << "k=" << k;
-      const RigidFit fitAfter = fitRigid(model, state);
-      const double kineticAfter = computeEnergy(model, state, solver.settings()).kinetic;
+      const RigidFit fitAfter = fitRigid(*model, state);
+      const double kineticAfter = computeEnergy(*model, state, solver.settings()).kinetic;
       // The non-rigid kinetic energy scales by (1-k)^2; the rigid part is untouched.
       EXPECT_NEAR(fitAfter.deviationEnergy, (1.0 - k) * (1.0 - k) * fitBefore.deviationEnergy,
                   1e-12 * kinetic)
@@ -311,26 +311,26 @@ TEST(V9_MomentumConservingDamping, WithConstraintsDampingChangesOnlyTheNonRigidV
   // The damping runs after the velocity update and leaves positions alone: a step with factor k and
   // one with factor 0 from the same state end at the same positions with the same P and L.
   for (double k : {0.0, 0.3, 1.0}) {
-    const Model damped = dampedCloud(k, true);
-    const Model plain = dampedCloud(0.0, true);
+    const ModelPtr damped = dampedCloud(k, true);
+    const ModelPtr plain = dampedCloud(0.0, true);
     const SolverSettings s = scenario::makeSettings(SolverMode::Xpbd, 1.0 / 60.0, 2, 3, Vec3::Zero());
     Solver solverDamped(damped, s);
     Solver solverPlain(plain, s);
-    State a = State::fromModel(damped);
-    scenario::randomVelocities(damped, a, 2.0, 23);
+    State a = State::fromModel(*damped);
+    scenario::randomVelocities(*damped, a, 2.0, 23);
     State b = a;
     ASSERT_TRUE(solverDamped.step(a).ok());
     ASSERT_TRUE(solverPlain.step(b).ok());
-    for (std::size_t i = 0; i < damped.particleCount(); ++i) ASSERT_EQ(a.position[i], b.position[i]);
-    const MomentumReport ma = computeMomentum(damped, a), mb = computeMomentum(plain, b);
-    const scenario::MomentumScale scale = scenario::momentumScale(plain, b);
+    for (std::size_t i = 0; i < damped->particleCount(); ++i) ASSERT_EQ(a.position[i], b.position[i]);
+    const MomentumReport ma = computeMomentum(*damped, a), mb = computeMomentum(*plain, b);
+    const scenario::MomentumScale scale = scenario::momentumScale(*plain, b);
     EXPECT_LE((ma.linear - mb.linear).norm() / scale.linear, 1e-14) << "k=" << k;
     EXPECT_LE((ma.angular - mb.angular).norm() / scale.angular, 1e-13) << "k=" << k;
-    const RigidFit fa = fitRigid(damped, a), fb = fitRigid(plain, b);
-    const double kinetic = computeEnergy(plain, b, s).kinetic;
+    const RigidFit fa = fitRigid(*damped, a), fb = fitRigid(*plain, b);
+    const double kinetic = computeEnergy(*plain, b, s).kinetic;
     EXPECT_NEAR(fa.deviationEnergy, (1.0 - k) * (1.0 - k) * fb.deviationEnergy, 1e-12 * kinetic) << "k=" << k;
     if (k > 0.0) {
-      EXPECT_LT(computeEnergy(damped, a, s).kinetic, kinetic) << "k=" << k;
+      EXPECT_LT(computeEnergy(*damped, a, s).kinetic, kinetic) << "k=" << k;
     }
     if (k == 1.0) {
       EXPECT_LE(fa.maxDeviation, 1e-12 * scenario::maxSpeed(b)) << "rigid field";
@@ -385,7 +385,7 @@ TEST(V10_FixedParticles, NeverMoveWhateverPullsOnThem) {
   const GeneratedObject ball = addBalloon(b, balloon);
   b.fixParticle(ball.firstParticle);
   fixed.push_back(ball.firstParticle);
-  const Model model = b.build();
+  const ModelPtr model = b.build();
 
   struct Config {
     SolverMode mode;
@@ -399,22 +399,22 @@ TEST(V10_FixedParticles, NeverMoveWhateverPullsOnThem) {
     s.iterationIndependentStiffness = c.independent;
     s.velocityDamping = 0.5;
     Solver solver(model, s);
-    State state = State::fromModel(model);
+    State state = State::fromModel(*model);
     for (ParticleIndex p : fixed) state.externalForce[p] = Vec3(1e6, -1e6, 1e6);  // ignored: w = 0
     ASSERT_TRUE(solver.run(state, 90).ok());
     for (ParticleIndex p : fixed) {
-      EXPECT_EQ(state.position[p], model.initialPosition[p]) << "fixed particle " << p;
+      EXPECT_EQ(state.position[p], model->initialPosition[p]) << "fixed particle " << p;
       EXPECT_EQ(state.velocity[p], Vec3::Zero()) << "fixed particle " << p;
     }
     // Everything else did move.
-    EXPECT_GT((state.position[heavy] - model.initialPosition[heavy]).norm(), 0.1);
-    EXPECT_GT((state.position[sheet.firstParticle + 35] - model.initialPosition[sheet.firstParticle + 35]).norm(), 0.1);
+    EXPECT_GT((state.position[heavy] - model->initialPosition[heavy]).norm(), 0.1);
+    EXPECT_GT((state.position[sheet.firstParticle + 35] - model->initialPosition[sheet.firstParticle + 35]).norm(), 0.1);
     // In XPBD the compliant attachment pulls its fixed particle with the full spring force -C/alpha
     // (the hard one on a w = 0 particle has nothing to solve and is skipped: lambda stays 0).
     if (c.mode == SolverMode::Xpbd) {
       const ConstraintRef pull{ConstraintFamily::Attachment, 1};
-      const double spring = -constraintValue(model, state, pull) / model.attachments[1].params.compliance;
-      EXPECT_LE(relativeError(constraintForce(model, state, pull), spring), 1e-12);
+      const double spring = -constraintValue(*model, state, pull) / model->attachments[1].params.compliance;
+      EXPECT_LE(relativeError(constraintForce(*model, state, pull), spring), 1e-12);
       EXPECT_GT(std::abs(spring), 1e6);
     }
   }
@@ -440,24 +440,24 @@ TEST(V11_ForceEstimate, TopLinkCarriesNmgAtRest) {
         SolverSettings s = scenario::makeSettings(SolverMode::Xpbd, c.timeStep, c.substeps, c.iterations);
         s.velocityDamping = 10.0;  // only to reach rest sooner; v = 0 at rest
         Solver solver(chain.model, s);
-        State state = State::fromModel(chain.model);
+        State state = State::fromModel(*chain.model);
         ASSERT_TRUE(solver.run(state, static_cast<int>(std::lround(8.0 / c.timeStep))).ok());
         const std::string what = "N=" + std::to_string(N) + " alpha=" + std::to_string(alpha) +
                                  " dt=" + std::to_string(c.timeStep) + " substeps=" + std::to_string(c.substeps) +
                                  " n=" + std::to_string(c.iterations);
         EXPECT_LE(scenario::maxSpeed(state), 1e-9) << what;
-        const double top = constraintForce(chain.model, state, {ConstraintFamily::Distance, 0});
+        const double top = constraintForce(*chain.model, state, {ConstraintFamily::Distance, 0});
         testing::Test::RecordProperty(what, "top force relative error " + scenario::sci(relativeError(top, -N * mass * kG)));
         EXPECT_LE(relativeError(top, -N * mass * kG), 1e-9) << what << " force " << top;
         for (int k = 1; k < N; ++k)
-          EXPECT_LE(relativeError(constraintForce(chain.model, state, {ConstraintFamily::Distance, static_cast<std::uint32_t>(k)}),
+          EXPECT_LE(relativeError(constraintForce(*chain.model, state, {ConstraintFamily::Distance, static_cast<std::uint32_t>(k)}),
                                   -(N - k) * mass * kG),
                     1e-9)
               << what << " link " << k;
         // As a vector: the first free particle is pulled up by N m g.
         std::vector<ParticleIndex> particles;
         std::vector<Vec3> forces;
-        constraintForceVectors(chain.model, state, {ConstraintFamily::Distance, 0}, particles, forces);
+        constraintForceVectors(*chain.model, state, {ConstraintFamily::Distance, 0}, particles, forces);
         ASSERT_EQ(particles.size(), 2u);
         EXPECT_EQ(particles[1], 1u);
         EXPECT_LE((forces[1] - Vec3(0.0, N * mass * kG, 0.0)).norm() / (N * mass * kG), 1e-9) << what;
@@ -473,10 +473,10 @@ double restStretch(const scenario::HangingChain& chain, int substeps, int iterat
   SolverSettings s = scenario::makeSettings(SolverMode::Xpbd, 1.0 / 240.0, substeps, iterations);
   s.velocityDamping = 4.0;  // settling only; the rest state is a fixed point with v = 0
   Solver solver(chain.model, s);
-  State state = State::fromModel(chain.model);
+  State state = State::fromModel(*chain.model);
   EXPECT_TRUE(solver.run(state, 240 * 8).ok());
   EXPECT_LE(scenario::maxSpeed(state), 1e-8);
-  return scenario::totalElongation(chain.model, state) / (chain.links * chain.spacing);
+  return scenario::totalElongation(*chain.model, state) / (chain.links * chain.spacing);
 }
 
 TEST(V12_SmallStepsBeatIterations, SubstepsStretchLessAndTheRatioGrowsLikeN) {

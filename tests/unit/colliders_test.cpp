@@ -148,12 +148,12 @@ TEST(Colliders, KinematicPoseFollowsItsPaths) {
   const std::uint32_t moving = b.addCollider(
       Collider::box(Vec3::Zero(), Vec3(0.5, 0.5, 0.5)), [](double t) { return Vec3(t, 2.0 * t, -t); },
       [](double t) { return Quat(Eigen::AngleAxisd(t, Vec3::UnitZ())); });
-  const Model model = b.build();
-  EXPECT_FALSE(model.colliders[still].kinematic());
-  EXPECT_TRUE(model.colliders[moving].kinematic());
+  const ModelPtr model = b.build();
+  EXPECT_FALSE(model->colliders[still].kinematic());
+  EXPECT_TRUE(model->colliders[moving].kinematic());
   for (double t : {0.0, 0.25, 1.5}) {
-    EXPECT_EQ(colliderPose(model, still, t).position, Vec3(1, 2, 3));
-    const ColliderPose p = colliderPose(model, moving, t);
+    EXPECT_EQ(colliderPose(*model, still, t).position, Vec3(1, 2, 3));
+    const ColliderPose p = colliderPose(*model, moving, t);
     EXPECT_LT((p.position - Vec3(t, 2.0 * t, -t)).norm(), kTol);
     EXPECT_NEAR(p.rotation.angularDistance(Quat(Eigen::AngleAxisd(t, Vec3::UnitZ()))), 0.0, 1e-12);
   }
@@ -166,9 +166,9 @@ TEST(Colliders, KinematicPlaneLiftsARestingParticle) {
   const ParticleIndex p = b.addParticle(Vec3(0.0, 0.1, 0.0), 1.0);
   b.setParticleRadius(p, 0.1);
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY()), [](double t) { return Vec3(0.0, 1.0 * t, 0.0); });
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   Solver solver(model, SolverSettings::smallSteps(5));
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   for (int s = 0; s < 60; ++s) {
     ASSERT_TRUE(solver.step(state).ok());
     EXPECT_NEAR(state.position[p].y(), state.time + 0.1, 1e-9) << "step " << s;
@@ -188,10 +188,10 @@ TEST(Colliders, KinematicCollidersPushAndCarryParticles) {
   b.addCollider(Collider::sphere(Vec3::Zero(), 0.3), [](double t) { return Vec3(-1.0 + 2.0 * t, 0.3, 0.0); });
   b.addCollider(Collider::box(Vec3::Zero(), Vec3(0.5, 0.5, 0.5), Quat::Identity(), {1.0, 1.0, 0.0}),
                 [](double t) { return Vec3(0.5 * t, 0.5, 3.0); });
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   Solver solver(model, SolverSettings::smallSteps(10));
-  State state = State::fromModel(model);
-  const Model& m = model;
+  State state = State::fromModel(*model);
+  const Model& m = *model;
   for (int s = 0; s < 60; ++s) {
     ASSERT_TRUE(solver.step(state).ok());
     Vec3 n;
@@ -220,11 +220,11 @@ TEST(ParticleContacts, HeadOnCollisionConservesMomentumAndAppliesRestitution) {
     b.setParticleRadius(a, 0.1);
     b.setParticleRadius(c, 0.1);
     b.model().particleContactMaterial.restitution = e;
-    const Model model = b.build();
+    const ModelPtr model = b.build();
     SolverSettings settings = SolverSettings::smallSteps(20);
     settings.gravity = Vec3::Zero();
     Solver solver(model, settings);
-    State state = State::fromModel(model);
+    State state = State::fromModel(*model);
     bool touched = false;
     for (int s = 0; s < 30; ++s) {
       ASSERT_TRUE(solver.step(state).ok());
@@ -253,17 +253,17 @@ TEST(ParticleContacts, RestNeighboursDoNotCollide) {
   def.bending = BendingModel::Isometric;
   const GeneratedObject cloth = addClothGrid(b, def);
   b.setParticleRadius(cloth.firstParticle, cloth.particleCount, 0.06);  // neighbours overlap
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   SolverSettings settings = SolverSettings::smallSteps(4);
   settings.gravity = Vec3::Zero();
   Solver solver(model, settings);
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   ASSERT_TRUE(solver.run(state, 10).ok());
   // Only pairs two apart along a row or column without a shared constraint are within reach
   // (0.2 m > 0.12 m: none): nothing collides and nothing moves.
   EXPECT_EQ(solver.lastParticleContacts().size(), 0u);
-  for (std::size_t i = 0; i < model.particleCount(); ++i)
-    EXPECT_LT((state.position[i] - model.initialPosition[i]).norm(), 1e-12);
+  for (std::size_t i = 0; i < model->particleCount(); ++i)
+    EXPECT_LT((state.position[i] - model->initialPosition[i]).norm(), 1e-12);
 
   // A free particle of the same radius placed overlapping a cloth node is pushed out.
   ModelBuilder b2;
@@ -271,9 +271,9 @@ TEST(ParticleContacts, RestNeighboursDoNotCollide) {
   b2.setParticleRadius(cloth2.firstParticle, cloth2.particleCount, 0.06);
   const ParticleIndex intruder = b2.addParticle(Vec3(0.2, 0.05, 0.2), 0.1);
   b2.setParticleRadius(intruder, 0.06);
-  const Model model2 = b2.build();
+  const ModelPtr model2 = b2.build();
   Solver solver2(model2, settings);
-  State state2 = State::fromModel(model2);
+  State state2 = State::fromModel(*model2);
   ASSERT_TRUE(solver2.run(state2, 60).ok());
   for (ParticleIndex p = 0; p < cloth2.particleCount; ++p)
     EXPECT_GT((state2.position[intruder] - state2.position[p]).norm(), 0.12 - 1e-9) << "node " << p;
@@ -286,12 +286,12 @@ TEST(ParticleContacts, InitialOverlapIsPushedOutAtTheCappedSpeed) {
     ModelBuilder b;
     const ParticleIndex p = b.addParticle(Vec3(0.0, -0.2, 0.0), 1.0);  // 0.2 m inside the ground
     b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
-    const Model model = b.build();
+    const ModelPtr model = b.build();
     SolverSettings settings = SolverSettings::smallSteps(10, 0.01);
     settings.gravity = Vec3::Zero();
     settings.maxDepenetrationVelocity = cap;
     Solver solver(model, settings);
-    State state = State::fromModel(model);
+    State state = State::fromModel(*model);
     ASSERT_TRUE(solver.step(state).ok());
     if (std::isinf(cap)) {
       EXPECT_NEAR(state.position[p].y(), 0.0, 1e-12);  // out at once
@@ -312,16 +312,16 @@ TEST(ParticleContacts, DisabledOrZeroRadiusMeansNoPairs) {
   b.addParticle(Vec3(0.0, 0.01, 0), 1.0);  // radius 0: a point, never in a pair
   SolverSettings settings;
   settings.gravity = Vec3::Zero();
-  Model model = b.build();
+  const ModelPtr model = b.build();
   {
     Solver solver(model, settings);
-    State state = State::fromModel(model);
+    State state = State::fromModel(*model);
     ASSERT_TRUE(solver.step(state).ok());
     EXPECT_EQ(solver.lastParticleContacts().size(), 1u);
   }
-  model.particleCollisions = false;
+  model->particleCollisions = false;
   Solver solver(model, settings);
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   ASSERT_TRUE(solver.step(state).ok());
   EXPECT_EQ(solver.lastContactCount(), 0u);
   EXPECT_EQ(state.position[0], Vec3::Zero());
@@ -334,19 +334,19 @@ TEST(ParticleContacts, HashGridFindsExactlyThePairsWithinReach) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> u(-0.5, 0.5), r(0.01, 0.04);
   for (int i = 0; i < 300; ++i) b.setParticleRadius(b.addParticle(Vec3(u(rng), u(rng), u(rng)), 1.0), r(rng));
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   SolverSettings settings;
   settings.gravity = Vec3::Zero();
   settings.maxDepenetrationVelocity = 1e-9;  // keep the overlaps: we only look at detection
   Solver solver(model, settings);
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   ASSERT_TRUE(solver.step(state).ok());
   // Detection ran on the predicted positions, which equal the initial ones (no gravity, no velocity).
   std::vector<std::pair<ParticleIndex, ParticleIndex>> expected;
-  for (ParticleIndex a = 0; a < model.particleCount(); ++a)
-    for (ParticleIndex c = a + 1; c < model.particleCount(); ++c) {
-      const double reach = model.radius(a) + model.radius(c) + settings.contactMargin;
-      if ((model.initialPosition[a] - model.initialPosition[c]).norm() < reach) expected.emplace_back(a, c);
+  for (ParticleIndex a = 0; a < model->particleCount(); ++a)
+    for (ParticleIndex c = a + 1; c < model->particleCount(); ++c) {
+      const double reach = model->radius(a) + model->radius(c) + settings.contactMargin;
+      if ((model->initialPosition[a] - model->initialPosition[c]).norm() < reach) expected.emplace_back(a, c);
     }
   std::vector<std::pair<ParticleIndex, ParticleIndex>> found;
   for (const Contact& c : solver.lastParticleContacts()) found.emplace_back(c.particle, c.other);
@@ -379,13 +379,13 @@ TEST(ColliderValidation, BadShapesMaterialsAndRadiiNameTheField) {
   expectError([&] { b.setParticleRadius(3, 0.1); }, "out of range");
   expectError([&] { b.setParticleRadius(0, 2, 0.1); }, "particles 0 to 1 out of range");
   expectError([&] { b.setParticleRadius(0, 1, -0.1); }, "radius");
-  Model m = b.build();
-  m.particleRadius.push_back(0.1);
-  expectError([&] { m.validate(); }, "particleRadius");
-  m.particleRadius.pop_back();
-  m.colliders.push_back(Collider::sphere(Vec3::Zero(), 1.0));
-  m.colliders.back().path = 2;
-  expectError([&] { m.validate(); }, "collider 0: path 2");
+  const ModelPtr m = b.build();
+  m->particleRadius.push_back(0.1);
+  expectError([&] { m->validate(); }, "particleRadius");
+  m->particleRadius.pop_back();
+  m->colliders.push_back(Collider::sphere(Vec3::Zero(), 1.0));
+  m->colliders.back().path = 2;
+  expectError([&] { m->validate(); }, "collider 0: path 2");
   SolverSettings s;
   s.contactMargin = -1.0;
   expectError([&] { s.validate(); }, "contactMargin");
@@ -403,12 +403,12 @@ TEST(ColliderValidation, RefusedStepNamesTheContact) {
   b.addCollider(Collider::plane(Vec3(0, -10, 0), Vec3::UnitY()));
   b.addCollider(Collider::sphere(Vec3::Zero(), 2.0),
                 [](double t) { return t < 0.06 ? Vec3(0.0, 10.0, 0.0) : Vec3(0.0, -1.5, 0.0); });
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   SolverSettings settings;
   settings.gravity = Vec3::Zero();
   settings.maxDisplacementPerStep = 0.1;
   Solver solver(model, settings);
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   ASSERT_TRUE(solver.run(state, 3).ok());
   const State before = state;
   const StepResult r = solver.step(state);

@@ -139,15 +139,15 @@ TEST(ConstraintGradients, AttachmentMatchesFiniteDifferences) {
   RandomPoints random(1);
   ModelBuilder builder = randomBuilder(random);
   builder.addAttachment(6, Vec3(0.1, 0.2, 0.3), kHard, 0.25);
-  const Model model = builder.build();
+  const ModelPtr model = builder.build();
   for (int trial = 0; trial < kTrials; ++trial) {
     const std::vector<Vec3> x = random.points(kParticles);
     const std::vector<Vec3> targets = {random.point()};
     if ((x[6] - targets[0]).norm() < 0.1) continue;
-    const Evaluation e = evaluate(model, x, targets, {ConstraintFamily::Attachment, 0});
+    const Evaluation e = evaluate(*model, x, targets, {ConstraintFamily::Attachment, 0});
     ASSERT_EQ(e.particles, std::vector<ParticleIndex>{6});
     EXPECT_NEAR(e.value, (x[6] - targets[0]).norm() - 0.25, 1e-15);
-    expectGradientMatchesFiniteDifferences(model, x, targets, {ConstraintFamily::Attachment, 0});
+    expectGradientMatchesFiniteDifferences(*model, x, targets, {ConstraintFamily::Attachment, 0});
   }
 }
 
@@ -155,16 +155,16 @@ TEST(ConstraintGradients, DistanceMatchesFiniteDifferencesAndIsInvariant) {
   RandomPoints random(2);
   ModelBuilder builder = randomBuilder(random);
   builder.addDistance(7, 2, kHard, 0.6);
-  const Model model = builder.build();
+  const ModelPtr model = builder.build();
   const ConstraintRef ref{ConstraintFamily::Distance, 0};
   for (int trial = 0; trial < kTrials; ++trial) {
     const std::vector<Vec3> x = random.points(kParticles);
     if ((x[7] - x[2]).norm() < 0.1) continue;
-    const Evaluation e = evaluate(model, x, {}, ref);
+    const Evaluation e = evaluate(*model, x, {}, ref);
     ASSERT_EQ(e.particles, (std::vector<ParticleIndex>{7, 2}));
     EXPECT_NEAR(e.value, (x[7] - x[2]).norm() - 0.6, 1e-15);
-    expectGradientMatchesFiniteDifferences(model, x, {}, ref);
-    expectInvariances(model, x, {}, ref);
+    expectGradientMatchesFiniteDifferences(*model, x, {}, ref);
+    expectInvariances(*model, x, {}, ref);
   }
 }
 
@@ -172,17 +172,17 @@ TEST(ConstraintGradients, MaxDistanceMatchesFiniteDifferencesAndIsInvariant) {
   RandomPoints random(3);
   ModelBuilder builder = randomBuilder(random);
   builder.addMaxDistance(1, 8, kHard, 0.4);
-  const Model model = builder.build();
+  const ModelPtr model = builder.build();
   const ConstraintRef ref{ConstraintFamily::MaxDistance, 0};
   for (int trial = 0; trial < kTrials; ++trial) {
     const std::vector<Vec3> x = random.points(kParticles);
     if ((x[1] - x[8]).norm() < 0.1) continue;
-    const Evaluation e = evaluate(model, x, {}, ref);
+    const Evaluation e = evaluate(*model, x, {}, ref);
     ASSERT_EQ(e.particles, (std::vector<ParticleIndex>{1, 8}));
     // Unilateral: C = L_max - |x_a - x_b| >= 0 while slack.
     EXPECT_NEAR(e.value, 0.4 - (x[1] - x[8]).norm(), 1e-15);
-    expectGradientMatchesFiniteDifferences(model, x, {}, ref);
-    expectInvariances(model, x, {}, ref);
+    expectGradientMatchesFiniteDifferences(*model, x, {}, ref);
+    expectInvariances(*model, x, {}, ref);
   }
 }
 
@@ -190,18 +190,18 @@ TEST(ConstraintGradients, DihedralBendingMatchesFiniteDifferencesAndIsInvariant)
   RandomPoints random(4);
   ModelBuilder builder = randomBuilder(random);
   builder.addDihedralBending(3, 9, 0, 5, kHard, 0.3);
-  const Model model = builder.build();
+  const ModelPtr model = builder.build();
   const ConstraintRef ref{ConstraintFamily::DihedralBending, 0};
   int checked = 0;
   for (int trial = 0; trial < 4 * kTrials && checked < kTrials; ++trial) {
     const std::vector<Vec3> x = random.points(kParticles);
     // Keep away from degenerate wings (no plane) and from the +-pi wrap of C = theta - rest.
     if (triangleArea(x[3], x[9], x[0]) < 0.1 || triangleArea(x[9], x[3], x[5]) < 0.1) continue;
-    const Evaluation e = evaluate(model, x, {}, ref);
+    const Evaluation e = evaluate(*model, x, {}, ref);
     if (std::abs(e.value) > 2.5) continue;
     ASSERT_EQ(e.particles, (std::vector<ParticleIndex>{3, 9, 0, 5}));
-    expectGradientMatchesFiniteDifferences(model, x, {}, ref);
-    expectInvariances(model, x, {}, ref);
+    expectGradientMatchesFiniteDifferences(*model, x, {}, ref);
+    expectInvariances(*model, x, {}, ref);
     ++checked;
   }
   EXPECT_EQ(checked, kTrials);
@@ -217,15 +217,15 @@ TEST(ConstraintGradients, IsometricBendingMatchesFiniteDifferencesAndIsInvariant
   builder.model().initialPosition[8] = Vec3(0.4, 0.9, 0.0);
   builder.model().initialPosition[6] = Vec3(0.7, -0.8, 0.0);
   builder.addIsometricBending(4, 1, 8, 6, kHard);
-  const Model model = builder.build();
+  const ModelPtr model = builder.build();
   const ConstraintRef ref{ConstraintFamily::IsometricBending, 0};
   for (int trial = 0; trial < kTrials; ++trial) {
     const std::vector<Vec3> x = random.points(kParticles);
-    const Evaluation e = evaluate(model, x, {}, ref);
+    const Evaluation e = evaluate(*model, x, {}, ref);
     if (e.value < 0.05) continue;  // C = |k| is not differentiable at k = 0
     ASSERT_EQ(e.particles, (std::vector<ParticleIndex>{4, 1, 8, 6}));
-    expectGradientMatchesFiniteDifferences(model, x, {}, ref);
-    expectInvariances(model, x, {}, ref);
+    expectGradientMatchesFiniteDifferences(*model, x, {}, ref);
+    expectInvariances(*model, x, {}, ref);
   }
 }
 
@@ -233,16 +233,16 @@ TEST(ConstraintGradients, TetVolumeMatchesFiniteDifferencesAndIsInvariant) {
   RandomPoints random(6);
   ModelBuilder builder = randomBuilder(random);
   builder.addTetVolume(2, 7, 4, 0, kHard);
-  const Model model = builder.build();
+  const ModelPtr model = builder.build();
   const ConstraintRef ref{ConstraintFamily::TetVolume, 0};
   for (int trial = 0; trial < kTrials; ++trial) {
     const std::vector<Vec3> x = random.points(kParticles);
-    const Evaluation e = evaluate(model, x, {}, ref);
+    const Evaluation e = evaluate(*model, x, {}, ref);
     ASSERT_EQ(e.particles, (std::vector<ParticleIndex>{2, 7, 4, 0}));
-    EXPECT_NEAR(e.value + model.tetVolumes[0].restVolume,
+    EXPECT_NEAR(e.value + model->tetVolumes[0].restVolume,
                 (x[7] - x[2]).dot((x[4] - x[2]).cross(x[0] - x[2])) / 6.0, 1e-15);
-    expectGradientMatchesFiniteDifferences(model, x, {}, ref);
-    expectInvariances(model, x, {}, ref);
+    expectGradientMatchesFiniteDifferences(*model, x, {}, ref);
+    expectInvariances(*model, x, {}, ref);
   }
 }
 
@@ -254,16 +254,16 @@ TEST(ConstraintGradients, GlobalVolumeMatchesFiniteDifferencesAndIsInvariant) {
   for (const Vec3& c : cubeCorners(Vec3(-0.5, -0.5, -0.5), 1.0)) builder.addParticle(c, 1.0);
   builder.addParticle(Vec3(5, -5, 5), 1.0);
   builder.addGlobalVolume(cubeTriangles(2), 1.3, kHard);
-  const Model model = builder.build();
+  const ModelPtr model = builder.build();
   const ConstraintRef ref{ConstraintFamily::GlobalVolume, 0};
   for (int trial = 0; trial < kTrials; ++trial) {
-    std::vector<Vec3> x = model.initialPosition;
+    std::vector<Vec3> x = model->initialPosition;
     for (Vec3& p : x) p += random.point(0.3);
-    const Evaluation e = evaluate(model, x, {}, ref);
+    const Evaluation e = evaluate(*model, x, {}, ref);
     ASSERT_EQ(e.particles.size(), 8u);
     for (std::size_t k = 0; k < 8; ++k) EXPECT_EQ(e.particles[k], 2 + k);
-    expectGradientMatchesFiniteDifferences(model, x, {}, ref);
-    expectInvariances(model, x, {}, ref);
+    expectGradientMatchesFiniteDifferences(*model, x, {}, ref);
+    expectInvariances(*model, x, {}, ref);
   }
 }
 
@@ -283,16 +283,16 @@ TEST(ConstraintGradients, GenericPassesTheRightPositionsAndReturnsTheUserGradien
   };
   const std::array<ParticleIndex, 3> particles = {5, 2, 7};
   builder.addGeneric(function, particles, false, kHard);
-  const Model model = builder.build();
+  const ModelPtr model = builder.build();
   const ConstraintRef ref{ConstraintFamily::Generic, 0};
   for (int trial = 0; trial < kTrials; ++trial) {
     const std::vector<Vec3> x = random.points(kParticles);
     if ((x[2] - x[7]).norm() < 0.1) continue;
-    const Evaluation e = evaluate(model, x, {}, ref);
+    const Evaluation e = evaluate(*model, x, {}, ref);
     ASSERT_EQ(e.particles, (std::vector<ParticleIndex>{5, 2, 7}));
     EXPECT_NEAR(e.value, 0.5 * (x[2] - x[5]).dot(x[7] - x[5]) + (x[7] - x[2]).norm(), 1e-14);
-    expectGradientMatchesFiniteDifferences(model, x, {}, ref);
-    expectInvariances(model, x, {}, ref);
+    expectGradientMatchesFiniteDifferences(*model, x, {}, ref);
+    expectInvariances(*model, x, {}, ref);
   }
 }
 
@@ -331,13 +331,13 @@ TEST(DihedralAngle, ConstraintValueIsTheAngleMinusRestWrappedIntoPlusMinusPi) {
   for (const Vec3& p : flat) builder.addParticle(p, 1.0);
   builder.addDihedralBending(0, 1, 2, 3, kHard);                       // rest = current = 0
   builder.addDihedralBending(0, 1, 2, 3, kHard, 3.0);                  // rest near +pi
-  const Model model = builder.build();
-  EXPECT_EQ(model.dihedralBendings[0].restAngle, 0.0);
+  const ModelPtr model = builder.build();
+  EXPECT_EQ(model->dihedralBendings[0].restAngle, 0.0);
   const auto folded = foldedStencil(-3.0);  // theta = -3.0
   const std::vector<Vec3> x(folded.begin(), folded.end());
-  EXPECT_NEAR(evaluate(model, x, {}, {ConstraintFamily::DihedralBending, 0}).value, -3.0, 1e-14);
+  EXPECT_NEAR(evaluate(*model, x, {}, {ConstraintFamily::DihedralBending, 0}).value, -3.0, 1e-14);
   // -3 - 3 = -6 wraps to 2 pi - 6: the short way round through +-pi.
-  EXPECT_NEAR(evaluate(model, x, {}, {ConstraintFamily::DihedralBending, 1}).value,
+  EXPECT_NEAR(evaluate(*model, x, {}, {ConstraintFamily::DihedralBending, 1}).value,
               2.0 * std::numbers::pi - 6.0, 1e-14);
 }
 
@@ -378,15 +378,15 @@ TEST(IsometricBending, WeightsVanishOnEveryFlatStencilAndMeasureAFold) {
   ModelBuilder builder;
   for (const Vec3& p : {x0, x1, x2, x3}) builder.addParticle(p, 1.0);
   builder.addIsometricBending(0, 1, 2, 3, kHard);
-  const Model model = builder.build();
+  const ModelPtr model = builder.build();
   const double areas = triangleArea(x0, x1, x2) + triangleArea(x0, x1, x3);
   const ConstraintRef ref{ConstraintFamily::IsometricBending, 0};
-  EXPECT_LT(evaluate(model, model.initialPosition, {}, ref).value, 1e-14);  // round-off only
+  EXPECT_LT(evaluate(*model, model->initialPosition, {}, ref).value, 1e-14);  // round-off only
   for (double fold : {1e-3, 0.2, -0.2, 1.0, 2.5}) {
-    std::vector<Vec3> x = model.initialPosition;
+    std::vector<Vec3> x = model->initialPosition;
     x[3] = Vec3(x3.x(), x3.y() * std::cos(fold), x3.y() * std::sin(fold));
     const double expected = std::sqrt(3.0 / areas) * 1.2 * 2.0 * std::sin(std::abs(fold) / 2.0);
-    const double C = evaluate(model, x, {}, ref).value;
+    const double C = evaluate(*model, x, {}, ref).value;
     EXPECT_GT(C, 0.0);
     EXPECT_NEAR(C, expected, 1e-12 * expected) << "fold " << fold;
   }
@@ -403,9 +403,9 @@ TEST(TetVolume, UnitRightTetHasVolumeOneSixthAndOrientationGivesTheSign) {
   ModelBuilder builder;
   for (const Vec3& p : {o, ex, ey, ez}) builder.addParticle(p, 1.0);
   builder.addTetVolume(0, 1, 2, 3, kHard);
-  const Model model = builder.build();
-  EXPECT_NEAR(model.tetVolumes[0].restVolume, 1.0 / 6.0, 1e-16);
-  EXPECT_EQ(evaluate(model, model.initialPosition, {}, {ConstraintFamily::TetVolume, 0}).value, 0.0);
+  const ModelPtr model = builder.build();
+  EXPECT_NEAR(model->tetVolumes[0].restVolume, 1.0 / 6.0, 1e-16);
+  EXPECT_EQ(evaluate(*model, model->initialPosition, {}, {ConstraintFamily::TetVolume, 0}).value, 0.0);
 }
 
 TEST(GlobalVolume, ClosedTetrahedronAndCubeMeshesAreExact) {
@@ -418,12 +418,12 @@ TEST(GlobalVolume, ClosedTetrahedronAndCubeMeshesAreExact) {
   const ParticleIndex first = static_cast<ParticleIndex>(builder.particleCount());
   for (const Vec3& c : cubeCorners(Vec3(-1.0, 2.0, 0.5), 0.7)) builder.addParticle(c, 1.0);
   builder.addGlobalVolume(cubeTriangles(first), 2.0, kHard);
-  const Model model = builder.build();
-  EXPECT_NEAR(model.globalVolumes[0].restVolume, 1.0 / 6.0, 1e-14);
-  EXPECT_NEAR(model.globalVolumes[1].restVolume, 0.7 * 0.7 * 0.7, 1e-14);
+  const ModelPtr model = builder.build();
+  EXPECT_NEAR(model->globalVolumes[0].restVolume, 1.0 / 6.0, 1e-14);
+  EXPECT_NEAR(model->globalVolumes[1].restVolume, 0.7 * 0.7 * 0.7, 1e-14);
   // C = V - pressure V0: zero for pressure 1, -V0 for pressure 2 at rest.
-  EXPECT_NEAR(evaluate(model, model.initialPosition, {}, {ConstraintFamily::GlobalVolume, 0}).value, 0.0, 1e-14);
-  EXPECT_NEAR(evaluate(model, model.initialPosition, {}, {ConstraintFamily::GlobalVolume, 1}).value,
+  EXPECT_NEAR(evaluate(*model, model->initialPosition, {}, {ConstraintFamily::GlobalVolume, 0}).value, 0.0, 1e-14);
+  EXPECT_NEAR(evaluate(*model, model->initialPosition, {}, {ConstraintFamily::GlobalVolume, 1}).value,
               -0.7 * 0.7 * 0.7, 1e-14);
 }
 
@@ -440,8 +440,8 @@ TEST(GlobalVolume, BalloonEnclosesAPolyhedralSphere) {
     def.rings = rings;
     def.segments = 2 * rings;
     addBalloon(builder, def);
-    const Model model = builder.build();
-    const double volume = model.globalVolumes[0].restVolume;
+    const ModelPtr model = builder.build();
+    const double volume = model->globalVolumes[0].restVolume;
     EXPECT_LT(volume, sphere) << rings << " rings";
     EXPECT_GT(volume, (1.0 - tolerance) * sphere) << rings << " rings";
     EXPECT_GT(volume, previous);

@@ -88,8 +88,8 @@ TEST(DampedProjection, DistanceFollowsEq26) {
     const ParticleIndex a = b.addParticle(Vec3(0, 0, 0), 0.5);
     const ParticleIndex c = b.addParticle(Vec3(0.3, 0.1, 0), 2.0);
     b.addDistance(a, c, params);
-    Model m = b.build();
-    expectProjectionMatchesEq26(m, ConstraintFamily::Distance, params);
+    const ModelPtr m = b.build();
+    expectProjectionMatchesEq26(*m, ConstraintFamily::Distance, params);
   }
 }
 
@@ -102,8 +102,8 @@ TEST(DampedProjection, IsometricBendingFollowsEq26) {
     const ParticleIndex p2 = b.addParticle(Vec3(0.4, 0.8, 0), 0.7);
     const ParticleIndex p3 = b.addParticle(Vec3(0.6, -0.9, 0), 1.3);
     b.addIsometricBending(p0, p1, p2, p3, params);
-    Model m = b.build();
-    expectProjectionMatchesEq26(m, ConstraintFamily::IsometricBending, params);
+    const ModelPtr m = b.build();
+    expectProjectionMatchesEq26(*m, ConstraintFamily::IsometricBending, params);
   }
 }
 

@@ -56,10 +56,10 @@ std::vector<State> stepAllVariants(Make&& make, int steps, const Vec3& gravity =
   for (Variant v : variants()) {
     ModelBuilder builder;
     make(builder, v.params);
-    const Model model = builder.build();
+    const ModelPtr model = builder.build();
     v.settings.gravity = gravity;
     Solver solver(model, v.settings);
-    State state = State::fromModel(model);
+    State state = State::fromModel(*model);
     for (int s = 0; s < steps; ++s) {
       const StepResult r = solver.step(state);
       EXPECT_TRUE(r.ok()) << v.name << " step " << s << ": " << r.message;
@@ -167,7 +167,7 @@ TEST(DegenerateGeometry, CollinearAndCollapsedIsometricStencilsStayFinite) {
 }
 
 // Rest volume 1/6 (a unit right tet); the initial positions given by `shape`.
-Model singleTet(const std::array<Vec3, 4>& shape, const ConstraintParameters& params) {
+ModelPtr singleTet(const std::array<Vec3, 4>& shape, const ConstraintParameters& params) {
   ModelBuilder b;
   for (const Vec3& v : {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, 0, 1)}) b.addParticle(v, 1.0);
   b.addTetVolume(0, 1, 2, 3, params);
@@ -189,10 +189,10 @@ TEST(DegenerateGeometry, FlatAndInvertedTetsRecoverTheirRestVolume) {
       v.params.compliance = 0.0;
       v.settings.gravity = Vec3::Zero();
       v.settings.iterations = v.settings.substeps > 1 ? 1 : 10;
-      const Model model = singleTet(shape, v.params);
+      const ModelPtr model = singleTet(shape, v.params);
       ASSERT_LE(detail::signedTetVolume(shape[0], shape[1], shape[2], shape[3]), 0.0);
       Solver solver(model, v.settings);
-      State state = State::fromModel(model);
+      State state = State::fromModel(*model);
       for (int s = 0; s < 20; ++s) {
         const StepResult r = solver.step(state);
         ASSERT_TRUE(r.ok()) << v.name << ": " << r.message;
@@ -209,10 +209,10 @@ TEST(DegenerateGeometry, FlatAndInvertedTetsRecoverTheirRestVolume) {
 TEST(DegenerateGeometry, CollapsedTetHasNoDirectionAndIsSkipped) {
   for (Variant v : variants()) {
     const Vec3 point(0.2, 0.3, 0.4);
-    const Model model = singleTet({point, point, point, point}, v.params);
+    const ModelPtr model = singleTet({point, point, point, point}, v.params);
     v.settings.gravity = Vec3::Zero();
     Solver solver(model, v.settings);
-    State state = State::fromModel(model);
+    State state = State::fromModel(*model);
     for (int s = 0; s < 10; ++s) {
       const StepResult r = solver.step(state);
       ASSERT_TRUE(r.ok()) << v.name << ": " << r.message;
@@ -249,12 +249,12 @@ TEST(DegenerateGeometry, FlatGlobalVolumeMeshInflatesWithoutNaN) {
   const std::vector<std::array<ParticleIndex, 3>> tris = {{0, 2, 1}, {0, 1, 3}, {0, 3, 2}, {1, 2, 3}};
   b.addGlobalVolume(tris, 1.0, ConstraintParameters{});
   b.model().initialPosition[3] = Vec3(0.3, 0.3, 0.0);
-  const Model model = b.build();
+  const ModelPtr model = b.build();
   Solver solver(model, settings);
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   for (int s = 0; s < 20; ++s) ASSERT_TRUE(solver.step(state).ok());
   ASSERT_TRUE(allFinite(state));
-  EXPECT_NEAR(detail::closedMeshVolume(model, 0, state.position.data()), 1.0 / 6.0, 1e-6);
+  EXPECT_NEAR(detail::closedMeshVolume(*model, 0, state.position.data()), 1.0 / 6.0, 1e-6);
 }
 
 TEST(DegenerateGeometry, ClothCrumpledOntoALineStaysFinite) {

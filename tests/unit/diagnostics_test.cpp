@@ -43,7 +43,7 @@ Known knownConfiguration() {
                true, {0.25, 0.0, 1.0});
   Known k;
   k.model = b.build();
-  k.state = State::fromModel(k.model);
+  k.state = State::fromModel(*k.model);
   k.state.velocity[1] = Vec3(100, 100, 100);  // ignored: fixed particles carry no energy or momentum
   return k;
 }
@@ -51,7 +51,7 @@ Known knownConfiguration() {
 TEST(Diagnostics, EnergyOfAKnownConfiguration) {
   const Known k = knownConfiguration();
   SolverSettings settings;  // g = (0, -9.81, 0)
-  const EnergyReport e = computeEnergy(k.model, k.state, settings);
+  const EnergyReport e = computeEnergy(*k.model, k.state, settings);
   EXPECT_NEAR(e.kinetic, 0.5 * 2.0 * 5.0 + 0.5 * 0.5 * 16.0, 1e-13);
   // -sum m g.x = 2 * 9.81 * 3 + 0.5 * 9.81 * (-1)
   EXPECT_NEAR(e.gravitational, 2.0 * 9.81 * 3.0 - 0.5 * 9.81, 1e-12);
@@ -59,7 +59,7 @@ TEST(Diagnostics, EnergyOfAKnownConfiguration) {
   EXPECT_NEAR(e.total(), e.kinetic + e.gravitational + e.elastic, 0.0);
   // The potential follows the settings' gravity.
   settings.gravity = Vec3(0.0, 0.0, -2.0);
-  EXPECT_NEAR(computeEnergy(k.model, k.state, settings).gravitational, 0.5 * 2.0 * 2.0, 1e-14);
+  EXPECT_NEAR(computeEnergy(*k.model, k.state, settings).gravitational, 0.5 * 2.0 * 2.0, 1e-14);
 }
 
 TEST(Diagnostics, ElasticEnergyOfAStretchedSpringIsCSquaredOverTwoAlpha) {
@@ -70,24 +70,24 @@ TEST(Diagnostics, ElasticEnergyOfAStretchedSpringIsCSquaredOverTwoAlpha) {
     b.addParticle(Vec3(0, 0, 0), 1.0);
     b.addParticle(Vec3(0, -1.0 - stretch, 0), 1.0);
     b.addDistance(0, 1, {alpha, 3.0, 1.0}, 1.0);
-    const Model m = b.build();
-    const State s = State::fromModel(m);
-    const EnergyReport e = computeEnergy(m, s, SolverSettings{});
+    const ModelPtr m = b.build();
+    const State s = State::fromModel(*m);
+    const EnergyReport e = computeEnergy(*m, s, SolverSettings{});
     EXPECT_NEAR(e.elastic, stretch * stretch / (2.0 * alpha), 1e-12 * (1.0 + e.elastic)) << stretch;
-    EXPECT_NEAR(constraintValue(m, s, {ConstraintFamily::Distance, 0}), stretch, 1e-15);
+    EXPECT_NEAR(constraintValue(*m, s, {ConstraintFamily::Distance, 0}), stretch, 1e-15);
   }
 }
 
 TEST(Diagnostics, MomentumOfKnownVelocities) {
   const Known k = knownConfiguration();
-  const MomentumReport all = computeMomentum(k.model, k.state);
+  const MomentumReport all = computeMomentum(*k.model, k.state);
   EXPECT_NEAR(all.mass, 2.5, 1e-15);
   EXPECT_NEAR((all.linear - Vec3(2, 4, -2)).norm(), 0.0, 1e-14);
   EXPECT_NEAR((all.centreOfMass - Vec3(0.8, 2.2, 0.4)).norm(), 0.0, 1e-14);
   // (1,3,0) x (2,4,0) + (0,-1,2) x (0,0,-2) = (0,0,-2) + (2,0,0)
   EXPECT_NEAR((all.angular - Vec3(2, 0, -2)).norm(), 0.0, 1e-14);
   const std::vector<ParticleIndex> subset = {2, 1};  // the fixed particle is skipped
-  const MomentumReport part = computeMomentum(k.model, k.state, &subset);
+  const MomentumReport part = computeMomentum(*k.model, k.state, &subset);
   EXPECT_NEAR(part.mass, 0.5, 1e-15);
   EXPECT_NEAR((part.linear - Vec3(0, 0, -2)).norm(), 0.0, 1e-15);
   EXPECT_NEAR((part.centreOfMass - Vec3(0, -1, 2)).norm(), 0.0, 1e-15);
@@ -117,12 +117,12 @@ TEST(Diagnostics, V3_V11_ResidualVanishesAtTheRestSolution) {
   settings.substeps = 4;
   settings.iterations = 3;
   Solver solver(h.model, settings);
-  State state = State::fromModel(h.model);
+  State state = State::fromModel(*h.model);
   // Not solved yet: lambda = 0, so the residual is |C| = m g alpha.
-  const ResidualReport before = computeResidual(h.model, state, settings);
+  const ResidualReport before = computeResidual(*h.model, state, settings);
   EXPECT_NEAR(before.max, h.mass * h.g * h.alpha, 1e-15);
   ASSERT_TRUE(solver.step(state).ok());
-  const ResidualReport r = computeResidual(h.model, state, settings);
+  const ResidualReport r = computeResidual(*h.model, state, settings);
   EXPECT_EQ(r.count, 1u);
   EXPECT_EQ(r.worst.family, ConstraintFamily::Distance);
   EXPECT_LT(r.max, 1e-14);
@@ -130,11 +130,11 @@ TEST(Diagnostics, V3_V11_ResidualVanishesAtTheRestSolution) {
   EXPECT_LT(state.velocity[1].norm(), 1e-11);
   const double hSub = settings.timeStep / settings.substeps;
   EXPECT_EQ(state.lastSubstep, hSub);
-  EXPECT_NEAR(constraintForce(h.model, state, {ConstraintFamily::Distance, 0}), -h.mass * h.g, 1e-9);
+  EXPECT_NEAR(constraintForce(*h.model, state, {ConstraintFamily::Distance, 0}), -h.mass * h.g, 1e-9);
   // In PBD terms (alpha~ = 0) the same state has residual |C| = m g alpha.
   SolverSettings pbd = settings;
   pbd.mode = SolverMode::Pbd;
-  EXPECT_NEAR(computeResidual(h.model, state, pbd).max, h.mass * h.g * h.alpha, 1e-12);
+  EXPECT_NEAR(computeResidual(*h.model, state, pbd).max, h.mass * h.g * h.alpha, 1e-12);
 }
 
 TEST(Diagnostics, ForceVectorsAreGradientTimesLambdaOverHSquared) {
@@ -142,13 +142,13 @@ TEST(Diagnostics, ForceVectorsAreGradientTimesLambdaOverHSquared) {
   SolverSettings settings;
   settings.substeps = 2;
   Solver solver(h.model, settings);
-  State state = State::fromModel(h.model);
+  State state = State::fromModel(*h.model);
   std::vector<ParticleIndex> particles;
   std::vector<Vec3> forces;
   // Before any step there is no substep to divide by: zero force.
-  EXPECT_EQ(constraintForce(h.model, state, {ConstraintFamily::Distance, 0}), 0.0);
+  EXPECT_EQ(constraintForce(*h.model, state, {ConstraintFamily::Distance, 0}), 0.0);
   ASSERT_TRUE(solver.step(state).ok());
-  constraintForceVectors(h.model, state, {ConstraintFamily::Distance, 0}, particles, forces);
+  constraintForceVectors(*h.model, state, {ConstraintFamily::Distance, 0}, particles, forces);
   ASSERT_EQ(particles, (std::vector<ParticleIndex>{0, 1}));
   ASSERT_EQ(forces.size(), 2u);
   const double weight = h.mass * h.g;
@@ -184,19 +184,19 @@ TEST(Diagnostics, ResidualIsZeroForEveryFamilyAtRest) {
   balloon.centre = Vec3(-3, 0, 0);
   addBalloon(b, balloon);
   b.addAttachment(0, b.position(0), ConstraintParameters{});
-  const Model m = b.build();
+  const ModelPtr m = b.build();
   for (int f = 0; f < kConstraintFamilyCount - 1; ++f)
-    EXPECT_GT(m.constraintCount(static_cast<ConstraintFamily>(f)), 0u) << familyName(static_cast<ConstraintFamily>(f));
+    EXPECT_GT(m->constraintCount(static_cast<ConstraintFamily>(f)), 0u) << familyName(static_cast<ConstraintFamily>(f));
   SolverSettings settings;
   settings.gravity = Vec3::Zero();
   Solver solver(m, settings);
-  State state = State::fromModel(m);
+  State state = State::fromModel(*m);
   ASSERT_TRUE(solver.run(state, 3).ok());
-  const ResidualReport r = computeResidual(m, state, settings);
-  EXPECT_EQ(r.count, m.totalConstraintCount());
+  const ResidualReport r = computeResidual(*m, state, settings);
+  EXPECT_EQ(r.count, m->totalConstraintCount());
   EXPECT_LT(r.max, 1e-12);
-  for (std::size_t i = 0; i < m.particleCount(); ++i) EXPECT_LT((state.position[i] - m.initialPosition[i]).norm(), 1e-12);
-  const EnergyReport e = computeEnergy(m, state, settings);
+  for (std::size_t i = 0; i < m->particleCount(); ++i) EXPECT_LT((state.position[i] - m->initialPosition[i]).norm(), 1e-12);
+  const EnergyReport e = computeEnergy(*m, state, settings);
   EXPECT_LT(e.kinetic, 1e-20);
   EXPECT_LT(e.elastic, 1e-12);
 }

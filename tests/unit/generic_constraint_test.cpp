@@ -21,7 +21,7 @@ namespace {
 
 // A chain of 5 particles starting horizontal (swinging down), top fixed, with its links as
 // built-in distance constraints or as user constraints computing the same C and gradient.
-Model swingingChain(bool generic, const ConstraintParameters& params) {
+ModelPtr swingingChain(bool generic, const ConstraintParameters& params) {
   ModelBuilder b;
   ChainDef def;
   def.particles = 5;
@@ -51,15 +51,15 @@ Model swingingChain(bool generic, const ConstraintParameters& params) {
 }
 
 void expectSameTrajectory(const SolverSettings& settings, const ConstraintParameters& params, double tolerance) {
-  const Model builtIn = swingingChain(false, params);
-  const Model user = swingingChain(true, params);
-  ASSERT_EQ(builtIn.distances.size(), 4u);
-  ASSERT_EQ(user.generics.size(), 4u);
-  ASSERT_TRUE(user.distances.empty());
+  const ModelPtr builtIn = swingingChain(false, params);
+  const ModelPtr user = swingingChain(true, params);
+  ASSERT_EQ(builtIn->distances.size(), 4u);
+  ASSERT_EQ(user->generics.size(), 4u);
+  ASSERT_TRUE(user->distances.empty());
   Solver a(builtIn, settings);
   Solver b(user, settings);
-  State sa = State::fromModel(builtIn);
-  State sb = State::fromModel(user);
+  State sa = State::fromModel(*builtIn);
+  State sb = State::fromModel(*user);
   double worst = 0.0;
   double worstLambda = 0.0;
   for (int step = 0; step < 100; ++step) {
@@ -67,15 +67,15 @@ void expectSameTrajectory(const SolverSettings& settings, const ConstraintParame
     ASSERT_TRUE(b.step(sb).ok());
     for (std::size_t i = 0; i < sa.position.size(); ++i) worst = std::max(worst, (sa.position[i] - sb.position[i]).norm());
     for (std::uint32_t c = 0; c < 4; ++c) {
-      const double la = sa.lambda[builtIn.lambdaIndex({ConstraintFamily::Distance, c})];
-      const double lb = sb.lambda[user.lambdaIndex({ConstraintFamily::Generic, c})];
+      const double la = sa.lambda[builtIn->lambdaIndex({ConstraintFamily::Distance, c})];
+      const double lb = sb.lambda[user->lambdaIndex({ConstraintFamily::Generic, c})];
       worstLambda = std::max(worstLambda, std::abs(la - lb) / std::max(std::abs(la), 1e-12));
     }
   }
   EXPECT_LT(worst, tolerance);
   EXPECT_LT(worstLambda, 1e3 * tolerance);
   // The chain really moved (so the comparison is not trivial).
-  EXPECT_GT((sa.position.back() - builtIn.initialPosition.back()).norm(), 0.3);
+  EXPECT_GT((sa.position.back() - builtIn->initialPosition.back()).norm(), 0.3);
 }
 
 TEST(GenericConstraint, UserDistanceReproducesTheBuiltInFamilyInXpbd) {
@@ -128,19 +128,19 @@ TEST(GenericConstraint, V13_FloorInequalityStopsFallingParticlesAndHoldsTheirWei
   SolverSettings settings;
   settings.iterations = 2;
   Solver solver(scene.model, settings);
-  State state = State::fromModel(scene.model);
+  State state = State::fromModel(*scene.model);
   for (int step = 0; step < 120; ++step) {
     ASSERT_TRUE(solver.step(state).ok());
     for (std::uint32_t p = 0; p < 3; ++p) {
       EXPECT_GE(state.position[p].y(), -1e-12) << "step " << step << " particle " << p;
-      EXPECT_GE(state.lambda[scene.model.lambdaIndex({ConstraintFamily::Generic, p})], 0.0);
+      EXPECT_GE(state.lambda[scene.model->lambdaIndex({ConstraintFamily::Generic, p})], 0.0);
     }
   }
   for (std::uint32_t p = 0; p < 3; ++p) {
     EXPECT_LT(std::abs(state.position[p].y()), 1e-9);
     EXPECT_LT(std::abs(state.velocity[p].y()), 1e-9);
-    const double weight = scene.model.mass[p] * 9.81;
-    EXPECT_NEAR(constraintForce(scene.model, state, {ConstraintFamily::Generic, p}), weight, 1e-9 * weight);
+    const double weight = scene.model->mass[p] * 9.81;
+    EXPECT_NEAR(constraintForce(*scene.model, state, {ConstraintFamily::Generic, p}), weight, 1e-9 * weight);
   }
   // The floor is frictionless: the first particle kept sliding at 0.3 m/s.
   EXPECT_NEAR(state.velocity[0].x(), 0.3, 1e-12);
@@ -158,8 +158,8 @@ TEST(GenericConstraint, FloorInequalityNeverPulls) {
   settings.iterations = 2;
   Solver a(withFloor.model, settings);
   Solver b(free.model, settings);
-  State sa = State::fromModel(withFloor.model);
-  State sb = State::fromModel(free.model);
+  State sa = State::fromModel(*withFloor.model);
+  State sb = State::fromModel(*free.model);
   for (int step = 0; step < 30; ++step) {
     ASSERT_TRUE(a.step(sa).ok());
     ASSERT_TRUE(b.step(sb).ok());
@@ -180,12 +180,12 @@ TEST(GenericConstraint, SoftFloorMultiplierStaysNonNegative) {
   SolverSettings settings;
   settings.iterations = 6;
   Solver solver(scene.model, settings);
-  State state = State::fromModel(scene.model);
+  State state = State::fromModel(*scene.model);
   double lowest = 0.0;
   for (int step = 0; step < 600; ++step) {
     ASSERT_TRUE(solver.step(state).ok());
     for (std::uint32_t p = 0; p < 2; ++p) {
-      EXPECT_GE(state.lambda[scene.model.lambdaIndex({ConstraintFamily::Generic, p})], 0.0) << step;
+      EXPECT_GE(state.lambda[scene.model->lambdaIndex({ConstraintFamily::Generic, p})], 0.0) << step;
       lowest = std::min(lowest, state.position[p].y());
     }
   }
@@ -193,7 +193,7 @@ TEST(GenericConstraint, SoftFloorMultiplierStaysNonNegative) {
   EXPECT_LT(lowest, 0.0);
   EXPECT_GT(lowest, -0.1);
   for (std::uint32_t p = 0; p < 2; ++p) {
-    const double sag = scene.model.mass[p] * 9.81 * alpha;
+    const double sag = scene.model->mass[p] * 9.81 * alpha;
     EXPECT_NEAR(state.position[p].y(), -sag, 1e-3 * sag) << p;
   }
 }

@@ -378,7 +378,7 @@ TEST_F(OutputTest, FrameWithBadTopologyOrStateThrowsBeforeWriting) {
 
 // A 6 x 5 cloth with isometric bending hanging from two corners, one corner also pulled along
 // a moving attachment, so every State array is non-trivial.
-Model clothModel(int nodesX = 6, BendingModel bending = BendingModel::Isometric) {
+ModelPtr clothModel(int nodesX = 6, BendingModel bending = BendingModel::Isometric) {
   ModelBuilder builder;
   ClothGridDef def;
   def.nodesX = nodesX;
@@ -419,10 +419,10 @@ void expectBitIdentical(const State& a, const State& b) {
 }
 
 TEST_F(OutputTest, CheckpointRoundTripIsBitIdenticalAndResumesLikeAnUninterruptedRun) {
-  const Model model = clothModel();
+  const ModelPtr model = clothModel();
   const SolverSettings settings = SolverSettings::smallSteps(4);
   Solver solver(model, settings);
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   state.externalForce[7] = Vec3(0.3, 0.0, -0.1);  // kept across steps, so it must be saved
   ASSERT_TRUE(solver.run(state, 15).ok());
   const State saved = state;
@@ -430,13 +430,13 @@ TEST_F(OutputTest, CheckpointRoundTripIsBitIdenticalAndResumesLikeAnUninterrupte
   EXPECT_EQ(listDirectory(dir_), (std::set<std::string>{"run.ckpt"}));
   // Documented layout: 72-byte header, 12 P + L + 3 A doubles, 8-byte checksum.
   EXPECT_EQ(fs::file_size(file("run.ckpt")),
-            72 + 8 * (12 * model.particleCount() + model.totalConstraintCount() + 3 * model.attachments.size()) + 8);
+            72 + 8 * (12 * model->particleCount() + model->totalConstraintCount() + 3 * model->attachments.size()) + 8);
 
   ASSERT_TRUE(solver.run(state, 15).ok());
   const State uninterrupted = state;
   ASSERT_NE(uninterrupted.hash(), saved.hash());  // the continuation really moved the cloth
 
-  const State restored = io::readCheckpoint(file("run.ckpt"), model);
+  const State restored = io::readCheckpoint(file("run.ckpt"), *model);
   expectBitIdentical(restored, saved);
   Solver fresh(model, settings);
   State resumed = restored;
@@ -505,16 +505,16 @@ TEST_F(CheckpointErrorTest, CorruptedByteFailsTheChecksum) {
 }
 
 TEST_F(CheckpointErrorTest, CheckpointOfAnotherModelIsRefused) {
-  const Model wider = clothModel(7);
+  const ModelPtr wider = clothModel(7);
   std::string message = readError(good_, &wider);
   EXPECT_TRUE(contains(message, std::to_string(model_.particleCount()) + " particles") &&
-              contains(message, "expected " + std::to_string(wider.particleCount()) + " particles"))
+              contains(message, "expected " + std::to_string(wider->particleCount()) + " particles"))
       << message;
   // Same particles, no bending: only the multiplier count differs.
-  const Model flat = clothModel(6, BendingModel::None);
-  ASSERT_EQ(flat.particleCount(), model_.particleCount());
+  const ModelPtr flat = clothModel(6, BendingModel::None);
+  ASSERT_EQ(flat->particleCount(), model_.particleCount());
   message = readError(good_, &flat);
-  EXPECT_TRUE(contains(message, std::to_string(flat.totalConstraintCount()) + " constraint multipliers")) << message;
+  EXPECT_TRUE(contains(message, std::to_string(flat->totalConstraintCount()) + " constraint multipliers")) << message;
 }
 
 TEST_F(CheckpointErrorTest, InconsistentStateIsNotWritten) {

@@ -230,8 +230,8 @@ TEST(MeshCollider, PoseMovesTheMeshLikeTheBoxCollider) {
   // Copies share the immutable grid.
   ModelBuilder b;
   b.addCollider(mesh);
-  const Model model = b.build();
-  const Model copy = model;
+  const ModelPtr model = b.build();
+  const Model copy = *model;
   EXPECT_EQ(copy.colliders[0].grid.get(), mesh.grid.get());
 }
 

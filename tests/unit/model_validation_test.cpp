@@ -60,11 +60,11 @@ TEST(ModelValidation, ParticleMassPositionAndVelocity) {
   // Zero and infinite masses are legal and mean fixed; the fixed particle keeps no velocity.
   const ParticleIndex zero = b.addParticle(Vec3::Zero(), 0.0, Vec3(1, 0, 0));
   const ParticleIndex infinite = b.addParticle(Vec3::Zero(), kInf);
-  const Model m = b.build();
-  EXPECT_EQ(m.inverseMass[zero], 0.0);
-  EXPECT_EQ(m.inverseMass[infinite], 0.0);
-  EXPECT_EQ(m.mass[infinite], 0.0);
-  EXPECT_EQ(State::fromModel(m).velocity[zero], Vec3::Zero());
+  const ModelPtr m = b.build();
+  EXPECT_EQ(m->inverseMass[zero], 0.0);
+  EXPECT_EQ(m->inverseMass[infinite], 0.0);
+  EXPECT_EQ(m->mass[infinite], 0.0);
+  EXPECT_EQ(State::fromModel(*m).velocity[zero], Vec3::Zero());
 }
 
 TEST(ModelValidation, ConstraintParametersNameTheField) {
@@ -113,13 +113,13 @@ TEST(ModelValidation, ParticleIndicesOutOfRange) {
   expectError([&] { b.addObject("rope", {0, 1, 3}); }, {"object 'rope'", "particle index 3"});
   expectError([&] { (void)b.position(3); }, {"particle index 3"});
   // Nothing was added by the failed calls.
-  const Model m = b.build();
-  EXPECT_EQ(m.totalConstraintCount(), 0u);
-  EXPECT_TRUE(m.volumeTriangles.empty());
-  EXPECT_TRUE(m.volumeVertices.empty());
-  EXPECT_TRUE(m.genericParticles.empty());
-  EXPECT_TRUE(m.kinematicParticles.empty());
-  EXPECT_TRUE(m.objects.empty());
+  const ModelPtr m = b.build();
+  EXPECT_EQ(m->totalConstraintCount(), 0u);
+  EXPECT_TRUE(m->volumeTriangles.empty());
+  EXPECT_TRUE(m->volumeVertices.empty());
+  EXPECT_TRUE(m->genericParticles.empty());
+  EXPECT_TRUE(m->kinematicParticles.empty());
+  EXPECT_TRUE(m->objects.empty());
 }
 
 TEST(ModelValidation, FamilySpecificFields) {
@@ -193,21 +193,21 @@ TEST(ModelValidation, GeneratorsRejectBadDefinitions) {
 TEST(ModelValidation, HandAssembledModelsAreCheckedByValidateAndTheSolver) {
   ModelBuilder b = threeParticles();
   b.addDistance(0, 1, ConstraintParameters{});
-  Model m = b.build();
-  m.distances[0].params.compliance = -1.0;
-  expectError([&] { m.validate(); }, {"distance constraint 0", "compliance"});
+  const ModelPtr m = b.build();
+  m->distances[0].params.compliance = -1.0;
+  expectError([&] { m->validate(); }, {"distance constraint 0", "compliance"});
   expectError([&] { (void)Solver(m, SolverSettings{}); }, {"distance constraint 0", "compliance"});
-  m.distances[0].params.compliance = 0.0;
-  m.mass.push_back(1.0);
-  expectError([&] { m.validate(); }, {"particle arrays"});
-  m.mass.pop_back();
+  m->distances[0].params.compliance = 0.0;
+  m->mass.push_back(1.0);
+  expectError([&] { m->validate(); }, {"particle arrays"});
+  m->mass.pop_back();
   // A family added after build() without updating the offsets is caught by the solver.
-  m.distances.push_back(m.distances[0]);
+  m->distances.push_back(m->distances[0]);
   expectError([&] { (void)Solver(m, SolverSettings{}); }, {"offsets"});
-  m.updateOffsets();
+  m->updateOffsets();
   EXPECT_NO_THROW((void)Solver(m, SolverSettings{}));
-  m.distances[1].particles[1] = 42;
-  expectError([&] { m.validate(); }, {"distance constraint 1", "particle index 42"});
+  m->distances[1].particles[1] = 42;
+  expectError([&] { m->validate(); }, {"distance constraint 1", "particle index 42"});
 }
 
 TEST(ModelValidation, SolverSettingsNameTheField) {
@@ -232,7 +232,7 @@ TEST(ModelValidation, SolverSettingsNameTheField) {
   EXPECT_NO_THROW(SolverSettings::smallSteps(20).validate());
 
   // The solver refuses bad settings at construction and in setSettings, keeping the old ones.
-  const Model m = threeParticles().build();
+  const ModelPtr m = threeParticles().build();
   expectError([&] { (void)Solver(m, settingsWith([](SolverSettings& s) { s.substeps = 0; })); }, {"substeps"});
   Solver solver(m, SolverSettings{});
   expectError([&] { solver.setSettings(settingsWith([](SolverSettings& s) { s.timeStep = kNaN; })); }, {"timeStep"});

@@ -77,8 +77,8 @@ TEST(V6_ReferenceSolver, LinearSpringIsBackwardEuler) {
       b.addAttachment(q, Vec3::Zero(), spring, L);
       return q;
     }();
-    const Model model = b.build();
-    State state = State::fromModel(model);
+    const ModelPtr model = b.build();
+    State state = State::fromModel(*model);
     ReferenceSettings settings;
     settings.timeStep = h;
     settings.gravity = Vec3::Zero();
@@ -86,7 +86,7 @@ TEST(V6_ReferenceSolver, LinearSpringIsBackwardEuler) {
     // Three steps, each against the closed form from the previous one.
     double uk = u, vk = v;
     for (int step = 0; step < 3; ++step) {
-      const ReferenceStep r = solveReferenceStep(model, state, settings);
+      const ReferenceStep r = solveReferenceStep(*model, state, settings);
       const double vNext = (m * vk - h * K * uk) / (m + h * h * K);
       const double uNext = uk + h * vNext;
       ASSERT_TRUE(r.converged) << r.message;
@@ -124,12 +124,12 @@ TEST(V6_ReferenceSolver, ZeroRestAttachmentIsBackwardEulerIn3D) {
   ConstraintParameters spring;
   spring.compliance = alpha;
   b.addAttachment(p, target, spring, 0.0);
-  const Model model = b.build();
-  const State state = State::fromModel(model);
+  const ModelPtr model = b.build();
+  const State state = State::fromModel(*model);
   ReferenceSettings settings;
   settings.timeStep = h;
   settings.gravity = gravity;
-  const ReferenceStep r = solveReferenceStep(model, state, settings);
+  const ReferenceStep r = solveReferenceStep(*model, state, settings);
   ASSERT_TRUE(r.converged) << r.message;
   const Vec3 predicted = x0 + h * v0 + h * h * gravity;
   const double kh2 = h * h / alpha;  // K h^2 = 1 / alpha~
@@ -140,8 +140,8 @@ TEST(V6_ReferenceSolver, ZeroRestAttachmentIsBackwardEulerIn3D) {
   ModelBuilder hard;
   const ParticleIndex q = hard.addParticle(x0, m, v0);
   hard.addAttachment(q, target, ConstraintParameters{}, 0.0);
-  const Model pinned = hard.build();
-  const ReferenceStep rp = solveReferenceStep(pinned, State::fromModel(pinned), settings);
+  const ModelPtr pinned = hard.build();
+  const ReferenceStep rp = solveReferenceStep(*pinned, State::fromModel(*pinned), settings);
   ASSERT_TRUE(rp.converged) << rp.message;
   EXPECT_LT((rp.position[q] - target).norm(), 1e-14);
   EXPECT_NEAR(rp.lambda[0], -m * (predicted - target).norm(), 1e-14);
@@ -159,15 +159,15 @@ TEST(ReferenceSolver, PendulumChainConvergesQuadratically) {
     def.particleMass = 0.1;
     def.stretch.compliance = compliance;
     addChain(b, def);
-    const Model model = b.build();
-    State state = State::fromModel(model);
+    const ModelPtr model = b.build();
+    State state = State::fromModel(*model);
     for (std::size_t i = 1; i < state.velocity.size(); ++i) {
       const auto s = static_cast<double>(i);
       state.velocity[i] = Vec3(0.3 * std::sin(s), 0.5 * std::cos(2.0 * s), 0.4);
     }
     ReferenceSettings settings;
     settings.timeStep = 1.0 / 30.0;
-    const ReferenceStep r = solveReferenceStep(model, state, settings);
+    const ReferenceStep r = solveReferenceStep(*model, state, settings);
     ASSERT_TRUE(r.converged) << r.message;
     EXPECT_LT(r.residualNorm, 1e-10);
     EXPECT_LE(r.iterations, 7);
@@ -184,7 +184,7 @@ TEST(ReferenceSolver, PendulumChainConvergesQuadratically) {
       }
     }
     EXPECT_GE(quadraticSteps, 1);
-    const EquationResidual e = equationResidual(model, state, r, settings.gravity);
+    const EquationResidual e = equationResidual(*model, state, r, settings.gravity);
     EXPECT_LT(e.g, 1e-10);
     EXPECT_LT(e.h, 1e-10);
     // Hard links keep their rest length (0.1 m) exactly.
@@ -240,23 +240,23 @@ TEST(ReferenceSolver, SatisfiesEquationsForEveryFamily) {
         return x[0].y() - y0 + 0.01;
       },
       cornerList, false, ConstraintParameters{1e-4, 0.0, 1.0});
-  const Model model = b.build();
-  ASSERT_GT(model.dihedralBendings.size(), 0u);
-  ASSERT_GT(model.isometricBendings.size(), 0u);
-  ASSERT_GT(model.tetVolumes.size(), 0u);
+  const ModelPtr model = b.build();
+  ASSERT_GT(model->dihedralBendings.size(), 0u);
+  ASSERT_GT(model->isometricBendings.size(), 0u);
+  ASSERT_GT(model->tetVolumes.size(), 0u);
 
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   for (std::size_t i = 0; i < state.velocity.size(); ++i) {
     const auto s = static_cast<double>(i);
-    if (model.inverseMass[i] > 0.0) state.velocity[i] = Vec3(0.2 * std::sin(2.0 * s), 0.1 * std::cos(s), 0.3);
+    if (model->inverseMass[i] > 0.0) state.velocity[i] = Vec3(0.2 * std::sin(2.0 * s), 0.1 * std::cos(s), 0.3);
   }
   state.externalForce[sheet.firstParticle + 4] = Vec3(0.0, 0.0, 0.05);
   ReferenceSettings settings;
   settings.timeStep = 1.0 / 60.0;
-  const ReferenceStep r = solveReferenceStep(model, state, settings);
+  const ReferenceStep r = solveReferenceStep(*model, state, settings);
   ASSERT_TRUE(r.converged) << r.message;
   EXPECT_LE(r.iterations, 10);
-  const EquationResidual e = equationResidual(model, state, r, settings.gravity);
+  const EquationResidual e = equationResidual(*model, state, r, settings.gravity);
   EXPECT_LT(e.g, 1e-10);
   EXPECT_LT(e.h, 1e-10);
   // The kinematic particle and the moving target are at t + h.
@@ -277,12 +277,12 @@ TEST(ReferenceSolver, MaxDistanceActiveSet) {
     const ParticleIndex anchor = b.addParticle(Vec3::Zero(), 0.0);
     const ParticleIndex p = b.addParticle(Vec3(0.45, 0, 0), m, Vec3(speed, 0, 0));
     b.addMaxDistance(anchor, p, ConstraintParameters{}, maxLength);
-    const Model model = b.build();
-    const State state = State::fromModel(model);
+    const ModelPtr model = b.build();
+    const State state = State::fromModel(*model);
     ReferenceSettings settings;
     settings.timeStep = h;
     settings.gravity = Vec3::Zero();
-    const ReferenceStep r = solveReferenceStep(model, state, settings);
+    const ReferenceStep r = solveReferenceStep(*model, state, settings);
     ASSERT_TRUE(r.converged) << r.message;
     const double free = 0.45 + h * speed;
     if (free <= maxLength) {
@@ -320,17 +320,17 @@ TEST(ReferenceSolver, InequalityLeavesTheActiveSetWhenItWouldPull) {
   ConstraintParameters spring;
   spring.compliance = alpha;
   b.addAttachment(p, Vec3(0, 1, 0), spring, 0.0);
-  const Model model = b.build();
-  const State state = State::fromModel(model);
+  const ModelPtr model = b.build();
+  const State state = State::fromModel(*model);
   ReferenceSettings settings;
   settings.timeStep = h;
-  const ReferenceStep r = solveReferenceStep(model, state, settings);
+  const ReferenceStep r = solveReferenceStep(*model, state, settings);
   ASSERT_TRUE(r.converged) << r.message;
   const double predicted = 0.001 - 0.3 * h - 9.81 * h * h;
   ASSERT_LT(predicted, 0.0);  // the floor starts active
   const double kh2 = h * h / alpha;
   EXPECT_NEAR(r.position[p].y(), (m * predicted + kh2 * 1.0) / (m + kh2), 1e-13);
-  EXPECT_EQ(r.lambda[model.lambdaIndex({ConstraintFamily::Generic, 0})], 0.0);
+  EXPECT_EQ(r.lambda[model->lambdaIndex({ConstraintFamily::Generic, 0})], 0.0);
   EXPECT_EQ(r.activeSetRounds, 2);
 }
 
@@ -359,8 +359,8 @@ TEST(ReferenceSolver, RedundantHardConstraints) {
 TEST(ReferenceSolver, DegenerateInputDoesNotCrash) {
   ReferenceSettings settings;
   {  // empty model
-    const Model empty = ModelBuilder().build();
-    const ReferenceStep r = solveReferenceStep(empty, State::fromModel(empty), settings);
+    const ModelPtr empty = ModelBuilder().build();
+    const ReferenceStep r = solveReferenceStep(*empty, State::fromModel(*empty), settings);
     EXPECT_TRUE(r.converged);
     EXPECT_EQ(r.iterations, 0);
     EXPECT_TRUE(r.position.empty());
@@ -371,8 +371,8 @@ TEST(ReferenceSolver, DegenerateInputDoesNotCrash) {
     const ParticleIndex c = b.addParticle(Vec3(1.0, 0, 0), 0.0);
     b.addDistance(a, c, ConstraintParameters{}, 0.5);
     b.addDistance(a, c, ConstraintParameters{1e-3, 0.0, 1.0}, 0.5);
-    const Model model = b.build();
-    const ReferenceStep r = solveReferenceStep(model, State::fromModel(model), settings);
+    const ModelPtr model = b.build();
+    const ReferenceStep r = solveReferenceStep(*model, State::fromModel(*model), settings);
     EXPECT_TRUE(r.converged) << r.message;
     EXPECT_EQ(r.lambda[0], 0.0);
     EXPECT_NEAR(r.lambda[1], -0.5 * settings.timeStep * settings.timeStep / 1e-3, 1e-15);
@@ -383,10 +383,10 @@ TEST(ReferenceSolver, DegenerateInputDoesNotCrash) {
     const ParticleIndex a = b.addParticle(Vec3::Zero(), 1.0);
     const ParticleIndex c = b.addParticle(Vec3::Zero(), 1.0);
     b.addDistance(a, c, ConstraintParameters{}, 0.1);
-    const Model model = b.build();
+    const ModelPtr model = b.build();
     ReferenceSettings quick = settings;
     quick.maxIterations = 5;
-    const ReferenceStep r = solveReferenceStep(model, State::fromModel(model), quick);
+    const ReferenceStep r = solveReferenceStep(*model, State::fromModel(*model), quick);
     EXPECT_FALSE(r.converged);
     EXPECT_FALSE(r.message.empty());
     for (const Vec3& x : r.position) EXPECT_TRUE(x.allFinite());
@@ -396,10 +396,10 @@ TEST(ReferenceSolver, DegenerateInputDoesNotCrash) {
     const ParticleIndex a = b.addParticle(Vec3::Zero(), 0.0);
     const ParticleIndex c = b.addParticle(Vec3(0.1, 0, 0), 1.0);
     b.addDistance(a, c, ConstraintParameters{});
-    const Model model = b.build();
-    State state = State::fromModel(model);
+    const ModelPtr model = b.build();
+    State state = State::fromModel(*model);
     state.velocity[c].x() = std::numeric_limits<double>::quiet_NaN();
-    const ReferenceStep r = solveReferenceStep(model, state, settings);
+    const ReferenceStep r = solveReferenceStep(*model, state, settings);
     EXPECT_FALSE(r.converged);
     EXPECT_NE(r.message.find("non-finite"), std::string::npos) << r.message;
     // Too few iterations for a nonlinear step: not converged, with a reason.
@@ -407,11 +407,11 @@ TEST(ReferenceSolver, DegenerateInputDoesNotCrash) {
     ChainDef def;
     def.particles = 4;
     addChain(swing, def);
-    const Model chain = swing.build();
+    const ModelPtr chain = swing.build();
     ReferenceSettings one = settings;
     one.maxIterations = 1;
     one.timeStep = 0.1;
-    const ReferenceStep r1 = solveReferenceStep(chain, State::fromModel(chain), one);
+    const ReferenceStep r1 = solveReferenceStep(*chain, State::fromModel(*chain), one);
     EXPECT_FALSE(r1.converged);
     EXPECT_EQ(r1.iterations, 1);
     EXPECT_FALSE(r1.message.empty());
@@ -419,20 +419,20 @@ TEST(ReferenceSolver, DegenerateInputDoesNotCrash) {
   {  // wrong state or settings: pliant::Error at the API edge
     ModelBuilder b;
     b.addParticle(Vec3::Zero(), 1.0);
-    const Model model = b.build();
-    State state = State::fromModel(model);
+    const ModelPtr model = b.build();
+    State state = State::fromModel(*model);
     state.position.push_back(Vec3::Zero());
-    EXPECT_THROW(solveReferenceStep(model, state, settings), Error);
+    EXPECT_THROW(solveReferenceStep(*model, state, settings), Error);
     ReferenceSettings bad = settings;
     bad.timeStep = 0.0;
-    EXPECT_THROW(solveReferenceStep(model, State::fromModel(model), bad), Error);
+    EXPECT_THROW(solveReferenceStep(*model, State::fromModel(*model), bad), Error);
     bad = settings;
     bad.tolerance = -1.0;
     EXPECT_THROW(bad.validate(), Error);
     bad = settings;
     bad.maxIterations = 0;
     EXPECT_THROW(bad.validate(), Error);
-    const ReferenceStep r = solveReferenceStep(model, State::fromModel(model), settings);
+    const ReferenceStep r = solveReferenceStep(*model, State::fromModel(*model), settings);
     EXPECT_THROW(distanceToReference(state, r), Error);
     EXPECT_THROW(applyReferenceStep(r, state), Error);
   }
@@ -472,9 +472,9 @@ TEST(ReferenceSolver, DistanceToReferenceMeasuresPositionsAndMultipliers) {
   def.particles = 5;
   def.stretch.compliance = 1e-4;
   addChain(b, def);
-  const Model model = b.build();
-  const State start = State::fromModel(model);
-  const ReferenceStep r = solveReferenceStep(model, start, ReferenceSettings{});
+  const ModelPtr model = b.build();
+  const State start = State::fromModel(*model);
+  const ReferenceStep r = solveReferenceStep(*model, start, ReferenceSettings{});
   ASSERT_TRUE(r.converged);
   State state = start;
   applyReferenceStep(r, state);

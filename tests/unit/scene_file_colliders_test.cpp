@@ -40,8 +40,8 @@ std::string colliderError(const std::string& collider) { return errorOf([&] { (v
 
 TEST(SceneFileMeshCollider, ExampleSceneLoadsWithTwoMeshColliders) {
   const Scene scene = loadSceneFile(dataPath("scenes/mesh_collider.json"));
-  ASSERT_EQ(scene.model.colliders.size(), 3u);
-  const Collider& ball = scene.model.colliders[1];
+  ASSERT_EQ(scene.model->colliders.size(), 3u);
+  const Collider& ball = scene.model->colliders[1];
   ASSERT_EQ(ball.shape, ColliderShape::Mesh);
   EXPECT_EQ(ball.grid->cellSize, 0.025);
   EXPECT_EQ(ball.grid->triangles.size(), 320u);
@@ -52,11 +52,11 @@ TEST(SceneFileMeshCollider, ExampleSceneLoadsWithTwoMeshColliders) {
   EXPECT_GT(n.y(), 0.97);  // over a vertex the trilinear gradient leans by up to a cell's slope
   EXPECT_EQ(ball.material.staticFriction, 0.4);
   EXPECT_EQ(ball.material.dynamicFriction, 0.3);
-  const Collider& plate = scene.model.colliders[2];
+  const Collider& plate = scene.model->colliders[2];
   EXPECT_TRUE(plate.kinematic());
   EXPECT_NEAR(plate.grid->cellSize, (1.0 + 0.2) / 32, 1e-15);  // 64 -> 32 cells over the padded 1 m side
   // Scaled to half height: top at 0.25 + 0.25.
-  const ColliderPose start = colliderPose(scene.model, 2, 0.0);
+  const ColliderPose start = colliderPose(*scene.model, 2, 0.0);
   EXPECT_NEAR(colliderDistance(plate, start, Vec3(2.0, 0.8, 0.0), n), 0.3, 1e-9);
   EXPECT_EQ(scene.frames, 120);
 }
@@ -65,7 +65,7 @@ TEST(SceneFileMeshCollider, PositionRotationScaleAndGridFields) {
   const Scene scene = withCollider(R"({"type": "mesh", "file": "sdf_cube.obj", "position": [1, 2, 3],
       "rotation": {"axis": [0, 0, 1], "angle": 0.7853981633974483}, "scale": 2, "cell_size": 0.1, "padding": 0.3,
       "friction": 0.2, "restitution": 0.5})");
-  const Collider& c = scene.model.colliders[0];
+  const Collider& c = scene.model->colliders[0];
   ASSERT_EQ(c.shape, ColliderShape::Mesh);
   EXPECT_EQ(c.grid->cellSize, 0.1);
   EXPECT_NEAR(c.grid->upper().x(), 1.0 + 0.3, 1e-9);  // scaled half size 1 m plus the padding

@@ -41,32 +41,32 @@ std::string parseError(const std::string& text) { return errorOf([&] { (void)par
 
 TEST(SceneFileSelfCollision, OffByDefault) {
   const Scene scene = parse(twoCloths("", "", ""));
-  EXPECT_FALSE(scene.model.selfCollision);
-  EXPECT_TRUE(scene.model.collisionTriangles.empty());
+  EXPECT_FALSE(scene.model->selfCollision);
+  EXPECT_TRUE(scene.model->collisionTriangles.empty());
 }
 
 TEST(SceneFileSelfCollision, EachClothOptsInWithItsTriangles) {
   const Scene scene = parse(twoCloths(R"(, "self_collision": true)", R"(, "self_collision": false)",
                                       R"(, "surface_contact": {"thickness": 0.004, "friction": {"static": 0.5, "dynamic": 0.4}, "restitution": 0.1})"));
-  EXPECT_TRUE(scene.model.selfCollision);
-  ASSERT_EQ(scene.model.collisionTriangles.size(), 2u * 3u * 3u);  // cloth a only
-  for (const CollisionTriangle& t : scene.model.collisionTriangles)
+  EXPECT_TRUE(scene.model->selfCollision);
+  ASSERT_EQ(scene.model->collisionTriangles.size(), 2u * 3u * 3u);  // cloth a only
+  for (const CollisionTriangle& t : scene.model->collisionTriangles)
     for (ParticleIndex p : t.particles) EXPECT_LT(p, 16u);
-  EXPECT_DOUBLE_EQ(scene.model.surfaceThickness, 0.004);
-  EXPECT_DOUBLE_EQ(scene.model.surfaceContactMaterial.staticFriction, 0.5);
-  EXPECT_DOUBLE_EQ(scene.model.surfaceContactMaterial.dynamicFriction, 0.4);
-  EXPECT_DOUBLE_EQ(scene.model.surfaceContactMaterial.restitution, 0.1);
+  EXPECT_DOUBLE_EQ(scene.model->surfaceThickness, 0.004);
+  EXPECT_DOUBLE_EQ(scene.model->surfaceContactMaterial.staticFriction, 0.5);
+  EXPECT_DOUBLE_EQ(scene.model->surfaceContactMaterial.dynamicFriction, 0.4);
+  EXPECT_DOUBLE_EQ(scene.model->surfaceContactMaterial.restitution, 0.1);
 }
 
 TEST(SceneFileSelfCollision, DefaultsWithoutSurfaceContactBlockAndSwitchOff) {
   const Scene on = parse(twoCloths(R"(, "self_collision": true)", R"(, "self_collision": true)", ""));
-  EXPECT_TRUE(on.model.selfCollision);
-  EXPECT_EQ(on.model.collisionTriangles.size(), 2u * 2u * 3u * 3u);
-  EXPECT_DOUBLE_EQ(on.model.surfaceThickness, Model().surfaceThickness);
+  EXPECT_TRUE(on.model->selfCollision);
+  EXPECT_EQ(on.model->collisionTriangles.size(), 2u * 2u * 3u * 3u);
+  EXPECT_DOUBLE_EQ(on.model->surfaceThickness, Model().surfaceThickness);
   // "enabled": false keeps the triangles (for measuring) but turns the contacts off.
   const Scene off = parse(twoCloths(R"(, "self_collision": true)", "", R"(, "surface_contact": {"enabled": false})"));
-  EXPECT_FALSE(off.model.selfCollision);
-  EXPECT_EQ(off.model.collisionTriangles.size(), 2u * 3u * 3u);
+  EXPECT_FALSE(off.model->selfCollision);
+  EXPECT_EQ(off.model->collisionTriangles.size(), 2u * 3u * 3u);
 }
 
 TEST(SceneFileSelfCollision, IntersectionsProbeWritesAPairsColumn) {
@@ -76,7 +76,7 @@ TEST(SceneFileSelfCollision, IntersectionsProbeWritesAPairsColumn) {
   const ProbeRecorder recorder(scene);
   EXPECT_EQ(recorder.header(), "time,x.pairs\n");
   std::string row;
-  recorder.record(State::fromModel(scene.model), row);
+  recorder.record(State::fromModel(*scene.model), row);
   EXPECT_EQ(row, "0,0\n");
 }
 
@@ -84,9 +84,9 @@ TEST(SceneFileSelfCollision, BuiltinScenesUseIt) {
   for (const char* name : {"cloth-fold", "two-cloths"}) {
     SCOPED_TRACE(name);
     const Scene scene = makeBuiltinScene(name);
-    EXPECT_TRUE(scene.model.selfCollision);
-    EXPECT_EQ(scene.model.collisionTriangles.size(), scene.topology.triangles.size());
-    EXPECT_GT(scene.model.surfaceThickness, 0.0);
+    EXPECT_TRUE(scene.model->selfCollision);
+    EXPECT_EQ(scene.model->collisionTriangles.size(), scene.topology.triangles.size());
+    EXPECT_GT(scene.model->surfaceThickness, 0.0);
     bool probe = false;
     for (const Probe& p : scene.probes) probe |= p.kind == Probe::Kind::Intersections;
     EXPECT_TRUE(probe);

@@ -69,7 +69,7 @@ std::size_t count(const pliant::Model& model, ConstraintFamily family) { return 
 double objectMass(const pliant::Scene& scene, int object) {
   const pliant::SceneObject& o = scene.objects[object];
   double sum = 0.0;
-  for (std::uint32_t k = 0; k < o.particleCount; ++k) sum += scene.model.mass[o.firstParticle + k];
+  for (std::uint32_t k = 0; k < o.particleCount; ++k) sum += scene.model->mass[o.firstParticle + k];
   return sum;
 }
 
@@ -110,12 +110,12 @@ TEST(SceneFileBuiltin, EveryBuiltinParsesLikeItsFile) {
     EXPECT_EQ(builtin.name, name);
     EXPECT_EQ(builtin.description, pliant::builtinSceneDescription(name));
     EXPECT_EQ(builtin.frames, file.frames);
-    EXPECT_EQ(builtin.model.particleCount(), file.model.particleCount());
+    EXPECT_EQ(builtin.model->particleCount(), file.model->particleCount());
     for (int f = 0; f < pliant::kConstraintFamilyCount; ++f)
-      EXPECT_EQ(count(builtin.model, ConstraintFamily(f)), count(file.model, ConstraintFamily(f)));
+      EXPECT_EQ(count(*builtin.model, ConstraintFamily(f)), count(*file.model, ConstraintFamily(f)));
     EXPECT_EQ(builtin.settings.substeps, file.settings.substeps);
     EXPECT_EQ(builtin.probes.size(), file.probes.size());
-    EXPECT_EQ(pliant::State::fromModel(builtin.model).hash(), pliant::State::fromModel(file.model).hash());
+    EXPECT_EQ(pliant::State::fromModel(*builtin.model).hash(), pliant::State::fromModel(*file.model).hash());
     EXPECT_GT(builtin.probes.size(), 0u);
     EXPECT_GT(builtin.frames, 0);
   }
@@ -123,35 +123,35 @@ TEST(SceneFileBuiltin, EveryBuiltinParsesLikeItsFile) {
 
 TEST(SceneFileBuiltin, SizesMatchTheirDescriptions) {
   const pliant::Scene cloth = pliant::makeBuiltinScene("cloth");
-  EXPECT_EQ(cloth.model.particleCount(), 48u * 48u);
+  EXPECT_EQ(cloth.model->particleCount(), 48u * 48u);
   EXPECT_EQ(cloth.topology.triangles.size(), 2u * 47u * 47u);
-  EXPECT_EQ(cloth.model.inverseMass[0], 0.0);   // pinned corners
-  EXPECT_EQ(cloth.model.inverseMass[47], 0.0);
-  EXPECT_GT(cloth.model.inverseMass[1], 0.0);
+  EXPECT_EQ(cloth.model->inverseMass[0], 0.0);   // pinned corners
+  EXPECT_EQ(cloth.model->inverseMass[47], 0.0);
+  EXPECT_GT(cloth.model->inverseMass[1], 0.0);
   EXPECT_EQ(cloth.settings.substeps, 15);
   EXPECT_EQ(cloth.settings.iterations, 1);
   EXPECT_EQ(cloth.frames, 240);
   EXPECT_NEAR(objectMass(cloth, 0), 0.3, 1e-12);
 
   const pliant::Scene rope = pliant::makeBuiltinScene("rope");
-  EXPECT_EQ(rope.model.particleCount(), 41u);
-  EXPECT_EQ(count(rope.model, ConstraintFamily::Distance), 40u);
+  EXPECT_EQ(rope.model->particleCount(), 41u);
+  EXPECT_EQ(count(*rope.model, ConstraintFamily::Distance), 40u);
   EXPECT_EQ(rope.topology.lines.size(), 40u);
-  EXPECT_EQ(rope.model.inverseMass[0], 0.0);
+  EXPECT_EQ(rope.model->inverseMass[0], 0.0);
   EXPECT_NEAR(objectMass(rope, 0), 0.41, 1e-12);
 
   const pliant::Scene beam = pliant::makeBuiltinScene("beam");
-  EXPECT_EQ(beam.model.particleCount(), 17u * 3u * 5u);
-  EXPECT_EQ(count(beam.model, ConstraintFamily::TetVolume), 768u);
+  EXPECT_EQ(beam.model->particleCount(), 17u * 3u * 5u);
+  EXPECT_EQ(count(*beam.model, ConstraintFamily::TetVolume), 768u);
   EXPECT_EQ(beam.topology.tets.size(), 768u);
   // density 100 kg/m^3 x 2 x 0.4 x 0.4 m^3
   EXPECT_NEAR(objectMass(beam, 0), 32.0, 1e-9);
 
   const pliant::Scene balloon = pliant::makeBuiltinScene("balloon");
-  EXPECT_EQ(balloon.model.particleCount(), 2u + 11u * 24u + 1u);
-  EXPECT_EQ(count(balloon.model, ConstraintFamily::GlobalVolume), 1u);
-  EXPECT_EQ(count(balloon.model, ConstraintFamily::MaxDistance), 1u);
-  EXPECT_DOUBLE_EQ(balloon.model.globalVolumes[0].pressure, 1.5);
+  EXPECT_EQ(balloon.model->particleCount(), 2u + 11u * 24u + 1u);
+  EXPECT_EQ(count(*balloon.model, ConstraintFamily::GlobalVolume), 1u);
+  EXPECT_EQ(count(*balloon.model, ConstraintFamily::MaxDistance), 1u);
+  EXPECT_DOUBLE_EQ(balloon.model->globalVolumes[0].pressure, 1.5);
 }
 
 TEST(SceneFileBuiltin, UnknownNameListsTheKnownOnes) {
@@ -368,7 +368,7 @@ TEST(SceneFileAttachment, HardAttachedParticleTracksTheMovingTargetWhileStepping
                      "path": {"keyframes": [{"time": 0, "position": [0, 0, 0]}, {"time": 1, "position": [1, 0, 0]}]}}]
   })", "inline.json", "");
   pliant::Solver solver(scene.model, scene.settings);
-  pliant::State state = pliant::State::fromModel(scene.model);
+  pliant::State state = pliant::State::fromModel(*scene.model);
   for (int frame = 1; frame <= 30; ++frame) {
     ASSERT_TRUE(solver.step(state).ok());
     const double x = std::min(state.time, 1.0);
@@ -391,7 +391,7 @@ TEST(SceneFileSolver, PbdModeWithDurationAndIterationIndependentStiffness) {
   EXPECT_EQ(scene.settings.substeps, 1);
   EXPECT_TRUE(scene.settings.iterationIndependentStiffness);
   EXPECT_EQ(scene.frames, 100);  // 1 s / 0.01 s
-  EXPECT_DOUBLE_EQ(scene.model.distances[0].params.stiffness, 0.5);
+  EXPECT_DOUBLE_EQ(scene.model->distances[0].params.stiffness, 0.5);
   EXPECT_FALSE(scene.probeEverySubstep);
   EXPECT_TRUE(scene.probes.empty());
 }

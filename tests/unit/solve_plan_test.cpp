@@ -74,7 +74,7 @@ std::size_t checkPlan(const Model& m) {
   return inParallel;
 }
 
-Model pinnedCloth(int nodes, std::uint32_t blockSize) {
+ModelPtr pinnedCloth(int nodes, std::uint32_t blockSize) {
   ModelBuilder b;
   b.model().parallelBlockSize = blockSize;
   ClothGridDef def;
@@ -89,33 +89,33 @@ Model pinnedCloth(int nodes, std::uint32_t blockSize) {
 }
 
 TEST(SolvePlan, ClothColoursAreLongIndependentBatches) {
-  const Model m = pinnedCloth(40, 256);
-  checkPlan(m);
+  const ModelPtr m = pinnedCloth(40, 256);
+  checkPlan(*m);
   for (ConstraintFamily family : {ConstraintFamily::Distance, ConstraintFamily::IsometricBending}) {
-    const auto& batches = m.solveBatches[static_cast<int>(family)];
+    const auto& batches = m->solveBatches[static_cast<int>(family)];
     // Greedy colouring of a grid: a handful of colours, each one batch (the last few colours of a
     // greedy colouring can be tiny and join a dependent batch).
     EXPECT_LE(batches.size(), 20u) << familyName(family);
     std::size_t independent = 0;
     for (const SolveBatch& b : batches)
       if (b.independent) independent += b.end - b.begin;
-    EXPECT_GT(independent, 0.97 * static_cast<double>(m.constraintCount(family))) << familyName(family);
+    EXPECT_GT(independent, 0.97 * static_cast<double>(m->constraintCount(family))) << familyName(family);
   }
   // Tethers to two pinned anchors: one batch per anchor, since the anchors never move.
-  const auto& tethers = m.solveBatches[static_cast<int>(ConstraintFamily::MaxDistance)];
+  const auto& tethers = m->solveBatches[static_cast<int>(ConstraintFamily::MaxDistance)];
   ASSERT_EQ(tethers.size(), 2u);
   EXPECT_TRUE(tethers[0].parallel && tethers[1].parallel);
   EXPECT_EQ(tethers[0].end - tethers[0].begin, 40u * 40u - 2u);
 }
 
 TEST(SolvePlan, DefaultBlockSizeKeepsSmallModelsSerial) {
-  const Model small = pinnedCloth(20, Model{}.parallelBlockSize);  // 400 particles, tethers of 398
-  EXPECT_EQ(small.parallelBlockSize, 512u);
-  EXPECT_EQ(checkPlan(small), 0u);
-  EXPECT_FALSE(small.hasParallelBatch());
-  const Model split = pinnedCloth(20, 16);
-  EXPECT_GT(checkPlan(split), split.totalConstraintCount() / 2);
-  EXPECT_TRUE(split.hasParallelBatch());
+  const ModelPtr small = pinnedCloth(20, Model{}.parallelBlockSize);  // 400 particles, tethers of 398
+  EXPECT_EQ(small->parallelBlockSize, 512u);
+  EXPECT_EQ(checkPlan(*small), 0u);
+  EXPECT_FALSE(small->hasParallelBatch());
+  const ModelPtr split = pinnedCloth(20, 16);
+  EXPECT_GT(checkPlan(*split), split->totalConstraintCount() / 2);
+  EXPECT_TRUE(split->hasParallelBatch());
 }
 
 TEST(SolvePlan, TetBoxVolumesAndEdgesAreColoured) {
@@ -125,10 +125,10 @@ TEST(SolvePlan, TetBoxVolumesAndEdgesAreColoured) {
   def.cellsX = 8;
   def.cellsY = def.cellsZ = 4;
   addTetBox(b, def);
-  const Model m = b.build();
-  EXPECT_GT(checkPlan(m), m.totalConstraintCount() / 2);
+  const ModelPtr m = b.build();
+  EXPECT_GT(checkPlan(*m), m->totalConstraintCount() / 2);
   for (ConstraintFamily family : {ConstraintFamily::Distance, ConstraintFamily::TetVolume})
-    EXPECT_LE(m.solveBatches[static_cast<int>(family)].size(), 64u) << familyName(family);
+    EXPECT_LE(m->solveBatches[static_cast<int>(family)].size(), 64u) << familyName(family);
 }
 
 TEST(SolvePlan, ConstraintsInNoParticularOrderFormFewDependentBatches) {
@@ -138,9 +138,9 @@ TEST(SolvePlan, ConstraintsInNoParticularOrderFormFewDependentBatches) {
   std::vector<ParticleIndex> p;
   for (int i = 0; i < 100; ++i) p.push_back(b.addParticle(Vec3(0.1 * i, 0.0, 0.0), 1.0));
   for (int i = 0; i + 1 < 100; ++i) b.addDistance(p[i], p[i + 1], ConstraintParameters{});
-  const Model m = b.build();
-  checkPlan(m);
-  const auto& batches = m.solveBatches[static_cast<int>(ConstraintFamily::Distance)];
+  const ModelPtr m = b.build();
+  checkPlan(*m);
+  const auto& batches = m->solveBatches[static_cast<int>(ConstraintFamily::Distance)];
   ASSERT_EQ(batches.size(), 1u);
   EXPECT_FALSE(batches[0].independent);
   // Families the plan never splits: one serial batch each.
@@ -150,9 +150,9 @@ TEST(SolvePlan, ConstraintsInNoParticularOrderFormFewDependentBatches) {
     grad[0] = Vec3::UnitY();
     return x[0].y();
   }, std::span<const ParticleIndex>(&q, 1), false, ConstraintParameters{});
-  const Model gm = g.build();
-  ASSERT_EQ(gm.solveBatches[static_cast<int>(ConstraintFamily::Generic)].size(), 1u);
-  EXPECT_FALSE(gm.solveBatches[static_cast<int>(ConstraintFamily::Generic)][0].independent);
+  const ModelPtr gm = g.build();
+  ASSERT_EQ(gm->solveBatches[static_cast<int>(ConstraintFamily::Generic)].size(), 1u);
+  EXPECT_FALSE(gm->solveBatches[static_cast<int>(ConstraintFamily::Generic)][0].independent);
 }
 
 // The context of one XPBD substep of 1/600 s over `state`, for one family's kernels.
@@ -172,24 +172,24 @@ detail::SolveContext xpbdContext(const Model& m, State& state, ConstraintFamily 
 // One independent batch projected by the scalar and by the SIMD kernel (AVX2 quads where the CPU has
 // AVX2) from the same perturbed state.
 TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
-  Model m = pinnedCloth(17, 4096);
+  const ModelPtr m = pinnedCloth(17, 4096);
   // Mixed materials: damped constraints (scalar fallback inside the SIMD kernel), a hard one, and a
   // zero-length edge (skipped); PBD stiffnesses for the PBD runs.
-  for (std::size_t c = 0; c < m.distances.size(); ++c) {
-    m.distances[c].params.compliance = c % 7 == 0 ? 0.0 : 1e-6 * (1.0 + static_cast<double>(c % 5));
-    m.distances[c].params.damping = c % 11 == 0 ? 3.0 : 0.0;
-    m.distances[c].params.stiffness = c % 3 == 0 ? 1.0 : 0.3 + 0.1 * static_cast<double>(c % 6);
+  for (std::size_t c = 0; c < m->distances.size(); ++c) {
+    m->distances[c].params.compliance = c % 7 == 0 ? 0.0 : 1e-6 * (1.0 + static_cast<double>(c % 5));
+    m->distances[c].params.damping = c % 11 == 0 ? 3.0 : 0.0;
+    m->distances[c].params.stiffness = c % 3 == 0 ? 1.0 : 0.3 + 0.1 * static_cast<double>(c % 6);
   }
-  State s = State::fromModel(m);
+  State s = State::fromModel(*m);
   std::mt19937 random(7);
   std::uniform_real_distribution<double> jitter(-0.02, 0.02);
   for (Vec3& x : s.position) x += Vec3(jitter(random), jitter(random), jitter(random));
-  s.previousPosition = State::fromModel(m).position;
-  const auto& batches = m.solveBatches[static_cast<int>(ConstraintFamily::Distance)];
+  s.previousPosition = State::fromModel(*m).position;
+  const auto& batches = m->solveBatches[static_cast<int>(ConstraintFamily::Distance)];
   ASSERT_FALSE(batches.empty());
   const SolveBatch batch = batches.front();
   ASSERT_TRUE(batch.independent);
-  s.position[m.distances[batch.begin + 3].particles[1]] = s.position[m.distances[batch.begin + 3].particles[0]];
+  s.position[m->distances[batch.begin + 3].particles[1]] = s.position[m->distances[batch.begin + 3].particles[0]];
   // XPBD with two starting multipliers, PBD with k and with k' = 1 - (1 - k)^(1/3).
   struct Run {
     SolverMode mode;
@@ -203,7 +203,7 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
     std::fill(s.lambda.begin(), s.lambda.end(), run.lambda0);
     State scalar = s, simd = s;
     auto context = [&](State& state) {
-      detail::SolveContext ctx = xpbdContext(m, state, ConstraintFamily::Distance);
+      detail::SolveContext ctx = xpbdContext(*m, state, ConstraintFamily::Distance);
       ctx.mode = run.mode;
       ctx.stiffnessExponent = run.stiffnessExponent;
       return ctx;
@@ -212,13 +212,13 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
     // Starts 0..3 group the constraints differently into SIMD lanes.
     for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
       State a = scalar, b = simd;
-      kernels.project(m, context(a), start, batch.end);
-      kernels.projectIndependent(m, context(b), start, batch.end);
+      kernels.project(*m, context(a), start, batch.end);
+      kernels.projectIndependent(*m, context(b), start, batch.end);
       EXPECT_EQ(a.hash(), b.hash()) << "start " << start;
       EXPECT_NE(a.hash(), s.hash());
       for (int lanes : {1, 4}) {
         State c = simd;
-        detail::projectDistanceLanes(lanes, m, context(c), start, batch.end);
+        detail::projectDistanceLanes(lanes, *m, context(c), start, batch.end);
         EXPECT_EQ(a.hash(), c.hash()) << lanes << " lanes, start " << start;
       }
     }
@@ -228,27 +228,27 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
 
 // The same for isometric bending: scalar kernel in order, the independent kernel, and 1 or 4 lanes.
 TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
-  Model m = pinnedCloth(17, 4096);
-  for (std::size_t c = 0; c < m.isometricBendings.size(); ++c) {
-    m.isometricBendings[c].params.compliance = c % 5 == 0 ? 0.0 : 0.01 * (1.0 + static_cast<double>(c % 3));
-    m.isometricBendings[c].params.damping = c % 13 == 0 ? 0.5 : 0.0;
+  const ModelPtr m = pinnedCloth(17, 4096);
+  for (std::size_t c = 0; c < m->isometricBendings.size(); ++c) {
+    m->isometricBendings[c].params.compliance = c % 5 == 0 ? 0.0 : 0.01 * (1.0 + static_cast<double>(c % 3));
+    m->isometricBendings[c].params.damping = c % 13 == 0 ? 0.5 : 0.0;
   }
-  State s = State::fromModel(m);
+  State s = State::fromModel(*m);
   std::mt19937 random(11);
   std::uniform_real_distribution<double> jitter(-0.03, 0.03);
   for (Vec3& x : s.position) x += Vec3(jitter(random), jitter(random), jitter(random));
-  s.previousPosition = State::fromModel(m).position;
+  s.previousPosition = State::fromModel(*m).position;
   const int family = static_cast<int>(ConstraintFamily::IsometricBending);
-  const SolveBatch batch = m.solveBatches[family].front();
+  const SolveBatch batch = m->solveBatches[family].front();
   ASSERT_TRUE(batch.independent);
   ASSERT_GT(batch.end - batch.begin, 20u);
-  auto context = [&](State& state) { return xpbdContext(m, state, ConstraintFamily::IsometricBending); };
+  auto context = [&](State& state) { return xpbdContext(*m, state, ConstraintFamily::IsometricBending); };
   const auto& kernels = detail::familyKernels(ConstraintFamily::IsometricBending);
   for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
     State a = s, b = s, c = s;
-    kernels.project(m, context(a), start, batch.end);
-    kernels.projectIndependent(m, context(b), start, batch.end);
-    detail::projectIsometricBendingLanes(1, m, context(c), start, batch.end);
+    kernels.project(*m, context(a), start, batch.end);
+    kernels.projectIndependent(*m, context(b), start, batch.end);
+    detail::projectIsometricBendingLanes(1, *m, context(c), start, batch.end);
     EXPECT_EQ(a.hash(), b.hash()) << "start " << start;
     EXPECT_EQ(a.hash(), c.hash()) << "start " << start;
     EXPECT_NE(a.hash(), s.hash());

@@ -45,7 +45,7 @@ void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 namespace pliant {
 namespace {
 
-Model scene(bool contacts) {
+ModelPtr scene(bool contacts) {
   ModelBuilder b;
   b.model().parallelBlockSize = 16;  // split the colours across threads even at this size
   ClothGridDef def;
@@ -81,10 +81,10 @@ TEST(StepAllocation, StepsAfterTheFirstAllocateNothing) {
     for (int threads : {1, 2}) {
       SCOPED_TRACE(testing::Message() << "contacts " << contacts << ", threads " << threads);
       setThreadCount(threads);
-      const Model model = scene(contacts);
-      ASSERT_TRUE(model.hasParallelBatch());
+      const ModelPtr model = scene(contacts);
+      ASSERT_TRUE(model->hasParallelBatch());
       Solver solver(model, SolverSettings::smallSteps(8));
-      State state = State::fromModel(model);
+      State state = State::fromModel(*model);
       // The first steps size the solver's scratch (the backup state, contact lists) and start
       // OpenMP's thread pool.
       ASSERT_TRUE(solver.run(state, 3).ok());

@@ -69,7 +69,7 @@ Chain makeChain(const std::function<void(ModelBuilder&)>& extra = {}) {
 TEST(StepRefusal, NaNExternalForceIsRefusedInThePredictionAndRestoresTheState) {
   const Chain chain = makeChain();
   Solver solver(chain.model, chain.settings);
-  State state = State::fromModel(chain.model);
+  State state = State::fromModel(*chain.model);
   ASSERT_TRUE(solver.run(state, 5).ok());
   state.externalForce[3] = Vec3(0.0, kNaN, 0.0);
   const State before = state;
@@ -91,7 +91,7 @@ TEST(StepRefusal, NaNExternalForceIsRefusedInThePredictionAndRestoresTheState) {
 TEST(StepRefusal, InfiniteExternalForceIsNonFinite) {
   const Chain chain = makeChain();
   Solver solver(chain.model, chain.settings);
-  State state = State::fromModel(chain.model);
+  State state = State::fromModel(*chain.model);
   state.externalForce[5] = Vec3(kInf, 0.0, 0.0);
   const State before = state;
   const StepResult r = solver.step(state);
@@ -115,7 +115,7 @@ TEST(StepRefusal, GenericConstraintReturningNaNIsNamed) {
                  pair, false, ConstraintParameters{});
   });
   Solver solver(chain.model, chain.settings);
-  State state = State::fromModel(chain.model);
+  State state = State::fromModel(*chain.model);
   const State before = state;
   const StepResult r = solver.step(state);
   EXPECT_EQ(r.status, StepStatus::NonFinite);
@@ -141,7 +141,7 @@ TEST(StepRefusal, HugeCorrectionIsExcessiveDisplacementNamingTheConstraint) {
   SolverSettings settings = chain.settings;
   settings.maxDisplacementPerStep = 10.0;
   Solver solver(chain.model, settings);
-  State state = State::fromModel(chain.model);
+  State state = State::fromModel(*chain.model);
   const State before = state;
   const StepResult r = solver.step(state);
   EXPECT_EQ(r.status, StepStatus::ExcessiveDisplacement);
@@ -166,9 +166,9 @@ TEST(StepRefusal, BuiltInFamilyWithAbsurdRestLengthIsNamed) {
   builder.addParticle(Vec3(2, 0, 0), 1.0);
   builder.addDistance(0, 1, ConstraintParameters{});
   builder.addDistance(1, 2, ConstraintParameters{}, 1e4);
-  const Model model = builder.build();
+  const ModelPtr model = builder.build();
   Solver solver(model, SolverSettings{});
-  State state = State::fromModel(model);
+  State state = State::fromModel(*model);
   const State before = state;
   const StepResult r = solver.step(state);
   EXPECT_EQ(r.status, StepStatus::ExcessiveDisplacement);
@@ -183,7 +183,7 @@ TEST(StepRefusal, BuiltInFamilyWithAbsurdRestLengthIsNamed) {
 TEST(StepRefusal, RunStopsAtTheFirstRefusedStep) {
   const Chain chain = makeChain();
   Solver solver(chain.model, chain.settings);
-  State state = State::fromModel(chain.model);
+  State state = State::fromModel(*chain.model);
   ASSERT_TRUE(solver.run(state, 3).ok());
   state.externalForce[2] = Vec3(kNaN, 0, 0);
   const State before = state;
@@ -199,7 +199,7 @@ TEST(StepRefusal, UncheckedStepsDoNotRefuse) {
   SolverSettings settings = chain.settings;
   settings.checkSteps = false;
   Solver solver(chain.model, settings);
-  State state = State::fromModel(chain.model);
+  State state = State::fromModel(*chain.model);
   state.externalForce[3] = Vec3(kNaN, 0, 0);
   EXPECT_TRUE(solver.step(state).ok());
   EXPECT_FALSE(state.position[3].allFinite());
@@ -225,7 +225,7 @@ TEST(StepRefusal, InfiniteOrNaNInitialVelocityIsRejectedByTheBuilder) {
 TEST(StepRefusal, StateOfAnotherModelIsRejected) {
   const Chain chain = makeChain();
   Solver solver(chain.model, chain.settings);
-  State state = State::fromModel(chain.model);
+  State state = State::fromModel(*chain.model);
   state.position.pop_back();
   EXPECT_THROW((void)solver.step(state), Error);
 }

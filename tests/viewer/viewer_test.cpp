@@ -103,7 +103,7 @@ TEST(ViewerRecorder, KeepsEveryFrameWithinTheBudgetAndTheirPositionsAsFloat32) {
   ViewerRecorder recorder(scene, 0, 10);
   EXPECT_EQ(recorder.stride(), 1);
   pliant::Solver solver(scene.model, scene.settings);
-  pliant::State state = pliant::State::fromModel(scene.model);
+  pliant::State state = pliant::State::fromModel(*scene.model);
   recorder.record(0, state);
   for (int frame = 1; frame <= 10; ++frame) {
     ASSERT_TRUE(solver.step(state).ok());
@@ -136,7 +136,7 @@ TEST(ViewerRecorder, SubsamplesAboveTheBudgetKeepingTheFirstAndLastFrames) {
   pliant::Scene scene = clothScene(10);  // 100 particles: 1600 base64 bytes a frame
   ViewerRecorder recorder(scene, 0, 100, 1600 * 20);
   EXPECT_GT(recorder.stride(), 1);
-  pliant::State state = pliant::State::fromModel(scene.model);
+  pliant::State state = pliant::State::fromModel(*scene.model);
   for (int frame = 0; frame <= 100; ++frame) recorder.record(frame, state);
   EXPECT_LE(recorder.recordedFrames(), 20u);
   const nlohmann::json data = nlohmann::json::parse(recorder.json());
@@ -151,7 +151,7 @@ TEST(ViewerRecorder, HundredByHundredClothOver600FramesStaysUnder50MB) {
   pliant::Scene scene = clothScene(100);
   ViewerRecorder recorder(scene, 0, 600);
   EXPECT_GT(recorder.stride(), 1);
-  pliant::State state = pliant::State::fromModel(scene.model);
+  pliant::State state = pliant::State::fromModel(*scene.model);
   for (int frame = 0; frame <= 600; ++frame) recorder.record(frame, state);
   const std::string json = recorder.json();
   EXPECT_LT(json.size(), pliant::viewer::kFrameBudgetBytes + 2'000'000);
@@ -174,7 +174,7 @@ TEST(ViewerPage, IsOneFileWithThreeJsAndTheDataAndNoExternalReferences) {
   pliant::Scene scene = clothScene(4);
   scene.description = "a </script> in a description <!-- must not end the data";
   ViewerRecorder recorder(scene, 0, 0);
-  recorder.record(0, pliant::State::fromModel(scene.model));
+  recorder.record(0, pliant::State::fromModel(*scene.model));
   const std::string page = pliant::viewer::buildPage(recorder.json(), "time,e.total\n0,1\n");
   EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
   EXPECT_EQ(page.find("<script src"), std::string::npos);
@@ -192,7 +192,7 @@ TEST(ViewerRender, DrawsTheSceneAndDifferentFramesDiffer) {
   pliant::Scene scene = clothScene(12);
   ViewerRecorder recorder(scene, 0, 30);
   pliant::Solver solver(scene.model, scene.settings);
-  pliant::State state = pliant::State::fromModel(scene.model);
+  pliant::State state = pliant::State::fromModel(*scene.model);
   recorder.record(0, state);
   for (int frame = 1; frame <= 30; ++frame) {
     ASSERT_TRUE(solver.step(state).ok());
@@ -230,11 +230,11 @@ TEST(ViewerRender, DrawsAMeshColliderFromTheTrianglesItsGridWasBuiltFrom) {
                                              pliant::Vec3(0, 0.5, 0), pliant::Quat::Identity(), grid));
   scene.model = builder.build();
   ViewerRecorder recorder(scene, 0, 0);
-  recorder.record(0, pliant::State::fromModel(scene.model));
+  recorder.record(0, pliant::State::fromModel(*scene.model));
   nlohmann::json data = nlohmann::json::parse(recorder.json());
   const auto& mesh = data.at("colliders").at(0);
   ASSERT_EQ(mesh.at("shape"), "mesh");
-  const pliant::SignedDistanceGrid& sdf = *scene.model.colliders[0].grid;
+  const pliant::SignedDistanceGrid& sdf = *scene.model->colliders[0].grid;
   const std::vector<float> vertices = floatsOf(mesh.at("vertices").get<std::string>());
   ASSERT_EQ(vertices.size(), 3 * sdf.vertices.size());
   for (std::size_t v = 0; v < sdf.vertices.size(); ++v)

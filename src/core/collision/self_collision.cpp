@@ -38,6 +38,7 @@
 #include <iterator>
 
 #include "collision/self_collision.h"
+#include "solve_plan.h"
 #include "spin_barrier.h"  // complete for ~Solver
 
 #include "collision/closest_on_triangle.h"

@@ -1,6 +1,7 @@
 // Attachment of a particle to a point in space: C = |x - target| - d. The target is not a particle
 // (it has infinite mass), so only the particle's inverse mass enters the denominator.
 #include "constraints/projection.h"
+#include "validation.h"
 
 namespace pliant::detail {
 
@@ -33,5 +34,26 @@ double evaluateAttachment(const Model& model, const Vec3* x, const Vec3* targets
   gradient.assign(1, length >= kMinLength ? Vec3(delta / length) : Vec3::Zero());
   return length - con.restDistance;
 }
+
+namespace {
+void validateAttachments(const Model& model) {
+  for (std::size_t i = 0; i < model.attachments.size(); ++i) {
+    const auto& c = model.attachments[i];
+    const std::string where = describe("attachment", i);
+    checkIndex(c.particle, model.particleCount(), where);
+    checkParameters(c.params, where);
+    checkFinite(c.target, where + " target");
+    checkLength(c.restDistance, where, "rest distance");
+    if (c.targetPath >= static_cast<std::int64_t>(model.attachmentPaths.size()))
+      throw Error(where + ": target path " + std::to_string(c.targetPath) + " does not exist");
+  }
+}
+int attachmentParticles(const Model& model, std::uint32_t i, ParticleIndex* out) {
+  out[0] = model.attachments[i].particle;
+  return 1;
+}
+}  // namespace
+
+const FamilyKernels kAttachmentKernels = {projectAttachment, projectAttachment, evaluateAttachment, attachmentParticles, neverUnilateral, validateAttachments};
 
 }  // namespace pliant::detail

@@ -8,6 +8,7 @@
 #include <numbers>
 
 #include "constraints/projection.h"
+#include "validation.h"
 
 namespace pliant::detail {
 
@@ -91,5 +92,18 @@ double evaluateDihedralBending(const Model& model, const Vec3* x, const Vec3*, s
 double dihedralAngle(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3) {
   return dihedralGeometry(x0, x1, x2, x3).angle;
 }
+
+namespace {
+void validateDihedralBendings(const Model& model) {
+  for (std::size_t i = 0; i < model.dihedralBendings.size(); ++i) {
+    const std::string where = describe("dihedral bending constraint", i);
+    for (ParticleIndex p : model.dihedralBendings[i].particles) checkIndex(p, model.particleCount(), where);
+    checkParameters(model.dihedralBendings[i].params, where);
+    if (!std::isfinite(model.dihedralBendings[i].restAngle)) throw Error(where + ": rest angle must be finite");
+  }
+}
+}  // namespace
+
+const FamilyKernels kDihedralBendingKernels = {projectDihedralBending, projectDihedralBending, evaluateDihedralBending, stencilParticles<&Model::dihedralBendings>, neverUnilateral, validateDihedralBendings};
 
 }  // namespace pliant::detail

@@ -15,6 +15,7 @@
 
 #include "constraints/avx2_lanes.h"
 #include "constraints/projection.h"
+#include "validation.h"
 
 
 namespace pliant::detail {
@@ -233,5 +234,18 @@ double evaluateDistance(const Model& model, const Vec3* x, const Vec3*, std::uin
   gradient.assign({n, -n});
   return length - con.restLength;
 }
+
+namespace {
+void validateDistances(const Model& model) {
+  for (std::size_t i = 0; i < model.distances.size(); ++i) {
+    const std::string where = describe("distance constraint", i);
+    for (ParticleIndex p : model.distances[i].particles) checkIndex(p, model.particleCount(), where);
+    checkParameters(model.distances[i].params, where);
+    checkLength(model.distances[i].restLength, where, "rest length");
+  }
+}
+}  // namespace
+
+const FamilyKernels kDistanceKernels = {projectDistance, projectDistanceIndependent, evaluateDistance, stencilParticles<&Model::distances>, neverUnilateral, validateDistances};
 
 }  // namespace pliant::detail

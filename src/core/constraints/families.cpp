@@ -3,40 +3,31 @@
 namespace pliant::detail {
 
 const FamilyKernels& familyKernels(ConstraintFamily family) {
-  static const FamilyKernels table[kConstraintFamilyCount] = {
-      {projectAttachment, projectAttachment, evaluateAttachment},
-      {projectDistance, projectDistanceIndependent, evaluateDistance},
-      {projectMaxDistance, projectMaxDistanceIndependent, evaluateMaxDistance},
-      {projectDihedralBending, projectDihedralBending, evaluateDihedralBending},
-      {projectIsometricBending, projectIsometricBendingIndependent, evaluateIsometricBending},
-      {projectTetVolume, projectTetVolume, evaluateTetVolume},
-      {projectGlobalVolume, projectGlobalVolume, evaluateGlobalVolume},
-      {projectGeneric, projectGeneric, evaluateGeneric},
+  // Pointers, not copies: the entries are defined in other files.
+  static const FamilyKernels* const table[kConstraintFamilyCount] = {
+#define PLIANT_FAMILY_ENTRY(Enumerator, array, name, Struct) &k##Enumerator##Kernels,
+      PLIANT_CONSTRAINT_FAMILIES(PLIANT_FAMILY_ENTRY)
+#undef PLIANT_FAMILY_ENTRY
   };
-  return table[static_cast<int>(family)];
+  return *table[static_cast<int>(family)];
 }
 
 bool isUnilateral(const Model& model, ConstraintRef ref) {
-  switch (ref.family) {
-    case ConstraintFamily::MaxDistance: return true;
-    case ConstraintFamily::Generic: return model.generics[ref.index].inequality;
-    default: return false;
-  }
+  return familyKernels(ref.family).unilateral(model, ref.index);
 }
 
 const ConstraintParameters& constraintParameters(const Model& model, ConstraintRef ref) {
-  const std::uint32_t i = ref.index;
+  return constraintParameters(const_cast<Model&>(model), ref);  // reads only
+}
+
+ConstraintParameters& constraintParameters(Model& model, ConstraintRef ref) {
   switch (ref.family) {
-    case ConstraintFamily::Attachment: return model.attachments[i].params;
-    case ConstraintFamily::Distance: return model.distances[i].params;
-    case ConstraintFamily::MaxDistance: return model.maxDistances[i].params;
-    case ConstraintFamily::DihedralBending: return model.dihedralBendings[i].params;
-    case ConstraintFamily::IsometricBending: return model.isometricBendings[i].params;
-    case ConstraintFamily::TetVolume: return model.tetVolumes[i].params;
-    case ConstraintFamily::GlobalVolume: return model.globalVolumes[i].params;
-    case ConstraintFamily::Generic: return model.generics[i].params;
+#define PLIANT_FAMILY_PARAMETERS(Enumerator, array, name, Struct) \
+  case ConstraintFamily::Enumerator: return model.array[ref.index].params;
+    PLIANT_CONSTRAINT_FAMILIES(PLIANT_FAMILY_PARAMETERS)
+#undef PLIANT_FAMILY_PARAMETERS
   }
-  return model.distances[i].params;  // unreachable
+  return model.distances[ref.index].params;  // unreachable
 }
 
 }  // namespace pliant::detail
@@ -45,14 +36,10 @@ namespace pliant {
 
 const char* familyName(ConstraintFamily family) {
   switch (family) {
-    case ConstraintFamily::Attachment: return "attachment";
-    case ConstraintFamily::Distance: return "distance";
-    case ConstraintFamily::MaxDistance: return "max-distance";
-    case ConstraintFamily::DihedralBending: return "dihedral-bending";
-    case ConstraintFamily::IsometricBending: return "isometric-bending";
-    case ConstraintFamily::TetVolume: return "tet-volume";
-    case ConstraintFamily::GlobalVolume: return "global-volume";
-    case ConstraintFamily::Generic: return "generic";
+#define PLIANT_FAMILY_NAME(Enumerator, array, name, Struct) \
+  case ConstraintFamily::Enumerator: return name;
+    PLIANT_CONSTRAINT_FAMILIES(PLIANT_FAMILY_NAME)
+#undef PLIANT_FAMILY_NAME
   }
   return "unknown";
 }

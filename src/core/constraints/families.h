@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "pliant/constraints.h"
@@ -34,6 +35,9 @@ using EvaluateFn = double (*)(const Model&, const Vec3* x, const Vec3* attachmen
                               std::uint32_t i, std::vector<ParticleIndex>& particles,
                               std::vector<Vec3>& gradient);
 
+// What the solver, the planner, validation and diagnostics need of one family. Each family's file
+// (src/core/constraints/<family>.cpp) defines its entry, k<Family>Kernels; familyKernels() indexes
+// them in PLIANT_CONSTRAINT_FAMILIES order.
 struct FamilyKernels {
   ProjectFn project;  // in index order: Gauss-Seidel over [begin, end)
   // For an independent range (SolveBatch::independent): may project several constraints at once
@@ -41,26 +45,39 @@ struct FamilyKernels {
   // `project` here too.
   ProjectFn projectIndependent;
   EvaluateFn evaluate;
+  // Writes the particles of constraint i (at most 4) and returns how many, for the parallel plan;
+  // null for a family always projected serially (shared scratch, user code).
+  int (*particles)(const Model&, std::uint32_t i, ParticleIndex* out);
+  // Whether constraint i keeps C >= 0 (projected only while violated, lambda never pulls).
+  bool (*unilateral)(const Model&, std::uint32_t i);
+  // Checks every constraint of the family (indices, parameters, rest values); throws pliant::Error
+  // naming the first bad one.
+  void (*validate)(const Model&);
 };
 
 const FamilyKernels& familyKernels(ConstraintFamily family);
 bool isUnilateral(const Model& model, ConstraintRef ref);
 const ConstraintParameters& constraintParameters(const Model& model, ConstraintRef ref);
+ConstraintParameters& constraintParameters(Model& model, ConstraintRef ref);
 
-#define PLIANT_DECLARE_FAMILY(Name)                                                              \
-  void project##Name(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);           \
-  double evaluate##Name(const Model&, const Vec3*, const Vec3*, std::uint32_t,                   \
-                        std::vector<ParticleIndex>&, std::vector<Vec3>&);
-
-PLIANT_DECLARE_FAMILY(Attachment)
-PLIANT_DECLARE_FAMILY(Distance)
-PLIANT_DECLARE_FAMILY(MaxDistance)
-PLIANT_DECLARE_FAMILY(DihedralBending)
-PLIANT_DECLARE_FAMILY(IsometricBending)
-PLIANT_DECLARE_FAMILY(TetVolume)
-PLIANT_DECLARE_FAMILY(GlobalVolume)
-PLIANT_DECLARE_FAMILY(Generic)
+#define PLIANT_DECLARE_FAMILY(Enumerator, array, name, Struct)                                  \
+  extern const FamilyKernels k##Enumerator##Kernels;                                           \
+  void project##Enumerator(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);   \
+  double evaluate##Enumerator(const Model&, const Vec3*, const Vec3*, std::uint32_t,           \
+                              std::vector<ParticleIndex>&, std::vector<Vec3>&);
+PLIANT_CONSTRAINT_FAMILIES(PLIANT_DECLARE_FAMILY)
 #undef PLIANT_DECLARE_FAMILY
+
+// The particles of a family whose constraints list them in a fixed-size `particles` array.
+template <auto Array>
+int stencilParticles(const Model& model, std::uint32_t i, ParticleIndex* out) {
+  const auto& particles = (model.*Array)[i].particles;
+  for (std::size_t k = 0; k < std::size(particles); ++k) out[k] = particles[k];
+  return static_cast<int>(std::size(particles));
+}
+inline bool neverUnilateral(const Model&, std::uint32_t) { return false; }
+inline bool alwaysUnilateral(const Model&, std::uint32_t) { return true; }
+
 void projectDistanceIndependent(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
 // The independent distance kernel with at most `lanes` constraints at once: 4 (AVX2, where the CPU
 // has it) or 1 (scalar). Both give the same bits; tests compare them.

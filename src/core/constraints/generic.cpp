@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "constraints/projection.h"
+#include "validation.h"
 
 namespace pliant::detail {
 
@@ -51,5 +52,24 @@ double evaluateGeneric(const Model& model, const Vec3* x, const Vec3*, std::uint
   gradient.assign(con.particleCount, Vec3::Zero());
   return model.genericFunctions[con.function](positions, gradient);
 }
+
+namespace {
+void validateGenerics(const Model& model) {
+  for (std::size_t i = 0; i < model.generics.size(); ++i) {
+    const auto& c = model.generics[i];
+    const std::string where = describe("generic constraint", i);
+    checkParameters(c.params, where);
+    if (c.function >= model.genericFunctions.size() || !model.genericFunctions[c.function])
+      throw Error(where + ": function " + std::to_string(c.function) + " does not exist");
+    if (c.particleCount == 0) throw Error(where + ": needs at least one particle");
+    if (c.firstParticle + std::size_t(c.particleCount) > model.genericParticles.size())
+      throw Error(where + ": particle range out of bounds");
+    for (std::uint32_t k = 0; k < c.particleCount; ++k) checkIndex(model.genericParticles[c.firstParticle + k], model.particleCount(), where);
+  }
+}
+bool genericUnilateral(const Model& model, std::uint32_t i) { return model.generics[i].inequality; }
+}  // namespace
+
+const FamilyKernels kGenericKernels = {projectGeneric, projectGeneric, evaluateGeneric, nullptr, genericUnilateral, validateGenerics};
 
 }  // namespace pliant::detail

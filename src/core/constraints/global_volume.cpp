@@ -2,6 +2,7 @@
 // V = sum over triangles of x_a.(x_b x x_c)/6. Each vertex's gradient sums (x_b x x_c)/6 over its
 // triangles; the constraint couples every vertex of the mesh, so it is projected as a whole.
 #include "constraints/projection.h"
+#include "validation.h"
 
 namespace pliant::detail {
 
@@ -65,5 +66,25 @@ double closedMeshVolume(const Model& model, std::uint32_t i, const Vec3* x) {
   std::vector<Vec3> gradient(model.globalVolumes[i].vertexCount);
   return meshVolumeAndGradient(model, model.globalVolumes[i], x, gradient.data());
 }
+
+namespace {
+void validateGlobalVolumes(const Model& model) {
+  for (std::size_t i = 0; i < model.globalVolumes.size(); ++i) {
+    const auto& c = model.globalVolumes[i];
+    const std::string where = describe("global volume constraint", i);
+    checkParameters(c.params, where);
+    if (c.firstTriangle + std::size_t(c.triangleCount) > model.volumeTriangles.size() ||
+        c.firstVertex + std::size_t(c.vertexCount) > model.volumeVertices.size())
+      throw Error(where + ": triangle or vertex range out of bounds");
+    for (std::uint32_t t = c.firstTriangle; t < c.firstTriangle + c.triangleCount; ++t)
+      for (std::uint32_t v : model.volumeTriangles[t])
+        if (v >= c.vertexCount) throw Error(where + ": triangle " + std::to_string(t) + " vertex out of range");
+    for (std::uint32_t v = 0; v < c.vertexCount; ++v) checkIndex(model.volumeVertices[c.firstVertex + v], model.particleCount(), where);
+    if (!std::isfinite(c.pressure) || c.pressure < 0.0) throw Error(where + ": pressure must be >= 0");
+  }
+}
+}  // namespace
+
+const FamilyKernels kGlobalVolumeKernels = {projectGlobalVolume, projectGlobalVolume, evaluateGlobalVolume, nullptr, neverUnilateral, validateGlobalVolumes};
 
 }  // namespace pliant::detail

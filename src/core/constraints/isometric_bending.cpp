@@ -12,6 +12,7 @@
 
 #include "constraints/avx2_lanes.h"
 #include "constraints/projection.h"
+#include "validation.h"
 
 namespace pliant::detail {
 
@@ -226,6 +227,20 @@ double evaluateIsometricBending(const Model& model, const Vec3* x, const Vec3*, 
   for (int k = 0; k < 4; ++k) gradient[k] = con.weights[k] * u;
   return C;
 }
+
+namespace {
+void validateIsometricBendings(const Model& model) {
+  for (std::size_t i = 0; i < model.isometricBendings.size(); ++i) {
+    const std::string where = describe("isometric bending constraint", i);
+    for (ParticleIndex p : model.isometricBendings[i].particles) checkIndex(p, model.particleCount(), where);
+    checkParameters(model.isometricBendings[i].params, where);
+    for (double k : model.isometricBendings[i].weights)
+      if (!std::isfinite(k)) throw Error(where + ": weights must be finite");
+  }
+}
+}  // namespace
+
+const FamilyKernels kIsometricBendingKernels = {projectIsometricBending, projectIsometricBendingIndependent, evaluateIsometricBending, stencilParticles<&Model::isometricBendings>, neverUnilateral, validateIsometricBendings};
 
 }  // namespace pliant::detail
 

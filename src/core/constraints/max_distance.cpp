@@ -9,6 +9,7 @@
 
 #include "constraints/avx2_lanes.h"
 #include "constraints/projection.h"
+#include "validation.h"
 
 namespace pliant::detail {
 
@@ -193,5 +194,18 @@ double evaluateMaxDistance(const Model& model, const Vec3* x, const Vec3*, std::
   gradient.assign({-n, n});
   return con.maxLength - length;
 }
+
+namespace {
+void validateMaxDistances(const Model& model) {
+  for (std::size_t i = 0; i < model.maxDistances.size(); ++i) {
+    const std::string where = describe("max-distance constraint", i);
+    for (ParticleIndex p : model.maxDistances[i].particles) checkIndex(p, model.particleCount(), where);
+    checkParameters(model.maxDistances[i].params, where);
+    checkLength(model.maxDistances[i].maxLength, where, "maximum length");
+  }
+}
+}  // namespace
+
+const FamilyKernels kMaxDistanceKernels = {projectMaxDistance, projectMaxDistanceIndependent, evaluateMaxDistance, stencilParticles<&Model::maxDistances>, alwaysUnilateral, validateMaxDistances};
 
 }  // namespace pliant::detail

@@ -2,6 +2,7 @@
 // gradient of each vertex is the area-weighted normal of the opposite face over 3. An inverted tet
 // has V < 0 and is pushed back; a fully collapsed one has zero gradient and is skipped.
 #include "constraints/projection.h"
+#include "validation.h"
 
 namespace pliant::detail {
 
@@ -53,5 +54,18 @@ double signedTetVolume(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec
   Vec3 gradient[4];
   return tetVolumeAndGradient(x0, x1, x2, x3, gradient);
 }
+
+namespace {
+void validateTetVolumes(const Model& model) {
+  for (std::size_t i = 0; i < model.tetVolumes.size(); ++i) {
+    const std::string where = describe("tet volume constraint", i);
+    for (ParticleIndex p : model.tetVolumes[i].particles) checkIndex(p, model.particleCount(), where);
+    checkParameters(model.tetVolumes[i].params, where);
+    if (!std::isfinite(model.tetVolumes[i].restVolume)) throw Error(where + ": rest volume must be finite");
+  }
+}
+}  // namespace
+
+const FamilyKernels kTetVolumeKernels = {projectTetVolume, projectTetVolume, evaluateTetVolume, stencilParticles<&Model::tetVolumes>, neverUnilateral, validateTetVolumes};
 
 }  // namespace pliant::detail

@@ -1,0 +1,289 @@
+// ModelBuilder: every add* validates its arguments, build() the whole model.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "constraints/families.h"
+#include "pliant/error.h"
+#include "solve_plan.h"
+#include "pliant/model.h"
+#include "validation.h"
+
+namespace pliant {
+
+using detail::checkCollider;
+using detail::checkFinite;
+using detail::checkMaterial;
+using detail::checkIndex;
+using detail::checkLength;
+using detail::checkParameters;
+using detail::describe;
+
+ParticleIndex ModelBuilder::addParticle(const Vec3& position, double mass, const Vec3& velocity) {
+  const std::size_t index = model_.particleCount();
+  const std::string where = describe("particle", index);
+  checkFinite(position, where + " position");
+  checkFinite(velocity, where + " velocity");
+  if (std::isnan(mass) || mass < 0.0)
+    throw Error(where + ": mass must be >= 0 kg (0 or infinity = fixed), got " + std::to_string(mass));
+  model_.initialPosition.push_back(position);
+  model_.initialVelocity.push_back(velocity);
+  const bool fixed = mass == 0.0 || std::isinf(mass);
+  model_.mass.push_back(std::isinf(mass) ? 0.0 : mass);
+  model_.inverseMass.push_back(fixed ? 0.0 : 1.0 / mass);
+  if (model_.particleRadius.size() + 1 == model_.inverseMass.size()) model_.particleRadius.push_back(0.0);
+  return static_cast<ParticleIndex>(index);
+}
+
+void ModelBuilder::checkParticle(ParticleIndex particle, const char* what) const {
+  checkIndex(particle, model_.particleCount(), what);
+}
+
+const Vec3& ModelBuilder::position(ParticleIndex particle) const {
+  checkParticle(particle, "position");
+  return model_.initialPosition[particle];
+}
+
+void ModelBuilder::fixParticle(ParticleIndex particle) {
+  checkParticle(particle, "fixParticle");
+  model_.inverseMass[particle] = 0.0;
+  model_.initialVelocity[particle].setZero();
+}
+
+void ModelBuilder::addKinematic(ParticleIndex particle, PathFunction path) {
+  checkParticle(particle, "addKinematic");
+  if (!path) throw Error("addKinematic: path is empty");
+  model_.inverseMass[particle] = 0.0;
+  model_.kinematicParticles.push_back({particle, std::move(path)});
+}
+
+std::uint32_t ModelBuilder::addDistance(ParticleIndex a, ParticleIndex b,
+                                        const ConstraintParameters& params, double restLength) {
+  const std::string where = describe("distance constraint", model_.distances.size());
+  checkIndex(a, particleCount(), where);
+  checkIndex(b, particleCount(), where);
+  checkParameters(params, where);
+  if (restLength < 0.0) restLength = (position(a) - position(b)).norm();
+  checkLength(restLength, where, "rest length");
+  model_.distances.push_back({{a, b}, restLength, params});
+  return static_cast<std::uint32_t>(model_.distances.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addMaxDistance(ParticleIndex a, ParticleIndex b,
+                                           const ConstraintParameters& params, double maxLength) {
+  const std::string where = describe("max-distance constraint", model_.maxDistances.size());
+  checkIndex(a, particleCount(), where);
+  checkIndex(b, particleCount(), where);
+  checkParameters(params, where);
+  if (maxLength < 0.0) maxLength = (position(a) - position(b)).norm();
+  checkLength(maxLength, where, "maximum length");
+  model_.maxDistances.push_back({{a, b}, maxLength, params});
+  return static_cast<std::uint32_t>(model_.maxDistances.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addAttachment(ParticleIndex particle, const Vec3& target,
+                                          const ConstraintParameters& params, double restDistance) {
+  const std::string where = describe("attachment", model_.attachments.size());
+  checkIndex(particle, particleCount(), where);
+  checkFinite(target, where + " target");
+  checkParameters(params, where);
+  checkLength(restDistance, where, "rest distance");
+  model_.attachments.push_back({particle, target, -1, restDistance, params});
+  return static_cast<std::uint32_t>(model_.attachments.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addMovingAttachment(ParticleIndex particle, PathFunction targetPath,
+                                                const ConstraintParameters& params,
+                                                double restDistance) {
+  if (!targetPath) throw Error("addMovingAttachment: target path is empty");
+  const Vec3 start = targetPath(0.0);
+  const std::uint32_t index = addAttachment(particle, start, params, restDistance);
+  model_.attachmentPaths.push_back(std::move(targetPath));
+  model_.attachments[index].targetPath = static_cast<std::int32_t>(model_.attachmentPaths.size() - 1);
+  return index;
+}
+
+std::uint32_t ModelBuilder::addDihedralBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
+                                               ParticleIndex p3, const ConstraintParameters& params,
+                                               double restAngle) {
+  const std::string where = describe("dihedral bending constraint", model_.dihedralBendings.size());
+  for (ParticleIndex p : {p0, p1, p2, p3}) checkIndex(p, particleCount(), where);
+  checkParameters(params, where);
+  if (std::isnan(restAngle))
+    restAngle = detail::dihedralAngle(position(p0), position(p1), position(p2), position(p3));
+  if (!std::isfinite(restAngle)) throw Error(where + ": rest angle must be finite");
+  model_.dihedralBendings.push_back({{p0, p1, p2, p3}, restAngle, params});
+  return static_cast<std::uint32_t>(model_.dihedralBendings.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addIsometricBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
+                                                ParticleIndex p3, const ConstraintParameters& params) {
+  const std::string where = describe("isometric bending constraint", model_.isometricBendings.size());
+  for (ParticleIndex p : {p0, p1, p2, p3}) checkIndex(p, particleCount(), where);
+  checkParameters(params, where);
+  IsometricBendingConstraint c;
+  c.particles[0] = p0;
+  c.particles[1] = p1;
+  c.particles[2] = p2;
+  c.particles[3] = p3;
+  c.params = params;
+  if (!detail::isometricBendingWeights(position(p0), position(p1), position(p2), position(p3), c.weights))
+    throw Error(where + ": degenerate stencil (a triangle of zero area)");
+  model_.isometricBendings.push_back(c);
+  return static_cast<std::uint32_t>(model_.isometricBendings.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addTetVolume(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
+                                         ParticleIndex p3, const ConstraintParameters& params) {
+  const std::string where = describe("tet volume constraint", model_.tetVolumes.size());
+  for (ParticleIndex p : {p0, p1, p2, p3}) checkIndex(p, particleCount(), where);
+  checkParameters(params, where);
+  const double volume = detail::signedTetVolume(position(p0), position(p1), position(p2), position(p3));
+  // A rest volume of zero (coincident or coplanar corners) is a broken mesh, not a material.
+  const double edge = std::max({(position(p1) - position(p0)).norm(), (position(p2) - position(p0)).norm(),
+                                (position(p3) - position(p0)).norm()});
+  if (!(std::abs(volume) > 1e-12 * edge * edge * edge))
+    throw Error(where + ": degenerate tetrahedron (rest volume " + std::to_string(volume) + " m^3)");
+  model_.tetVolumes.push_back({{p0, p1, p2, p3}, volume, params});
+  return static_cast<std::uint32_t>(model_.tetVolumes.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addGlobalVolume(std::span<const std::array<ParticleIndex, 3>> triangles,
+                                            double pressure, const ConstraintParameters& params) {
+  const std::string where = describe("global volume constraint", model_.globalVolumes.size());
+  checkParameters(params, where);
+  if (triangles.empty()) throw Error(where + ": needs at least one triangle");
+  if (!std::isfinite(pressure) || pressure < 0.0) throw Error(where + ": pressure must be >= 0");
+  GlobalVolumeConstraint c;
+  c.firstTriangle = static_cast<std::uint32_t>(model_.volumeTriangles.size());
+  c.triangleCount = static_cast<std::uint32_t>(triangles.size());
+  c.firstVertex = static_cast<std::uint32_t>(model_.volumeVertices.size());
+  std::vector<ParticleIndex> vertices;
+  for (const auto& t : triangles)
+    for (ParticleIndex p : t) {
+      checkIndex(p, particleCount(), where);
+      vertices.push_back(p);
+    }
+  std::sort(vertices.begin(), vertices.end());
+  vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
+  c.vertexCount = static_cast<std::uint32_t>(vertices.size());
+  for (const auto& t : triangles) {
+    std::array<std::uint32_t, 3> local{};
+    for (int k = 0; k < 3; ++k)
+      local[k] = static_cast<std::uint32_t>(
+          std::lower_bound(vertices.begin(), vertices.end(), t[k]) - vertices.begin());
+    model_.volumeTriangles.push_back(local);
+  }
+  model_.volumeVertices.insert(model_.volumeVertices.end(), vertices.begin(), vertices.end());
+  c.pressure = pressure;
+  c.params = params;
+  model_.globalVolumes.push_back(c);
+  const std::uint32_t index = static_cast<std::uint32_t>(model_.globalVolumes.size() - 1);
+  model_.globalVolumes[index].restVolume =
+      detail::closedMeshVolume(model_, index, model_.initialPosition.data());
+  return index;
+}
+
+std::uint32_t ModelBuilder::addGenericFunction(GenericConstraintFunction function) {
+  if (!function) throw Error("addGenericFunction: function is empty");
+  model_.genericFunctions.push_back(std::move(function));
+  return static_cast<std::uint32_t>(model_.genericFunctions.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addGeneric(std::uint32_t function, std::span<const ParticleIndex> particles,
+                                       bool inequality, const ConstraintParameters& params) {
+  const std::string where = describe("generic constraint", model_.generics.size());
+  if (function >= model_.genericFunctions.size())
+    throw Error(where + ": function " + std::to_string(function) + " does not exist");
+  if (particles.empty()) throw Error(where + ": needs at least one particle");
+  for (ParticleIndex p : particles) checkIndex(p, particleCount(), where);
+  checkParameters(params, where);
+  GenericConstraint c;
+  c.function = function;
+  c.firstParticle = static_cast<std::uint32_t>(model_.genericParticles.size());
+  c.particleCount = static_cast<std::uint32_t>(particles.size());
+  c.inequality = inequality;
+  c.params = params;
+  model_.genericParticles.insert(model_.genericParticles.end(), particles.begin(), particles.end());
+  model_.generics.push_back(c);
+  return static_cast<std::uint32_t>(model_.generics.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addGeneric(GenericConstraintFunction function,
+                                       std::span<const ParticleIndex> particles, bool inequality,
+                                       const ConstraintParameters& params) {
+  return addGeneric(addGenericFunction(std::move(function)), particles, inequality, params);
+}
+
+void ModelBuilder::setParticleRadius(ParticleIndex particle, double radius) {
+  const std::string where = describe("particle", particle);
+  checkIndex(particle, particleCount(), "setParticleRadius");
+  if (!std::isfinite(radius) || radius < 0.0)
+    throw Error(where + ": radius must be a finite number >= 0 m, got " + std::to_string(radius));
+  if (model_.particleRadius.size() != particleCount()) model_.particleRadius.assign(particleCount(), 0.0);
+  model_.particleRadius[particle] = radius;
+}
+
+void ModelBuilder::setParticleRadius(ParticleIndex first, std::uint32_t count, double radius) {
+  if (count == 0) return;
+  const std::uint64_t end = std::uint64_t{first} + count;
+  if (end > particleCount())
+    throw Error("setParticleRadius: particles " + std::to_string(first) + " to " + std::to_string(end - 1) +
+                " out of range (model has " + std::to_string(particleCount()) + " particles)");
+  setParticleRadius(first, radius);  // validates the radius, naming the first particle
+  std::fill(model_.particleRadius.begin() + first, model_.particleRadius.begin() + static_cast<std::ptrdiff_t>(end), radius);
+}
+
+std::uint32_t ModelBuilder::addCollider(const Collider& collider, PathFunction path, RotationFunction rotationPath) {
+  const std::string where = describe("collider", model_.colliders.size());
+  Collider c = collider;
+  c.path = -1;
+  c.rotationPath = -1;
+  // The pose at time 0 is validated like a static one; later poses are the caller's promise.
+  if (path) c.pose.position = path(0.0);
+  if (rotationPath) c.pose.rotation = rotationPath(0.0);
+  checkCollider(c, where);
+  if (path) {
+    model_.colliderPaths.push_back(std::move(path));
+    c.path = static_cast<std::int32_t>(model_.colliderPaths.size() - 1);
+  }
+  if (rotationPath) {
+    model_.colliderRotationPaths.push_back(std::move(rotationPath));
+    c.rotationPath = static_cast<std::int32_t>(model_.colliderRotationPaths.size() - 1);
+  }
+  model_.colliders.push_back(c);
+  return static_cast<std::uint32_t>(model_.colliders.size() - 1);
+}
+
+std::uint32_t ModelBuilder::addCollisionTriangles(std::span<const std::array<ParticleIndex, 3>> triangles,
+                                                  bool enable) {
+  const auto first = static_cast<std::uint32_t>(model_.collisionTriangles.size());
+  for (std::size_t i = 0; i < triangles.size(); ++i) {
+    const std::string where = describe("collision triangle", first + i);
+    for (ParticleIndex p : triangles[i]) checkIndex(p, particleCount(), where);
+    if (triangles[i][0] == triangles[i][1] || triangles[i][1] == triangles[i][2] || triangles[i][0] == triangles[i][2])
+      throw Error(where + ": its three particles must differ");
+  }
+  for (const auto& t : triangles) model_.collisionTriangles.push_back({{t[0], t[1], t[2]}});
+  if (enable) model_.selfCollision = true;
+  return first;
+}
+
+std::uint32_t ModelBuilder::addObject(std::string name, std::vector<ParticleIndex> particles,
+                                      double dampingFactor) {
+  const std::string where = "object '" + name + "'";
+  for (ParticleIndex p : particles) checkIndex(p, particleCount(), where);
+  if (!(dampingFactor >= 0.0 && dampingFactor <= 1.0))
+    throw Error(where + ": damping factor must be in [0, 1], got " + std::to_string(dampingFactor));
+  model_.objects.push_back({std::move(name), std::move(particles), dampingFactor});
+  return static_cast<std::uint32_t>(model_.objects.size() - 1);
+}
+
+ModelPtr ModelBuilder::build() const {
+  auto model = std::make_shared<Model>(model_);
+  detail::fillLambdaOffsets(*model);
+  model->validate();
+  return model;
+}
+
+}  // namespace pliant
