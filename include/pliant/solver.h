@@ -154,11 +154,11 @@ struct Contact {
 };
 
 namespace detail {
-class SpinBarrier;
-}  // namespace detail
-
-namespace detail {
-struct SolvePlan;
+class ConstraintProjection;
+class ParticleContacts;
+class SurfaceContacts;
+class ColliderContacts;
+struct StepTrace;
 }  // namespace detail
 
 class Solver {
@@ -203,96 +203,47 @@ class Solver {
   std::uint64_t lastProjectionCount() const { return lastProjectionCount_; }
   // The contacts of the last substep, in solve order (sorted by particle, then collider or other
   // particle), with their multipliers. Valid until the next step.
-  const std::vector<Contact>& lastColliderContacts() const { return colliderContacts_; }
-  const std::vector<Contact>& lastParticleContacts() const { return particleContacts_; }
-  const std::vector<SurfaceContact>& lastSurfaceContacts() const { return surfaceContacts_; }
-  std::size_t lastContactCount() const {
-    return colliderContacts_.size() + particleContacts_.size() + surfaceContacts_.size();
-  }
+  const std::vector<Contact>& lastColliderContacts() const;
+  const std::vector<Contact>& lastParticleContacts() const;
+  const std::vector<SurfaceContact>& lastSurfaceContacts() const;
+  std::size_t lastContactCount() const;
   // Surface contact work of the last step: how many times the broad phase ran (1 per step unless a
-  // particle left the box it was given, see self_collision.cpp) and how many candidate pairs the
+  // particle left the box it was given, see surface_contacts.cpp) and how many candidate pairs the
   // last run produced (vertex-triangle plus edge-edge).
-  int lastSurfaceBroadPhaseRuns() const { return surfaceBroadPhaseRuns_; }
+  int lastSurfaceBroadPhaseRuns() const;
   std::size_t lastSurfaceCandidateCount() const;
 
  private:
-  void advance(State& state, bool trace);
-  StepResult diagnose(State& state);
-  // Contact stages (src/collision/contacts.cpp).
-  void buildContactTopology();
-  void updateColliderPoses(double time, double h);
-  void collide(const State& state, double h);
-  void findParticlePairs(const State& state, double h);
-  // Returns false when tracing found the contact that produced a bad value.
-  bool projectContacts(State& state, bool trace);
-  void contactVelocityPass(State& state, double h);
-  // Surface contact stages (src/collision/self_collision.cpp).
-  void buildSurfaceTopology();
-  void findSurfaceCandidates(const State& state, double h, int remainingSubsteps, double time);
-  void collideSurfaces(const State& state, double h, int substep, double time);
-  bool projectSurfaceContacts(State& state, bool trace);
-  void surfaceVelocityPass(State& state, double h);
-  // The model stepped (shared, immutable) and the parallel plan made for it (solve_plan.h).
+  // The stages of one step, in order (the comment at the top of this file): one function each, in
+  // solver.cpp. StepFrame carries what the stages of a step share, with the variants chosen once
+  // per step (a fused or skipped stage is a named alternative, as in Box2D's solver stages).
+  struct StepFrame;
+  void advance(State& state, detail::StepTrace* trace);
+  StepFrame beginStep(State& state, detail::StepTrace* trace);
+  bool predict(StepFrame& frame, State& state);        // 1
+  void updateTargets(StepFrame& frame, State& state);  // 2
+  void collide(StepFrame& frame, const State& state);  // 3
+  bool project(StepFrame& frame, State& state);        // 4 and 5
+  void updateVelocities(StepFrame& frame, State& state);  // 6 and 7
+  void dampObjects(State& state);                         // 8
+  StepResult diagnose(State& state);                      // after 9: names the culprit
   Model& ownModel();
   void replan();
-  ModelPtr model_;
+
+  ModelPtr model_;          // shared and immutable, or this solver's own edited copy
   bool ownsModel_ = false;  // model_ is this solver's private copy (made by the first edit)
   bool planStale_ = false;  // an edit changed which particles move; re-plan before the next step
-  std::unique_ptr<detail::SolvePlan> plan_;
   SolverSettings settings_;
-  State backup_;
+  State backup_;               // the state before the step being checked
   std::vector<Vec3> scratch_;  // gradients of variable-size families, sized at construction
-  bool parallelPlan_ = false;  // the model has a batch worth splitting across threads
-  // Where each thread's part of each parallel batch begins (splitThreads_ + 1 cuts per batch, in
-  // plan order) and the ticks it took last time; the cuts follow the measured time (src/batch_split.h).
-  void prepareBatchSplits(int threads);
-  std::vector<std::uint32_t> batchCuts_;
-  std::vector<std::uint64_t> batchTicks_;
-  std::vector<double> cutScratch_;
-  int splitThreads_ = 0;
-  // The barrier between those batches (src/spin_barrier.h).
-  std::unique_ptr<detail::SpinBarrier> batchBarrier_;
+  std::string userFunctionError_;  // what a user constraint function threw in the last step
   std::function<void(const State&)> substepObserver_;
   std::uint64_t lastProjectionCount_ = 0;
-  // Contact scratch: reserved at construction and reused, so a step allocates nothing once warm.
-  std::vector<Contact> colliderContacts_;
-  std::vector<Contact> particleContacts_;
-  std::vector<ColliderPose> colliderPose_;          // at the end of the current substep
-  std::vector<ColliderPose> colliderPreviousPose_;  // at its start
-  std::vector<ParticleIndex> collidingParticles_;   // radius > 0, when particle contacts are on
-  double maxRadius_ = 0.0;                          // m, over collidingParticles_
-  // Pairs never in contact: particles sharing a constraint (neighbours at rest), as sorted lists.
-  std::vector<std::uint32_t> restNeighbourStart_;
-  std::vector<ParticleIndex> restNeighbours_;
-  // Spatial hash grid: bucket b holds gridEntries_[gridStart_[b] .. gridStart_[b + 1]).
-  struct GridEntry {
-    ParticleIndex particle = 0;
-    std::uint64_t key = 0;  // the cell, packed
-    std::int64_t cell[3] = {0, 0, 0};
-  };
-  std::vector<std::uint32_t> gridStart_;
-  std::vector<GridEntry> gridEntries_;
-  std::vector<GridEntry> gridScratch_;
-  // Surface contact scratch: the contacts of the substep, and the topology, boxes, grids and
-  // candidate pairs (defined in self_collision.cpp), null when the model has no surface contact.
-  std::vector<SurfaceContact> surfaceContacts_;
-  struct SurfaceScratch;
-  std::unique_ptr<SurfaceScratch> surface_;
-  int surfaceBroadPhaseRuns_ = 0;
-  // Set while tracing a refused step: the first constraint that produced a bad value.
-  struct Trace {
-    bool active = false;
-    bool found = false;
-    bool constraintSet = false;
-    ConstraintRef constraint;
-    bool contactSet = false;
-    Contact contact;
-    bool surfaceContactSet = false;
-    SurfaceContact surfaceContact;
-    std::int64_t particle = -1;
-    double bound = 0.0;
-    const std::vector<Vec3>* stepStart = nullptr;
-  } trace_;
+  // The parts, each owning its scratch (src/core/constraint_projection.h, collision/*_contacts.h).
+  std::unique_ptr<detail::ConstraintProjection> constraints_;
+  std::unique_ptr<detail::ParticleContacts> particleContacts_;
+  std::unique_ptr<detail::SurfaceContacts> surfaceContacts_;
+  std::unique_ptr<detail::ColliderContacts> colliderContacts_;
   friend struct SolverAccess;
 };
 

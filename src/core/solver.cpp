@@ -1,23 +1,26 @@
-// The step pipeline. The order written in solver.h is implemented once, in Solver::advance.
+// The step pipeline. The order written in solver.h is implemented once: Solver::advance runs the
+// stages, one function each, and the fused or skipped variants of a stage are chosen once per step
+// in beginStep (Box2D v3 names its stages the same way). The constraint projection and the three
+// kinds of contact are parts that own their scratch (constraint_projection.h, collision/).
 #include "pliant/solver.h"
 
 #include <omp.h>
 
-#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 
-#include "batch_split.h"
-#include "collision/self_collision.h"
+#include "collision/collider_contacts.h"
+#include "collision/particle_contacts.h"
+#include "collision/surface_contacts.h"
+#include "constraint_projection.h"
 #include "constraints/families.h"
+#include "object_damping.h"
 #include "particle_pass.h"
-#include "spin_barrier.h"
 #include "pliant/error.h"
-#include "solve_plan.h"
+#include "pliant/parallel.h"
 #include "step_check.h"
 #include "validation.h"
-#include "pliant/parallel.h"
 
 namespace pliant {
 
@@ -47,7 +50,12 @@ void SolverSettings::validate() const {
                 std::to_string(maxDepenetrationVelocity));
 }
 
-Solver::Solver(ModelPtr model, const SolverSettings& settings) : model_(std::move(model)) {
+Solver::Solver(ModelPtr model, const SolverSettings& settings)
+    : model_(std::move(model)),
+      constraints_(std::make_unique<detail::ConstraintProjection>()),
+      particleContacts_(std::make_unique<detail::ParticleContacts>()),
+      surfaceContacts_(std::make_unique<detail::SurfaceContacts>()),
+      colliderContacts_(std::make_unique<detail::ColliderContacts>()) {
   if (!model_) throw Error("solver: no model given");
   model_->validate();
   settings.validate();
@@ -57,9 +65,14 @@ Solver::Solver(ModelPtr model, const SolverSettings& settings) : model_(std::mov
   for (const GlobalVolumeConstraint& c : model_->globalVolumes) scratch = std::max<std::size_t>(scratch, c.vertexCount);
   scratch_.resize(scratch);
   replan();
-  buildContactTopology();
-  buildSurfaceTopology();
+  particleContacts_->prepare(*model_);
+  surfaceContacts_->prepare(*model_);
+  colliderContacts_->prepare(*model_);
 }
+
+Solver::~Solver() = default;
+Solver::Solver(Solver&&) noexcept = default;
+Solver& Solver::operator=(Solver&&) noexcept = default;
 
 void Solver::setSettings(const SolverSettings& settings) {
   settings.validate();
@@ -67,14 +80,11 @@ void Solver::setSettings(const SolverSettings& settings) {
   settings_ = settings;
   if (replanNeeded) replan();
   // Surface candidates were found for the old contact margin; find them again.
-  if (surface_) surface_->built = false;
+  surfaceContacts_->invalidateCandidates();
 }
 
 void Solver::replan() {
-  plan_ = std::make_unique<detail::SolvePlan>(detail::planSolve(*model_, settings_.parallelBlockSize));
-  parallelPlan_ = plan_->hasParallelBatch();
-  splitThreads_ = 0;  // the cuts were made for the old plan
-  if (parallelPlan_ && threadCount() > 1) prepareBatchSplits(threadCount());
+  constraints_->plan(*model_, settings_.parallelBlockSize);
   planStale_ = false;
 }
 
@@ -144,321 +154,246 @@ void Solver::setConstraintParameters(ConstraintRef constraint, const ConstraintP
   detail::constraintParameters(ownModel(), constraint) = params;
 }
 
-namespace {
-
-// Momentum-conserving damping of one object (seed 000): remove a fraction k of each particle's
-// deviation from the object's rigid motion. Fixed and kinematic particles are not part of the
-// rigid fit (their velocity is prescribed). A singular inertia tensor (collinear particles) is
-// inverted on its range, which keeps L = I omega exact there.
-void dampObject(const Model& model, const SimObject& object, State& state) {
-  if (object.dampingFactor == 0.0) return;
-  double totalMass = 0.0;
-  Vec3 centre = Vec3::Zero();
-  Vec3 momentum = Vec3::Zero();
-  for (ParticleIndex p : object.particles) {
-    if (model.inverseMass[p] == 0.0) continue;
-    const double m = model.mass[p];
-    totalMass += m;
-    centre += m * state.position[p];
-    momentum += m * state.velocity[p];
-  }
-  if (!(totalMass > 0.0)) return;
-  centre /= totalMass;
-  const Vec3 centreVelocity = momentum / totalMass;
-  Vec3 angularMomentum = Vec3::Zero();
-  Mat3 inertia = Mat3::Zero();
-  for (ParticleIndex p : object.particles) {
-    if (model.inverseMass[p] == 0.0) continue;
-    const double m = model.mass[p];
-    const Vec3 r = state.position[p] - centre;
-    angularMomentum += r.cross(m * state.velocity[p]);
-    inertia += m * (r.squaredNorm() * Mat3::Identity() - r * r.transpose());
-  }
-  Eigen::SelfAdjointEigenSolver<Mat3> eigen(inertia);
-  const Vec3 values = eigen.eigenvalues();
-  const double cutoff = 1e-12 * std::max(values.cwiseAbs().maxCoeff(), 1e-300);
-  Vec3 inverted;
-  for (int k = 0; k < 3; ++k) inverted[k] = values[k] > cutoff ? 1.0 / values[k] : 0.0;
-  const Mat3& basis = eigen.eigenvectors();
-  const Vec3 omega = basis * inverted.asDiagonal() * (basis.transpose() * angularMomentum);
-  for (ParticleIndex p : object.particles) {
-    if (model.inverseMass[p] == 0.0) continue;
-    const Vec3 r = state.position[p] - centre;
-    const Vec3 deviation = centreVelocity + omega.cross(r) - state.velocity[p];
-    state.velocity[p] += object.dampingFactor * deviation;
-  }
+const std::vector<Contact>& Solver::lastColliderContacts() const { return colliderContacts_->contacts(); }
+const std::vector<Contact>& Solver::lastParticleContacts() const { return particleContacts_->contacts(); }
+const std::vector<SurfaceContact>& Solver::lastSurfaceContacts() const { return surfaceContacts_->contacts(); }
+std::size_t Solver::lastContactCount() const {
+  return colliderContacts_->contacts().size() + particleContacts_->contacts().size() +
+         surfaceContacts_->contacts().size();
 }
+int Solver::lastSurfaceBroadPhaseRuns() const { return surfaceContacts_->broadPhaseRuns(); }
+std::size_t Solver::lastSurfaceCandidateCount() const { return surfaceContacts_->candidateCount(); }
+
+namespace {
 
 // Below this many particles a parallel loop costs more than it saves (a fork and join costs about
 // as much as predicting 1-2k particles).
 constexpr std::int64_t kParallelParticles = 4096;
 
-// Stage 5, one Gauss-Seidel pass over every constraint family, as thread `thread` of a team of
-// `team` that splits each parallel batch into `threads` parts (1: the plain serial pass, outside
-// any parallel region). Each family's batches (SolvePlan::batches) run in order. A parallel batch
-// is split at the cuts in `split`, kept by the Solver and moved toward equal time after each pass
-// (batch_split.h); the batches between two parallel ones are projected by thread 0 while the others
-// wait at the next barrier. A barrier follows every parallel batch and precedes one when thread 0
-// has just done serial work, so no thread reads a position another is still writing. Any split of
-// an independent batch gives the same bits (its constraints share no movable particle), so the
-// result depends neither on the thread count nor on the cuts. With resetLambda (the first pass of
-// a substep) each range's multipliers are zeroed just before it is projected.
-struct BatchSplits {
-  std::uint32_t* cuts = nullptr;   // threads + 1 per parallel batch, in plan order
-  std::uint64_t* ticks = nullptr;  // threads per parallel batch
-  double* scratch = nullptr;       // threads + 1
-  detail::SpinBarrier* barrier = nullptr;
-};
-
-// The threads that share a parallel batch of `length` constraints: at most one per block.
-std::uint64_t batchParts(std::uint64_t length, std::uint64_t block, int threads) {
-  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), length / block));
-}
-
-void projectPass(const Model& model, const detail::SolvePlan& plan, std::uint32_t blockSize,
-                 const detail::SolveContext& shared, double* lambda, int thread, int team, int threads,
-                 bool resetLambda, const BatchSplits& split) {
-  detail::SolveContext ctx = shared;
-  const std::uint64_t block = std::max<std::uint32_t>(blockSize, 1);
-  const auto stride = static_cast<std::size_t>(threads);
-  std::size_t parallelBatch = 0;
-  bool serialWorkPending = false;
-  for (int f = 0; f < kConstraintFamilyCount; ++f) {
-    const std::vector<detail::SolveBatch>& batches = plan.batches[f];
-    if (batches.empty()) continue;
-    const detail::FamilyKernels& kernels = detail::familyKernels(static_cast<ConstraintFamily>(f));
-    ctx.lambda = lambda + model.lambdaOffset[f];
-    for (const detail::SolveBatch& batch : batches) {
-      if (threads > 1 && batch.parallel) {
-        if (serialWorkPending) {
-          split.barrier->wait(team);
-          serialWorkPending = false;
-        }
-        std::uint32_t* cuts = split.cuts + parallelBatch * (stride + 1);
-        std::uint64_t* ticks = split.ticks + parallelBatch * stride;
-        ++parallelBatch;
-        // Part t is thread t's; a team smaller than asked for (OpenMP may give one) takes the
-        // parts round robin.
-        for (std::size_t t = static_cast<std::size_t>(thread); t < stride; t += static_cast<std::size_t>(team)) {
-          const std::uint32_t begin = cuts[t];
-          const std::uint32_t end = cuts[t + 1];
-          const std::uint64_t start = detail::ticks();
-          if (resetLambda) std::fill(ctx.lambda + begin, ctx.lambda + end, 0.0);
-          if (begin < end) kernels.projectIndependent(model, ctx, begin, end);
-          ticks[t] = detail::ticks() - start;
-        }
-        split.barrier->wait(team);
-        // The cuts are read again only in the next pass, which a join or barrier separates from here.
-        if (thread == 0) {
-          const std::size_t parts = batchParts(batch.end - batch.begin, block, threads);
-          detail::rebalanceCuts({cuts, parts + 1}, {ticks, parts}, {split.scratch, parts + 1});
-        }
-        continue;
-      }
-      serialWorkPending = true;
-      if (thread != 0) continue;
-      if (resetLambda) std::fill(ctx.lambda + batch.begin, ctx.lambda + batch.end, 0.0);
-      if (batch.independent) kernels.projectIndependent(model, ctx, batch.begin, batch.end);
-      else kernels.project(model, ctx, batch.begin, batch.end);
-    }
-  }
-}
-
 }  // namespace
 
-void Solver::prepareBatchSplits(int threads) {
-  const std::uint64_t block = std::max<std::uint32_t>(settings_.parallelBlockSize, 1);
-  const auto stride = static_cast<std::size_t>(threads);
-  batchCuts_.clear();
-  for (const std::vector<detail::SolveBatch>& batches : plan_->batches)
-    for (const detail::SolveBatch& batch : batches) {
-      if (!batch.parallel) continue;
-      // Even cuts to start with; a thread beyond the batch's parts gets an empty range at its end.
-      const std::uint64_t length = batch.end - batch.begin;
-      const std::uint64_t parts = batchParts(length, block, threads);
-      for (std::uint64_t t = 0; t <= stride; ++t)
-        batchCuts_.push_back(static_cast<std::uint32_t>(batch.begin + length * std::min(t, parts) / parts));
-    }
-  batchTicks_.assign(batchCuts_.size() / (stride + 1) * stride, 0);
-  if (!batchBarrier_) batchBarrier_ = std::make_unique<detail::SpinBarrier>();
-  cutScratch_.assign(stride + 1, 0.0);
-  splitThreads_ = threads;
-}
+// What the stages of one step share. The variants are chosen once per step by beginStep.
+struct Solver::StepFrame {
+  // Stage 1: a pass of its own, or inside the projection's parallel region (saving a fork and join
+  // per substep) when nothing runs between them (stages 2-4 have no work) and the projection is
+  // parallel.
+  enum class Prediction : std::uint8_t { OwnPass, InProjectionRegion } prediction = Prediction::OwnPass;
+  // Stage 5: on one thread, split over `threads` threads, or traced (one constraint at a time,
+  // checking every particle moved, to name the culprit of a refused step).
+  enum class Projection : std::uint8_t { Serial, Parallel, Traced } projection = Projection::Serial;
+  // Stage 6: velocities formed at the end of each substep, or (when nothing reads them before the
+  // next prediction: no contact this substep, no observer) left to the next substep's prediction
+  // pass, which forms them with the same operations per particle (same bits, half the memory
+  // traffic).
+  enum class Velocities : std::uint8_t { EverySubstep, DeferredWhenNoContact } velocities = Velocities::EverySubstep;
 
-void Solver::advance(State& state, bool trace) {
-  const Model& model = *model_;
-  const std::size_t n = model.particleCount();
-  const double h = settings_.timeStep / settings_.substeps;
-  const double startTime = state.time;
-  const double* w = model.inverseMass.data();
-  const Vec3 gravity = settings_.gravity;
-
+  detail::StepTrace* trace = nullptr;
   detail::SolveContext ctx;
+  detail::PredictionPass pass;
+  int threads = 1;
+  std::int64_t particles = 0;
+  double h = 0.0;              // s, the substep
+  double stepStart = 0.0;      // s
+  int substep = 0;
+  double substepStart = 0.0;   // s
+  double substepEnd = 0.0;     // s
+  // Contacts take their approach velocities from the state after the prediction (stage 3), and
+  // tracing checks them: the prediction must store its velocities then.
+  bool velocitiesReadInSubstep = false;
+  bool velocitiesPending = false;  // the last substep's stage 6 was deferred to this prediction
+  std::uint64_t projections = 0;
+
+  // Stage 1 for this thread's share of the particles: whole groups of four per thread (the SIMD
+  // width of predictParticles); each particle gets the same operations whatever the split.
+  void predictShare(std::int64_t thread, std::int64_t team) const {
+    const std::int64_t groups = (particles + 3) / 4;
+    detail::predictParticles(pass, std::min(particles, 4 * (groups * thread / team)),
+                             std::min(particles, 4 * (groups * (thread + 1) / team)));
+  }
+};
+
+Solver::StepFrame Solver::beginStep(State& state, detail::StepTrace* trace) {
+  const Model& model = *model_;
+  StepFrame f;
+  f.trace = trace;
+  f.h = settings_.timeStep / settings_.substeps;
+  f.stepStart = state.time;
+  f.particles = static_cast<std::int64_t>(model.particleCount());
+  f.threads = !trace && constraints_->parallel() ? threadCount() : 1;
+  detail::SolveContext& ctx = f.ctx;
   ctx.mode = settings_.mode;
-  ctx.h = h;
-  ctx.invH = 1.0 / h;
-  ctx.invH2 = 1.0 / (h * h);
+  ctx.h = f.h;
+  ctx.invH = 1.0 / f.h;
+  ctx.invH2 = 1.0 / (f.h * f.h);
   ctx.stiffnessExponent = settings_.iterationIndependentStiffness ? 1.0 / settings_.iterations : 1.0;
   ctx.x = state.position.data();
   ctx.xPrev = state.previousPosition.data();
-  ctx.w = w;
+  ctx.w = model.inverseMass.data();
   ctx.attachmentTarget = state.attachmentTarget.data();
   ctx.scratch = &scratch_;
-
-  // Threads of the constraint pass: 1 when nothing in the model is worth splitting (or tracing).
-  const int threads = !trace && parallelPlan_ ? threadCount() : 1;
-  std::vector<ParticleIndex> traceParticles;
-  std::vector<Vec3> traceGradient;
-  std::uint64_t projections = 0;
-
-  const double invH = ctx.invH;
-  const double dampingFactor = settings_.velocityDamping > 0.0 ? std::exp(-settings_.velocityDamping * h) : 1.0;
-  const auto particleTotal = static_cast<std::int64_t>(n);
-  Vec3* const x = state.position.data();
-  Vec3* const xPrev = state.previousPosition.data();
-  Vec3* const v = state.velocity.data();
+  ctx.userFunctionError = &userFunctionError_;
+  detail::PredictionPass& pass = f.pass;
+  pass.x = state.position.data();
+  pass.xPrev = state.previousPosition.data();
+  pass.v = state.velocity.data();
+  pass.w = model.inverseMass.data();
+  pass.force = state.externalForce.data();
+  pass.h = f.h;
+  pass.invH = ctx.invH;
+  pass.dampingFactor = settings_.velocityDamping > 0.0 ? std::exp(-settings_.velocityDamping * f.h) : 1.0;
+  pass.gravity = settings_.gravity;
   // Without external forces the prediction reads no force array (particle_pass.cpp).
-  detail::PredictionPass prediction;
-  prediction.x = x;
-  prediction.xPrev = xPrev;
-  prediction.v = v;
-  prediction.w = w;
-  prediction.force = state.externalForce.data();
-  prediction.h = h;
-  prediction.invH = invH;
-  prediction.dampingFactor = dampingFactor;
-  prediction.gravity = gravity;
-  prediction.forces = std::any_of(state.externalForce.begin(), state.externalForce.end(),
-                                  [](const Vec3& f) { return f != Vec3::Zero(); });
-  // Step 6 of one substep and step 1 of the next run as one pass over the particles when nothing
-  // needs the velocities in between (no contact to correct, no observer): the same operations per
-  // particle in the same order, so the same bits, with half the memory traffic.
-  bool velocitiesPending = false;
-  // Contacts take their approach velocities from state.velocity after the prediction (stage 3),
-  // and tracing checks them; otherwise only the last substep's velocity pass leaves velocities.
-  const bool velocitiesReadInSubstep =
-      trace || !model.colliders.empty() || collidingParticles_.size() >= 2 || model.selfCollision;
-  // With nothing to do between the prediction and the projection (stages 2 - 4 have no work: no
-  // kinematic particles, moving attachments, colliders or contacts) and a parallel projection, the
-  // prediction runs in the projection's parallel region, saving a fork and join per substep.
-  const bool predictInProjection =
-      threads > 1 && !trace && !velocitiesReadInSubstep && model.kinematicParticles.empty() &&
-      std::none_of(model.attachments.begin(), model.attachments.end(),
-                   [](const AttachmentConstraint& a) { return a.targetPath >= 0; });
-  for (int sub = 0; sub < settings_.substeps; ++sub) {
-    const double t = startTime + (sub + 1) * h;
-    // 1. predict (after the previous substep's velocity update, when it was left pending)
-    // Per-particle loops are split across threads only when large enough to pay; each particle
-    // is computed by the same operations whatever the split, so any thread count is bit-identical.
-    // A velocity formed here for the prediction alone is not stored when nothing reads it before
-    // the next velocity update overwrites it (saving a third of the pass's memory traffic).
-    prediction.updateVelocities = velocitiesPending;
-    prediction.storeVelocities = !velocitiesPending || velocitiesReadInSubstep;
-    // Whole groups of four particles per thread (the SIMD width of predictParticles).
-    auto predictShare = [&](std::int64_t thread, std::int64_t team) {
-      const std::int64_t groups = (particleTotal + 3) / 4;
-      detail::predictParticles(prediction, std::min(particleTotal, 4 * (groups * thread / team)),
-                               std::min(particleTotal, 4 * (groups * (thread + 1) / team)));
-    };
-    if (!predictInProjection) {
-#pragma omp parallel if (particleTotal > kParallelParticles)
-      predictShare(omp_get_thread_num(), omp_get_num_threads());
-    }
-    velocitiesPending = false;
-    for (const KinematicParticle& k : model.kinematicParticles) state.position[k.particle] = k.path(t);
-    if (trace && !trace_.found) {
-      for (std::size_t i = 0; i < n; ++i)
-        if (detail::particleBad(state, *trace_.stepStart, i, trace_.bound)) {
-          trace_.found = true;
-          trace_.particle = static_cast<std::int64_t>(i);
-          return;
-        }
-    }
-    // 2. moving attachment targets and collider poses
-    for (std::size_t c = 0; c < model.attachments.size(); ++c) {
-      const AttachmentConstraint& a = model.attachments[c];
-      if (a.targetPath >= 0) state.attachmentTarget[c] = model.attachmentPaths[a.targetPath](t);
-    }
-    updateColliderPoses(startTime + sub * h, t);
-    // 3. collide (contact multipliers start at 0 here)
-    collide(state, h);
-    collideSurfaces(state, h, sub, startTime + sub * h);
-    // 4. reset multipliers. The first projection pass does it range by range, on the thread that
-    // projects each range (the batches cover every constraint), so no serial pass over all of them
-    // runs first and each thread's multipliers stay in its own cache; tracing resets them here.
-    if (trace) std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
-    // 5. project
-    for (int it = 0; it < settings_.iterations; ++it) {
-      projections += model.totalConstraintCount();
-      if (!trace) {
-        // One parallel region per pass; the threads meet only at the barriers of projectPass.
-        if (threads > 1) {
-          if (threads != splitThreads_) prepareBatchSplits(threads);
-          const BatchSplits split{batchCuts_.data(), batchTicks_.data(), cutScratch_.data(), batchBarrier_.get()};
-#pragma omp parallel num_threads(threads)
-          {
-            const int thread = omp_get_thread_num();
-            const int team = omp_get_num_threads();
-            if (predictInProjection && it == 0) {
-              if (particleTotal > kParallelParticles) predictShare(thread, team);
-              else if (thread == 0) predictShare(0, 1);
-              split.barrier->wait(team);
-            }
-            projectPass(model, *plan_, settings_.parallelBlockSize, ctx, state.lambda.data(), thread, team, threads,
-                        it == 0, split);
-          }
-        } else {
-          projectPass(model, *plan_, settings_.parallelBlockSize, ctx, state.lambda.data(), 0, 1, 1, it == 0, {});
-        }
-      } else {
-        // Tracing a refused step: one constraint at a time, stopping at the first that moves a
-        // particle out of bounds.
-        for (int f = 0; f < kConstraintFamilyCount; ++f) {
-          const auto family = static_cast<ConstraintFamily>(f);
-          const auto count = static_cast<std::uint32_t>(model.constraintCount(family));
-          const detail::FamilyKernels& kernels = detail::familyKernels(family);
-          ctx.lambda = state.lambda.data() + model.lambdaOffset[f];
-          for (std::uint32_t c = 0; c < count; ++c) {
-            kernels.project(model, ctx, c, c + 1);
-            kernels.evaluate(model, ctx.x, ctx.attachmentTarget, c, traceParticles, traceGradient);
-            for (ParticleIndex p : traceParticles) {
-              if (!trace_.found && detail::particleBad(state, *trace_.stepStart, p, trace_.bound)) {
-                trace_.found = true;
-                trace_.particle = p;
-                trace_.constraint = {family, c};
-                trace_.constraintSet = true;
-                return;
-              }
-            }
-          }
-        }
-      }
-      projections += lastContactCount();
-      if (!projectContacts(state, trace)) return;
-    }
-    // 6. velocities (left to the next substep's prediction pass when nothing reads them before it)
-    if (sub + 1 < settings_.substeps && lastContactCount() == 0 && !(substepObserver_ && !trace)) {
-      velocitiesPending = true;
-      state.time = t;
-      continue;
-    }
-#pragma omp parallel for schedule(static) if (particleTotal > kParallelParticles)
-    for (std::int64_t i = 0; i < particleTotal; ++i)
-      v[i] = detail::velocityFromMotion(x[i], xPrev[i], invH, dampingFactor, w[i]);
-    // 7. velocity pass: restitution (and dynamic friction when asked) of the contacts that pushed
-    contactVelocityPass(state, h);
-    state.time = t;
-    if (substepObserver_ && !trace) {
-      state.lastSubstep = h;
-      substepObserver_(state);
-    }
+  pass.forces = std::any_of(state.externalForce.begin(), state.externalForce.end(),
+                            [](const Vec3& force) { return force != Vec3::Zero(); });
+  f.velocitiesReadInSubstep =
+      trace || !model.colliders.empty() || particleContacts_->active() || model.selfCollision;
+  f.projection = trace ? StepFrame::Projection::Traced
+                       : (f.threads > 1 ? StepFrame::Projection::Parallel : StepFrame::Projection::Serial);
+  const bool movingTargets = std::any_of(model.attachments.begin(), model.attachments.end(),
+                                         [](const AttachmentConstraint& a) { return a.targetPath >= 0; });
+  if (f.projection == StepFrame::Projection::Parallel && !f.velocitiesReadInSubstep &&
+      model.kinematicParticles.empty() && !movingTargets)
+    f.prediction = StepFrame::Prediction::InProjectionRegion;
+  if (!(substepObserver_ && !trace)) f.velocities = StepFrame::Velocities::DeferredWhenNoContact;
+  return f;
+}
+
+void Solver::advance(State& state, detail::StepTrace* trace) {
+  StepFrame frame = beginStep(state, trace);
+  for (frame.substep = 0; frame.substep < settings_.substeps; ++frame.substep) {
+    frame.substepStart = frame.stepStart + frame.substep * frame.h;
+    frame.substepEnd = frame.stepStart + (frame.substep + 1) * frame.h;
+    if (!predict(frame, state)) return;  // 1
+    updateTargets(frame, state);         // 2
+    collide(frame, state);               // 3
+    if (!project(frame, state)) return;  // 4, 5
+    updateVelocities(frame, state);      // 6, 7
   }
-  // 8. momentum-conserving damping per object
-  for (const SimObject& object : model.objects) dampObject(model, object, state);
-  state.time = startTime + settings_.timeStep;
-  state.lastSubstep = h;
+  dampObjects(state);  // 8
+  state.time = frame.stepStart + settings_.timeStep;
+  state.lastSubstep = frame.h;
   ++state.stepCount;
-  lastProjectionCount_ = projections;
+  lastProjectionCount_ = frame.projections;
+}
+
+// 1. predict: x^n = x; v += h (g + w f_ext) (after the previous substep's deferred velocity
+// update); x += h v; kinematic particles follow their paths. Per-particle loops are split across
+// threads only when large enough to pay. A velocity formed only to predict is not stored when
+// nothing reads it before the next velocity update overwrites it.
+bool Solver::predict(StepFrame& f, State& state) {
+  const Model& model = *model_;
+  f.pass.updateVelocities = f.velocitiesPending;
+  f.pass.storeVelocities = !f.velocitiesPending || f.velocitiesReadInSubstep;
+  f.velocitiesPending = false;
+  if (f.prediction == StepFrame::Prediction::OwnPass) {
+#pragma omp parallel if (f.particles > kParallelParticles)
+    f.predictShare(omp_get_thread_num(), omp_get_num_threads());
+  }
+  for (const KinematicParticle& k : model.kinematicParticles) state.position[k.particle] = k.path(f.substepEnd);
+  if (f.trace)
+    for (std::int64_t i = 0; i < f.particles; ++i)
+      if (f.trace->check(state, static_cast<std::size_t>(i), detail::StepTrace::Culprit::Prediction)) return false;
+  return true;
+}
+
+// 2. moving attachment targets and collider poses, at the end of the substep.
+void Solver::updateTargets(StepFrame& f, State& state) {
+  const Model& model = *model_;
+  for (std::size_t c = 0; c < model.attachments.size(); ++c) {
+    const AttachmentConstraint& a = model.attachments[c];
+    if (a.targetPath >= 0) state.attachmentTarget[c] = model.attachmentPaths[a.targetPath](f.substepEnd);
+  }
+  colliderContacts_->updatePoses(model, f.substepStart, f.substepEnd);
+}
+
+// 3. collide: contacts at the predicted positions (their multipliers start at 0).
+void Solver::collide(StepFrame& f, const State& state) {
+  const Model& model = *model_;
+  colliderContacts_->collide(model, settings_, state, f.h);
+  particleContacts_->collide(model, settings_, state, f.h);
+  surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart);
+}
+
+// 4. reset the multipliers and 5. project: `iterations` Gauss-Seidel passes over the families,
+// then the contacts (particle pairs, surfaces, colliders: obstacles last, so they win). The first
+// pass of the Serial and Parallel variants resets each range's multipliers just before projecting
+// it, on the thread that projects it (no serial pass over all of them first, and each thread's
+// multipliers stay in its cache); the traced variant resets them all here.
+bool Solver::project(StepFrame& f, State& state) {
+  const Model& model = *model_;
+  detail::ConstraintProjection& constraints = *constraints_;
+  if (f.projection == StepFrame::Projection::Traced) std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
+  for (int it = 0; it < settings_.iterations; ++it) {
+    f.projections += model.totalConstraintCount();
+    const bool reset = it == 0;
+    switch (f.projection) {
+      case StepFrame::Projection::Serial:
+        constraints.passSerial(model, f.ctx, state.lambda.data(), reset);
+        break;
+      case StepFrame::Projection::Parallel: {
+        // One parallel region per pass; the threads meet only at the barriers between batches.
+        const int threads = f.threads;
+        constraints.prepare(threads);
+        const bool predictHere = f.prediction == StepFrame::Prediction::InProjectionRegion && reset;
+#pragma omp parallel num_threads(threads)
+        {
+          const int thread = omp_get_thread_num();
+          const int team = omp_get_num_threads();
+          if (predictHere) {
+            if (f.particles > kParallelParticles) f.predictShare(thread, team);
+            else if (thread == 0) f.predictShare(0, 1);
+            constraints.barrier().wait(team);
+          }
+          constraints.passParallel(model, f.ctx, state.lambda.data(), thread, team, threads, reset);
+        }
+        break;
+      }
+      case StepFrame::Projection::Traced:
+        if (!constraints.passTraced(model, f.ctx, state, *f.trace)) return false;
+        break;
+    }
+    f.projections += lastContactCount();
+    if (!particleContacts_->project(model, settings_, state, f.trace)) return false;
+    if (!surfaceContacts_->project(model, settings_, state, f.trace)) return false;
+    if (!colliderContacts_->project(model, settings_, state, f.trace)) return false;
+  }
+  return true;
+}
+
+// 6. velocities v = (x - x^n) / h, with global velocity damping, and 7. the velocity pass on the
+// contacts that pushed; then the substep observer. Deferred to the next prediction when that
+// variant was chosen and no contact needs the velocities now.
+void Solver::updateVelocities(StepFrame& f, State& state) {
+  const Model& model = *model_;
+  if (f.velocities == StepFrame::Velocities::DeferredWhenNoContact && f.substep + 1 < settings_.substeps &&
+      lastContactCount() == 0) {
+    f.velocitiesPending = true;
+    state.time = f.substepEnd;
+    return;
+  }
+  Vec3* const v = state.velocity.data();
+  const Vec3* const x = state.position.data();
+  const Vec3* const xPrev = state.previousPosition.data();
+  const double* const w = model.inverseMass.data();
+  const double invH = f.pass.invH;
+  const double dampingFactor = f.pass.dampingFactor;
+#pragma omp parallel for schedule(static) if (f.particles > kParallelParticles)
+  for (std::int64_t i = 0; i < f.particles; ++i)
+    v[i] = detail::velocityFromMotion(x[i], xPrev[i], invH, dampingFactor, w[i]);
+  particleContacts_->velocityPass(model, settings_, state, f.h);
+  surfaceContacts_->velocityPass(model, settings_, state, f.h);
+  colliderContacts_->velocityPass(model, settings_, state, f.h);
+  state.time = f.substepEnd;
+  if (substepObserver_ && !f.trace) {
+    state.lastSubstep = f.h;
+    substepObserver_(state);
+  }
+}
+
+// 8. momentum-conserving damping per object, once per step.
+void Solver::dampObjects(State& state) {
+  const Model& model = *model_;
+  for (const SimObject& object : model.objects) detail::dampObject(model, object, state);
 }
 
 StepResult Solver::step(State& state) {
@@ -470,8 +405,9 @@ StepResult Solver::step(State& state) {
       state.attachmentTarget.size() != model.attachments.size())
     throw Error("state does not match the model (create it with State::fromModel)");
   if (planStale_) replan();
+  userFunctionError_.clear();
   if (!settings_.checkSteps) {
-    advance(state, false);
+    advance(state, nullptr);
     return {};
   }
   // Back up what a step changes (not the external forces, which only the caller sets), in a
@@ -492,7 +428,7 @@ StepResult Solver::step(State& state) {
   backup_.time = state.time;
   backup_.lastSubstep = state.lastSubstep;
   backup_.stepCount = state.stepCount;
-  advance(state, false);
+  advance(state, nullptr);
   bool bad = false;
   const double bound = settings_.maxDisplacementPerStep;
 #pragma omp parallel for schedule(static) reduction(|| : bad) if (particleTotal > kParallelParticles)
@@ -518,16 +454,16 @@ StepResult Solver::run(State& state, int steps) {
 // produced a non-finite or over-bound position. Runs only after a failure, so costs nothing otherwise.
 StepResult Solver::diagnose(State& state) {
   State replay = state;
-  trace_ = Trace{};
-  trace_.active = true;
-  trace_.bound = settings_.maxDisplacementPerStep;
-  trace_.stepStart = &state.position;
-  advance(replay, true);
+  detail::StepTrace trace;
+  trace.bound = settings_.maxDisplacementPerStep;
+  trace.stepStart = &state.position;
+  advance(replay, &trace);
+  using Culprit = detail::StepTrace::Culprit;
   StepResult result;
-  result.particle = trace_.found ? trace_.particle : -1;
+  result.particle = trace.found ? trace.particle : -1;
   bool nonFinite = true;
-  if (trace_.found && trace_.particle >= 0) {
-    const auto p = static_cast<std::size_t>(trace_.particle);
+  if (trace.found && trace.particle >= 0) {
+    const auto p = static_cast<std::size_t>(trace.particle);
     nonFinite = !replay.position[p].allFinite() || !replay.velocity[p].allFinite();
   }
   result.status = nonFinite ? StepStatus::NonFinite : StepStatus::ExcessiveDisplacement;
@@ -535,41 +471,49 @@ StepResult Solver::diagnose(State& state) {
   message << "step " << state.stepCount + 1 << " at t = " << state.time << " s refused: ";
   message << (nonFinite ? "non-finite position or velocity" : "displacement above the bound of ")
           << (nonFinite ? "" : std::to_string(settings_.maxDisplacementPerStep) + " m");
-  if (trace_.found) {
-    message << " at particle " << trace_.particle;
-    if (trace_.constraintSet) {
-      message << " after projecting " << familyName(trace_.constraint.family) << " constraint "
-              << trace_.constraint.index;
-    } else if (trace_.surfaceContactSet) {
-      const SurfaceContact& c = trace_.surfaceContact;
-      if (c.kind == SurfaceContact::Kind::VertexTriangle)
-        message << " after projecting the vertex-triangle surface contact of particle " << c.particles[0]
-                << " with triangle " << c.particles[1] << "-" << c.particles[2] << "-" << c.particles[3];
-      else
-        message << " after projecting the edge-edge surface contact of edge " << c.particles[0] << "-"
-                << c.particles[1] << " with edge " << c.particles[2] << "-" << c.particles[3];
-    } else if (trace_.contactSet) {
-      message << " after projecting the contact of particle " << trace_.contact.particle;
-      if (trace_.contact.collider >= 0) message << " with collider " << trace_.contact.collider;
-      else message << " with particle " << trace_.contact.other;
-    } else {
-      message << " in the prediction (check external forces, gravity and initial velocities)";
+  if (trace.found) {
+    message << " at particle " << trace.particle;
+    switch (trace.culprit) {
+      case Culprit::Constraint:
+        message << " after projecting " << familyName(trace.constraint.family) << " constraint "
+                << trace.constraint.index;
+        if (trace.constraint.family == ConstraintFamily::Generic && !userFunctionError_.empty())
+          message << " (its function threw: " << userFunctionError_ << ")";
+        break;
+      case Culprit::SurfaceContact: {
+        const SurfaceContact& c = trace.surfaceContact;
+        if (c.kind == SurfaceContact::Kind::VertexTriangle)
+          message << " after projecting the vertex-triangle surface contact of particle " << c.particles[0]
+                  << " with triangle " << c.particles[1] << "-" << c.particles[2] << "-" << c.particles[3];
+        else
+          message << " after projecting the edge-edge surface contact of edge " << c.particles[0] << "-"
+                  << c.particles[1] << " with edge " << c.particles[2] << "-" << c.particles[3];
+        break;
+      }
+      case Culprit::Contact:
+        message << " after projecting the contact of particle " << trace.contact.particle;
+        if (trace.contact.collider >= 0) message << " with collider " << trace.contact.collider;
+        else message << " with particle " << trace.contact.other;
+        break;
+      case Culprit::Prediction:
+      case Culprit::None:
+        message << " in the prediction (check external forces, gravity and initial velocities)";
+        break;
     }
   }
-  result.hasConstraint = trace_.found && trace_.constraintSet;
-  result.constraint = trace_.constraint;
-  result.hasContact = trace_.found && trace_.contactSet;
+  result.hasConstraint = trace.found && trace.culprit == Culprit::Constraint;
+  result.constraint = trace.constraint;
+  result.hasContact = trace.found && trace.culprit == Culprit::Contact;
   if (result.hasContact) {
-    result.contactCollider = trace_.contact.collider;
-    if (trace_.contact.collider < 0) result.contactParticle = trace_.contact.other;
+    result.contactCollider = trace.contact.collider;
+    if (trace.contact.collider < 0) result.contactParticle = trace.contact.other;
   }
-  result.hasSurfaceContact = trace_.found && trace_.surfaceContactSet;
+  result.hasSurfaceContact = trace.found && trace.culprit == Culprit::SurfaceContact;
   if (result.hasSurfaceContact) {
-    result.surfaceContactKind = trace_.surfaceContact.kind;
-    for (int k = 0; k < 4; ++k) result.surfaceContactParticles[k] = trace_.surfaceContact.particles[k];
+    result.surfaceContactKind = trace.surfaceContact.kind;
+    for (int k = 0; k < 4; ++k) result.surfaceContactParticles[k] = trace.surfaceContact.particles[k];
   }
   result.message = message.str();
-  trace_ = Trace{};
   return result;
 }
 

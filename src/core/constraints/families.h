@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "pliant/constraints.h"
@@ -27,6 +28,9 @@ struct SolveContext {
   double* lambda = nullptr;  // this family's multipliers (already offset)
   const Vec3* attachmentTarget = nullptr;
   std::vector<Vec3>* scratch = nullptr;  // gradient buffer for variable-size families
+  // Where a user constraint function's exception is reported (its message, the first of a step);
+  // the constraint's particles are made non-finite so the step is refused and the replay names it.
+  std::string* userFunctionError = nullptr;
 };
 
 using ProjectFn = void (*)(const Model&, const SolveContext&, std::uint32_t begin, std::uint32_t end);

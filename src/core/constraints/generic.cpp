@@ -2,12 +2,34 @@
 // the shared multiplier update does the rest. Positions and gradients go through a scratch buffer
 // sized when the solver is built, so a step allocates nothing here either.
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <span>
+#include <string>
 
 #include "constraints/projection.h"
 #include "validation.h"
 
 namespace pliant::detail {
+
+namespace {
+
+// The user's function must not throw through the solver (it may run inside an OpenMP region, where
+// an exception ends the program): its exception becomes a NaN value, which refuses the step, and
+// its message is kept for the refusal.
+double callUserFunction(const Model& model, const GenericConstraint& con, std::span<const Vec3> positions,
+                        std::span<Vec3> gradient, std::string* error) {
+  try {
+    return model.genericFunctions[con.function](positions, gradient);
+  } catch (const std::exception& e) {
+    if (error && error->empty()) *error = e.what();
+  } catch (...) {
+    if (error && error->empty()) *error = "an exception that is not a std::exception";
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
 
 void projectGeneric(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                     std::uint32_t end) {
@@ -24,8 +46,8 @@ void projectGeneric(const Model& model, const SolveContext& ctx, std::uint32_t b
       positions[i] = x[particles[i]];
       gradient[i].setZero();
     }
-    const double C = model.genericFunctions[con.function](std::span<const Vec3>(positions, n),
-                                                          std::span<Vec3>(gradient, n));
+    const double C = callUserFunction(model, con, std::span<const Vec3>(positions, n), std::span<Vec3>(gradient, n),
+                                      ctx.userFunctionError);
     double wSum = 0.0;
     for (std::uint32_t i = 0; i < n; ++i) wSum += w[particles[i]] * gradient[i].squaredNorm();
     // A non-finite value or gradient from the user's function must not vanish in a zero
@@ -50,7 +72,7 @@ double evaluateGeneric(const Model& model, const Vec3* x, const Vec3*, std::uint
   std::vector<Vec3> positions(con.particleCount);
   for (std::uint32_t k = 0; k < con.particleCount; ++k) positions[k] = x[indices[k]];
   gradient.assign(con.particleCount, Vec3::Zero());
-  return model.genericFunctions[con.function](positions, gradient);
+  return callUserFunction(model, con, positions, gradient, nullptr);
 }
 
 namespace {

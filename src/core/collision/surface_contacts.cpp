@@ -37,30 +37,28 @@
 #include <cmath>
 #include <iterator>
 
-#include "collision/self_collision.h"
-#include "solve_plan.h"
-#include "spin_barrier.h"  // complete for ~Solver
+#include "collision/surface_contacts.h"
 
 #include "collision/closest_on_triangle.h"
 #include "collision/friction.h"
 #include "pliant/parallel.h"
 #include "step_check.h"
 
-namespace pliant {
+namespace pliant::detail {
 
 namespace {
 
 // Closest point to p on triangle (a, b, c), as barycentric weights (Ericson, "Real-time collision
 // detection", sec. 5.1.5: by Voronoi region).
 Vec3 closestBarycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
-  const detail::TriangleClosest t = detail::closestOnTriangle(p, a, b, c);
+  const TriangleClosest t = closestOnTriangle(p, a, b, c);
   switch (t.feature) {
-    case detail::kTriangleCorner0: return Vec3(1.0, 0.0, 0.0);
-    case detail::kTriangleCorner0 + 1: return Vec3(0.0, 1.0, 0.0);
-    case detail::kTriangleCorner0 + 2: return Vec3(0.0, 0.0, 1.0);
-    case detail::kTriangleEdge0: return Vec3(1.0 - t.v, t.v, 0.0);
-    case detail::kTriangleEdge0 + 1: return Vec3(0.0, 1.0 - t.v, t.v);
-    case detail::kTriangleEdge0 + 2: return Vec3(1.0 - t.v, 0.0, t.v);
+    case kTriangleCorner0: return Vec3(1.0, 0.0, 0.0);
+    case kTriangleCorner0 + 1: return Vec3(0.0, 1.0, 0.0);
+    case kTriangleCorner0 + 2: return Vec3(0.0, 0.0, 1.0);
+    case kTriangleEdge0: return Vec3(1.0 - t.v, t.v, 0.0);
+    case kTriangleEdge0 + 1: return Vec3(0.0, 1.0 - t.v, t.v);
+    case kTriangleEdge0 + 2: return Vec3(1.0 - t.v, 0.0, t.v);
     default: return Vec3(1.0 - t.v - t.w, t.v, t.w);
   }
 }
@@ -98,24 +96,13 @@ constexpr double kParallel = 1.0e-6;
 
 }  // namespace
 
-Solver::~Solver() = default;
-Solver::Solver(Solver&&) noexcept = default;
-Solver& Solver::operator=(Solver&&) noexcept = default;
-
-std::size_t Solver::lastSurfaceCandidateCount() const {
-  return surface_ ? surface_->vertexTriangle.size() + surface_->edgeEdge.size() : 0;
-}
-
-void Solver::buildSurfaceTopology() {
-  const Model& model = *model_;
-  surfaceContacts_.clear();
-  surfaceBroadPhaseRuns_ = 0;
-  if (!model.selfCollision || model.collisionTriangles.empty()) {
-    surface_.reset();
-    return;
-  }
-  surface_ = std::make_unique<SurfaceScratch>();
-  SurfaceScratch& s = *surface_;
+void SurfaceContacts::prepare(const Model& model) {
+  contacts_.clear();
+  broadPhaseRuns_ = 0;
+  s_ = Scratch();
+  active_ = model.selfCollision && !model.collisionTriangles.empty();
+  if (!active_) return;
+  Scratch& s = s_;
   for (const CollisionTriangle& t : model.collisionTriangles) {
     s.triangles.push_back({t.particles[0], t.particles[1], t.particles[2]});
     for (int k = 0; k < 3; ++k) {
@@ -174,14 +161,14 @@ void Solver::buildSurfaceTopology() {
   // A start for the candidate and contact arrays; they grow to what the scene needs and stay.
   s.vertexTriangle.reserve(4 * s.particles.size());
   s.edgeEdge.reserve(4 * s.edges.size());
-  surfaceContacts_.reserve(s.particles.size());
+  contacts_.reserve(s.particles.size());
 }
 
-void Solver::findSurfaceCandidates(const State& state, double h, int remainingSubsteps, double time) {
-  const Model& model = *model_;
-  SurfaceScratch& s = *surface_;
-  ++surfaceBroadPhaseRuns_;
-  const double reach = surfaceReach(model, settings_);
+void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& settings, const State& state,
+                                     double h, int remainingSubsteps, double time) {
+  Scratch& s = s_;
+  ++broadPhaseRuns_;
+  const double reach = surfaceReach(model, settings);
   const double m = remainingSubsteps;
   const double span = m * h;  // s, the rest of the step
   // 1. Where each particle will be during the rest of the step: x^n, the prediction, and the
@@ -191,7 +178,7 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
   for (std::size_t i = 0; i < s.particles.size(); ++i) {
     const ParticleIndex p = s.particles[i];
     const Vec3& start = state.previousPosition[p];
-    detail::Aabb box;
+    Aabb box;
     box.add(start);
     box.add(state.position[p]);
     const double w = model.inverseMass[p];
@@ -199,7 +186,7 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
       const PathFunction& path = model.kinematicParticles[s.kinematicPath[i]].path;
       for (int k = 1; k <= remainingSubsteps; ++k) box.add(path(time + k * h));
     } else if (w > 0.0) {
-      const Vec3 acceleration = settings_.gravity + w * state.externalForce[p];
+      const Vec3 acceleration = settings.gravity + w * state.externalForce[p];
       box.add(start + span * state.velocity[p] + (0.5 * h * h * m * (m - 1.0)) * acceleration);
     }
     // Room for the corrections the constraints will make: half the thickness, and along each axis
@@ -212,13 +199,13 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
     s.vertexBoxes[i].inflate(0.5 * reach);
   }
   for (std::size_t t = 0; t < s.triangles.size(); ++t) {
-    detail::Aabb box;
+    Aabb box;
     for (std::uint32_t k : s.triangleSlots[t]) box.add(s.region[k]);
     box.inflate(0.5 * reach);
     s.triangleBoxes[t] = box;
   }
   for (std::size_t e = 0; e < s.edges.size(); ++e) {
-    detail::Aabb box = s.region[s.edgeSlots[e][0]];
+    Aabb box = s.region[s.edgeSlots[e][0]];
     box.add(s.region[s.edgeSlots[e][1]]);
     box.inflate(0.5 * reach);
     s.edgeBoxes[e] = box;
@@ -248,7 +235,7 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
   }
   const auto vertexCount = static_cast<std::int64_t>(s.particles.size());
   const auto edgeCount = static_cast<std::int64_t>(s.edges.size());
-  const auto byVertexThenTriangle = [](const SurfaceScratch::VertexTriangle& l, const SurfaceScratch::VertexTriangle& r) {
+  const auto byVertexThenTriangle = [](const Scratch::VertexTriangle& l, const Scratch::VertexTriangle& r) {
     return l.vertex != r.vertex ? l.vertex < r.vertex : l.triangle < r.triangle;
   };
   const auto byPair = [](const std::array<std::uint32_t, 2>& l, const std::array<std::uint32_t, 2>& r) { return l < r; };
@@ -296,43 +283,43 @@ void Solver::findSurfaceCandidates(const State& state, double h, int remainingSu
   s.built = true;
 }
 
-void Solver::collideSurfaces(const State& state, double h, int substep, double time) {
-  surfaceContacts_.clear();
-  if (!surface_) return;
-  const Model& model = *model_;
-  SurfaceScratch& s = *surface_;
-  if (substep == 0) surfaceBroadPhaseRuns_ = 0;
+void SurfaceContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
+                              int substep, double time) {
+  contacts_.clear();
+  if (!active_) return;
+  Scratch& s = s_;
+  if (substep == 0) broadPhaseRuns_ = 0;
   // The candidates hold while every particle is inside the box it was given (see the top).
   bool valid = s.built;
   for (std::size_t i = 0; valid && i < s.particles.size(); ++i) {
     const ParticleIndex p = s.particles[i];
     valid = s.region[i].contains(state.previousPosition[p]) && s.region[i].contains(state.position[p]);
   }
-  if (!valid) findSurfaceCandidates(state, h, settings_.substeps - substep, time);
+  if (!valid) findCandidates(model, settings, state, h, settings.substeps - substep, time);
 
   const double thickness = model.surfaceThickness;
-  const double reach = surfaceReach(model, settings_);
+  const double reach = surfaceReach(model, settings);
   const double lateral = 0.5 * thickness;  // how far beside a triangle a vertex may be and still count
-  const double cap = settings_.maxDepenetrationVelocity * h;
+  const double cap = settings.maxDepenetrationVelocity * h;
   const Vec3* x0 = state.previousPosition.data();
   const Vec3* x1 = state.position.data();
   const Vec3* v = state.velocity.data();
   const double* w = model.inverseMass.data();
   for (std::size_t i = 0; i < s.particles.size(); ++i) {
-    detail::Aabb& box = s.substepVertex[i];
-    box = detail::Aabb();
+    Aabb& box = s.substepVertex[i];
+    box = Aabb();
     box.add(x0[s.particles[i]]);
     box.add(x1[s.particles[i]]);
     box.inflate(0.5 * reach);
   }
   for (std::size_t t = 0; t < s.triangles.size(); ++t) {
-    detail::Aabb& box = s.substepTriangle[t];
+    Aabb& box = s.substepTriangle[t];
     box = s.substepVertex[s.triangleSlots[t][0]];
     box.add(s.substepVertex[s.triangleSlots[t][1]]);
     box.add(s.substepVertex[s.triangleSlots[t][2]]);
   }
   for (std::size_t e = 0; e < s.edges.size(); ++e) {
-    detail::Aabb& box = s.substepEdge[e];
+    Aabb& box = s.substepEdge[e];
     box = s.substepVertex[s.edgeSlots[e][0]];
     box.add(s.substepVertex[s.edgeSlots[e][1]]);
   }
@@ -350,7 +337,7 @@ void Solver::collideSurfaces(const State& state, double h, int substep, double t
     const double gapBefore = c.normal.dot(before) - thickness;
     if (gapBefore < 0.0) c.allowance = std::max(0.0, -gapBefore - cap);
     c.normalVelocity = c.normal.dot(velocity);
-    surfaceContacts_.push_back(c);
+    contacts_.push_back(c);
   };
 
   for (const auto& candidate : s.vertexTriangle) {
@@ -439,15 +426,14 @@ void Solver::collideSurfaces(const State& state, double h, int substep, double t
   }
 }
 
-bool Solver::projectSurfaceContacts(State& state, bool trace) {
-  const Model& model = *model_;
+bool SurfaceContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace) {
   const double* w = model.inverseMass.data();
   Vec3* x = state.position.data();
   const Vec3* xPrev = state.previousPosition.data();
   const double thickness = model.surfaceThickness;
   const double mu = model.surfaceContactMaterial.staticFriction;
-  const double kinetic = settings_.dynamicFrictionInVelocityPass ? 0.0 : model.surfaceContactMaterial.dynamicFriction;
-  for (SurfaceContact& c : surfaceContacts_) {
+  const double kinetic = settings.dynamicFrictionInVelocityPass ? 0.0 : model.surfaceContactMaterial.dynamicFriction;
+  for (SurfaceContact& c : contacts_) {
     Vec3 r = Vec3::Zero();
     for (int k = 0; k < 4; ++k) r += c.weights[k] * x[c.particles[k]];
     const double C = c.normal.dot(r) - thickness + c.allowance;
@@ -459,16 +445,13 @@ bool Solver::projectSurfaceContacts(State& state, bool trace) {
     Vec3 relative = Vec3::Zero();
     for (int k = 0; k < 4; ++k) relative += c.weights[k] * (x[c.particles[k]] - xPrev[c.particles[k]]);
     const double limit = c.inverseMassSum * c.lambda;
-    const Vec3 shift = detail::frictionShift(relative - c.normal.dot(relative) * c.normal, mu * limit,
+    const Vec3 shift = frictionShift(relative - c.normal.dot(relative) * c.normal, mu * limit,
                                              kinetic * limit, c.friction);
     for (int k = 0; k < 4; ++k) x[c.particles[k]] -= (c.weights[k] * w[c.particles[k]] / c.inverseMassSum) * shift;
-    if (trace && !trace_.found) {
+    if (trace) {
       for (ParticleIndex p : c.particles) {
-        if (!detail::particleBad(state, *trace_.stepStart, p, trace_.bound)) continue;
-        trace_.found = true;
-        trace_.particle = p;
-        trace_.surfaceContactSet = true;
-        trace_.surfaceContact = c;
+        if (!trace->check(state, p, StepTrace::Culprit::SurfaceContact)) continue;
+        trace->surfaceContact = c;
         return false;
       }
     }
@@ -476,20 +459,19 @@ bool Solver::projectSurfaceContacts(State& state, bool trace) {
   return true;
 }
 
-void Solver::surfaceVelocityPass(State& state, double h) {
-  const Model& model = *model_;
+void SurfaceContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) const {
   const double* w = model.inverseMass.data();
   Vec3* v = state.velocity.data();
-  const double restingSpeed = 2.0 * settings_.gravity.norm() * h;
-  const bool friction = settings_.dynamicFrictionInVelocityPass;
-  for (const SurfaceContact& c : surfaceContacts_) {
+  const double restingSpeed = 2.0 * settings.gravity.norm() * h;
+  const bool friction = settings.dynamicFrictionInVelocityPass;
+  for (const SurfaceContact& c : contacts_) {
     if (!(c.lambda > 0.0)) continue;
     Vec3 relative = Vec3::Zero();
     for (int k = 0; k < 4; ++k) relative += c.weights[k] * v[c.particles[k]];
-    const Vec3 dv = detail::velocityPassChange(relative, c.normal, c.inverseMassSum * c.lambda, c.normalVelocity,
+    const Vec3 dv = velocityPassChange(relative, c.normal, c.inverseMassSum * c.lambda, c.normalVelocity,
                                                model.surfaceContactMaterial, friction, h, restingSpeed);
     for (int k = 0; k < 4; ++k) v[c.particles[k]] += (c.weights[k] * w[c.particles[k]] / c.inverseMassSum) * dv;
   }
 }
 
-}  // namespace pliant
+}  // namespace pliant::detail

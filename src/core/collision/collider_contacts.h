@@ -1,0 +1,39 @@
+// Particle-collider contacts, a part of the Solver that owns its scratch: the collider poses of the
+// current substep and the contacts found in it. Stages 2 (poses), 3 (collide), 5 (project) and 7
+// (velocity pass) of the step pipeline (solver.h); the method is described in collider_contacts.cpp.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pliant/colliders.h"
+#include "pliant/model.h"
+#include "pliant/solver.h"
+#include "step_check.h"
+
+namespace pliant::detail {
+
+class ColliderContacts {
+ public:
+  // Sizes the scratch for `model` (contacts reserved for one per particle: nothing is allocated in
+  // a step of a typical scene once warm).
+  void prepare(const Model& model);
+  // Stage 2: where each collider is at the start (previousTime) and end (time) of the substep, s.
+  void updatePoses(const Model& model, double previousTime, double time);
+  // Stage 3: a contact for each movable particle within contactMargin of a collider at its
+  // prediction, in (particle, collider) order.
+  void collide(const Model& model, const SolverSettings& settings, const State& state, double h);
+  // Stage 5, after the other contacts (obstacles win). False when `trace` found the culprit.
+  bool project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace);
+  // Stage 7: restitution (and dynamic friction when settings ask for it there).
+  void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) const;
+
+  const std::vector<Contact>& contacts() const { return contacts_; }
+
+ private:
+  std::vector<Contact> contacts_;
+  std::vector<ColliderPose> pose_;          // at the end of the current substep
+  std::vector<ColliderPose> previousPose_;  // at its start
+};
+
+}  // namespace pliant::detail

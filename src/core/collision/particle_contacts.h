@@ -1,0 +1,50 @@
+// Particle-particle contacts between particles of radius > 0, a part of the Solver that owns its
+// scratch: which particles collide, their neighbours at rest (never in contact), the spatial hash
+// grid and the contacts of the current substep. Stages 3 (collide), 5 (project) and 7 (velocity
+// pass) of the step pipeline (solver.h); the method is described in collider_contacts.cpp.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pliant/model.h"
+#include "pliant/solver.h"
+#include "step_check.h"
+
+namespace pliant::detail {
+
+class ParticleContacts {
+ public:
+  // The colliding particles and their neighbours at rest (particles sharing a constraint), and the
+  // grid sized for them.
+  void prepare(const Model& model);
+  // Stage 3: pairs within contactMargin of touching at the prediction, in (particle, other) order.
+  void collide(const Model& model, const SolverSettings& settings, const State& state, double h);
+  // Stage 5, first of the contacts. False when `trace` found the culprit.
+  bool project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace);
+  // Stage 7.
+  void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) const;
+
+  const std::vector<Contact>& contacts() const { return contacts_; }
+  // Whether the model has at least two particles that can touch.
+  bool active() const { return collidingParticles_.size() >= 2; }
+
+ private:
+  std::vector<Contact> contacts_;
+  std::vector<ParticleIndex> collidingParticles_;  // radius > 0, when particle contacts are on
+  double maxRadius_ = 0.0;                         // m, over collidingParticles_
+  // Pairs never in contact: particles sharing a constraint (neighbours at rest), as sorted lists.
+  std::vector<std::uint32_t> restNeighbourStart_;
+  std::vector<ParticleIndex> restNeighbours_;
+  // Spatial hash grid: bucket b holds gridEntries_[gridStart_[b] .. gridStart_[b + 1]).
+  struct GridEntry {
+    ParticleIndex particle = 0;
+    std::uint64_t key = 0;  // the cell, packed
+    std::int64_t cell[3] = {0, 0, 0};
+  };
+  std::vector<std::uint32_t> gridStart_;
+  std::vector<GridEntry> gridEntries_;
+  std::vector<GridEntry> gridScratch_;
+};
+
+}  // namespace pliant::detail

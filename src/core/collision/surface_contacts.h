@@ -1,0 +1,86 @@
+// Surface contacts (cloth self-collision and cloth-cloth collision), a part of the Solver that owns
+// its scratch: the topology of the collision triangles, the broad phase's boxes and hierarchies,
+// the candidate pairs of the current step and the contacts of the current substep. Stages 3
+// (collide), 5 (project, between particle pairs and colliders) and 7 (velocity pass) of the step
+// pipeline (solver.h); the method is described in surface_contacts.cpp.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "collision/box_grid.h"
+#include "collision/box_tree.h"
+#include "pliant/model.h"
+#include "pliant/solver.h"
+#include "step_check.h"
+
+namespace pliant::detail {
+
+class SurfaceContacts {
+ public:
+  // The collision triangles' topology and hierarchies; inactive when the model has no self-collision.
+  void prepare(const Model& model);
+  // Stage 3 of substep `substep` (of h s, starting at `time` s): the broad phase when the
+  // candidates no longer hold (see surface_contacts.cpp), then the contacts of this substep.
+  void collide(const Model& model, const SolverSettings& settings, const State& state, double h, int substep,
+               double time);
+  // Stage 5. False when `trace` found the culprit.
+  bool project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace);
+  // Stage 7.
+  void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) const;
+  // The candidates depend on the settings (the contact margin): find them again at the next step.
+  void invalidateCandidates() { s_.built = false; }
+
+  const std::vector<SurfaceContact>& contacts() const { return contacts_; }
+  int broadPhaseRuns() const { return broadPhaseRuns_; }
+  std::size_t candidateCount() const { return s_.vertexTriangle.size() + s_.edgeEdge.size(); }
+
+ private:
+  void findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
+                      int remainingSubsteps, double time);
+  bool active_ = false;
+  std::vector<SurfaceContact> contacts_;
+  int broadPhaseRuns_ = 0;  // in the current step
+
+  struct Scratch {
+    std::vector<ParticleIndex> particles;              // vertices of collision triangles, ascending
+    std::vector<std::int32_t> kinematicPath;           // per particle slot: index in kinematicParticles or -1
+    std::vector<std::array<ParticleIndex, 3>> triangles;
+    std::vector<std::array<std::uint32_t, 3>> triangleSlots;  // corners as slots in `particles`
+    std::vector<std::array<ParticleIndex, 2>> edges;          // unique, (lower, higher), ascending
+    std::vector<std::array<std::uint32_t, 2>> edgeSlots;
+    // Mesh neighbours of each particle slot (slots joined by an edge), sorted: slot i's are
+    // neighbours[neighbourStart[i] .. neighbourStart[i + 1]).
+    std::vector<std::uint32_t> neighbourStart;
+    std::vector<std::uint32_t> neighbours;
+    // Broad phase: where each particle stays during the step, and the boxes compared.
+    std::vector<Aabb> region;        // per particle slot
+    std::vector<Aabb> vertexBoxes;   // region padded by half the reach
+    std::vector<Aabb> triangleBoxes;
+    std::vector<Aabb> edgeBoxes;
+    // Narrow phase: boxes of each particle's path in this substep (x^n to the prediction), padded
+    // by half the reach, and their unions per triangle and edge: a cheap first test per candidate.
+    std::vector<Aabb> substepVertex;
+    std::vector<Aabb> substepTriangle;
+    std::vector<Aabb> substepEdge;
+    BoxTree triangleTree;  // built on the rest layout, refitted by each broad phase run
+    BoxTree edgeTree;
+    struct VertexTriangle {
+      std::uint32_t vertex = 0;    // slot
+      std::uint32_t triangle = 0;  // index in triangles
+    };
+    std::vector<VertexTriangle> vertexTriangle;            // candidates, sorted by (vertex, triangle)
+    std::vector<std::array<std::uint32_t, 2>> edgeEdge;   // candidates (a < b), sorted
+    bool built = false;  // whether the candidates above were found (for the current settings)
+    // Per-thread candidate lists of a parallel broad phase, each sorted as it is filled, merged
+    // after (through the scratch lists).
+    std::vector<std::vector<VertexTriangle>> threadVertexTriangle;
+    std::vector<std::vector<std::array<std::uint32_t, 2>>> threadEdgeEdge;
+    std::vector<VertexTriangle> mergeVertexTriangle;
+    std::vector<std::array<std::uint32_t, 2>> mergeEdgeEdge;
+  };
+  Scratch s_;
+};
+
+}  // namespace pliant::detail

@@ -1,0 +1,59 @@
+// Stage 5's constraint part: Gauss-Seidel passes over every constraint family, a part of the Solver
+// that owns the parallel plan (solve_plan.h), the per-thread cuts of each parallel batch (moved
+// toward equal measured time after each pass, batch_split.h) and the barrier between batches
+// (spin_barrier.h). Three variants of a pass: serial, parallel (one call per thread of a parallel
+// region) and traced (one constraint at a time, checking each particle it moved). All give the
+// same bits: an independent batch shares no movable particle, so any split of it, and any SIMD
+// grouping, projects the same numbers as the serial loop in index order.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "constraints/families.h"
+#include "solve_plan.h"
+#include "spin_barrier.h"
+#include "step_check.h"
+
+namespace pliant::detail {
+
+class ConstraintProjection {
+ public:
+  // Plans `model` (its topology and which particles move) for batches of at least `blockSize`.
+  void plan(const Model& model, std::uint32_t blockSize);
+  const SolvePlan& solvePlan() const { return plan_; }
+  // Some batch is long enough to split across threads.
+  bool parallel() const { return parallel_; }
+
+  // One pass on the calling thread. With resetLambda (the first pass of a substep) each range's
+  // multipliers are zeroed just before it is projected.
+  void passSerial(const Model& model, const SolveContext& ctx, double* lambda, bool resetLambda);
+  // One pass as thread `thread` of a parallel region of `team` threads (team may be smaller than
+  // `threads`, the parts each batch is cut into). Call prepare(threads) before the region.
+  void passParallel(const Model& model, const SolveContext& ctx, double* lambda, int thread, int team, int threads,
+                    bool resetLambda);
+  // Makes the cuts for `threads` threads when they were made for another count or plan.
+  void prepare(int threads);
+  SpinBarrier& barrier() { return *barrier_; }
+  // One pass in index order, one constraint at a time, stopping at the first that makes a
+  // particle bad (false: `trace` holds the culprit). The multipliers must have been reset.
+  bool passTraced(const Model& model, SolveContext& ctx, State& state, StepTrace& trace);
+
+ private:
+  SolvePlan plan_;
+  std::uint32_t blockSize_ = 1;
+  bool parallel_ = false;
+  // Where each thread's part of each parallel batch begins (threads + 1 cuts per batch, in plan
+  // order) and the ticks it took last time.
+  std::vector<std::uint32_t> cuts_;
+  std::vector<std::uint64_t> ticks_;
+  std::vector<double> cutScratch_;
+  int splitThreads_ = 0;  // the thread count the cuts are for; 0: none made
+  std::unique_ptr<SpinBarrier> barrier_ = std::make_unique<SpinBarrier>();
+  // Gradient buffers of the traced pass (allocated only when a refused step is replayed).
+  std::vector<ParticleIndex> traceParticles_;
+  std::vector<Vec3> traceGradient_;
+};
+
+}  // namespace pliant::detail
