@@ -13,8 +13,7 @@ int threadCount();
 
 // Binds each of the threadCount() worker threads (the calling thread is thread 0) to its own CPU
 // of those the process may use, round robin. Unbound, the OS moves threads between cores, and each
-// move costs the thread its cache: on a shared 2-core machine single-thread runs of scene A were
-// up to 1.5x slower unbound, and two threads gained half as much. For benchmarks and machines
+// move costs the thread its cache (docs/performance.md measures the effect). For benchmarks and machines
 // given to the simulation; `pliant bench` calls it unless told not to. Binding is process-wide
 // and lasts until the threads end. Returns the number of CPUs used; 0 where binding is not
 // supported or was refused (nothing is changed then). Call after setThreadCount.

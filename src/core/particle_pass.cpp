@@ -11,8 +11,8 @@ namespace {
 inline Vec3 gravityPlusZero(const PredictionPass& pass) { return pass.gravity + Vec3::Zero(); }
 
 // Inlined into the AVX2 loop as well, for its leftover particles, so that loop never calls
-// non-VEX code with the upper register halves dirty (which made the contact stages after it about
-// 30 % slower).
+// non-VEX code with the upper register halves dirty (which slowed the contact stages after it
+// markedly; docs/performance.md).
 __attribute__((always_inline)) inline void predictOne(const PredictionPass& pass, const Vec3& gravityOnly,
                                                       std::int64_t i) {
   Vec3 velocity = pass.updateVelocities

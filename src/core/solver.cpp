@@ -166,8 +166,8 @@ std::size_t Solver::lastSurfaceCandidateCount() const { return surfaceContacts_-
 
 namespace {
 
-// Below this many particles a parallel loop costs more than it saves (a fork and join costs about
-// as much as predicting 1-2k particles).
+// Below this many particles a parallel loop costs more than it saves (a fork and join costs as
+// much as predicting a few thousand particles).
 constexpr std::int64_t kParallelParticles = 4096;
 
 }  // namespace

@@ -1,7 +1,7 @@
-// The barrier between the parallel batches of a projection pass. The OpenMP barrier costs about
-// 1.4 us on the project's 2-core machine and scene A meets at one 120 times a frame; two threads
-// meet here in about 0.25 us (one cache line each way). Waiting threads spin with a pause, then
-// yield their core, so an oversubscribed run (more threads than cores) still moves on.
+// The barrier between the parallel batches of a projection pass, met many times per frame: cheaper
+// than the OpenMP barrier since two threads exchange one cache line each way (docs/performance.md
+// has the measured costs). Waiting threads spin with a pause, then yield their core, so an
+// oversubscribed run (more threads than cores) still moves on.
 #pragma once
 
 #include <atomic>
