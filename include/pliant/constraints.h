@@ -4,7 +4,7 @@
 // (no virtual call, no allocation per constraint). Each constraint carries its material
 // parameters; their units depend on the family's constraint function C and are given below.
 //
-// Sign convention (VALIDATION.md): equality constraints solve C(x) = 0; unilateral ones keep
+// Sign convention (docs/validation.md): equality constraints solve C(x) = 0; unilateral ones keep
 // C(x) >= 0 and are projected only while violated, with an accumulated multiplier that never pulls.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The one multiplier update every family shares (VALIDATION.md, "The method"):
+// The one multiplier update every family shares (docs/validation.md, "The method"):
 //
 //   XPBD (Macklin et al. 2016, eqs. 18 and 26):
 //     alpha~ = alpha / h^2,  gamma = alpha~ (h^2 beta) / h = alpha beta / h
