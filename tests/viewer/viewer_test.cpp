@@ -175,17 +175,41 @@ TEST(ViewerPage, IsOneFileWithThreeJsAndTheDataAndNoExternalReferences) {
   scene.description = "a </script> in a description <!-- must not end the data";
   ViewerRecorder recorder(scene, 0, 0);
   recorder.record(0, pliant::State::fromModel(scene.model));
-  const std::string page = pliant::viewer::buildPage(recorder.json(), "time,e.total\n0,1\n");
+  const std::string summary = "{\"scene\": \"a </script> <!-- in the summary\"}";
+  const std::string page = pliant::viewer::buildPage(recorder.json(), "time,e.total\n0,1\n", summary);
   EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
   EXPECT_EQ(page.find("<script src"), std::string::npos);
   EXPECT_EQ(page.find("<link"), std::string::npos);
   EXPECT_EQ(page.find("@DATA@"), std::string::npos);
-  // The only "</script" are the five closing tags of the template; "<!--" appears nowhere.
+  EXPECT_EQ(page.find("@SUMMARY@"), std::string::npos);
+  // The only "</script" are the six closing tags of the template; "<!--" appears nowhere.
   std::size_t closings = 0;
   for (std::size_t at = page.find("</script"); at != std::string::npos; at = page.find("</script", at + 1)) ++closings;
-  EXPECT_EQ(closings, 5u);
+  EXPECT_EQ(closings, 6u);
   EXPECT_EQ(page.find("<!--"), std::string::npos);
   EXPECT_NE(page.find("id=\"three-core\""), std::string::npos);
+}
+
+// The text inside <script ... id="ID">...</script> of a page.
+std::string scriptText(const std::string& page, const std::string& id) {
+  const std::size_t open = page.find("id=\"" + id + "\">");
+  if (open == std::string::npos) return "<missing>";
+  const std::size_t begin = page.find('>', open) + 1;
+  return page.substr(begin, page.find("</script>", begin) - begin);
+}
+
+TEST(ViewerPage, EmbedsTheRunSummaryAsWrittenOrNull) {
+  if (!pliant::viewer::pageAvailable()) GTEST_SKIP() << "built without the embedded viewer";
+  pliant::Scene scene = clothScene(3);
+  ViewerRecorder recorder(scene, 0, 0);
+  recorder.record(0, pliant::State::fromModel(scene.model));
+  const std::string summary = "{\n  \"convergence\": {\"converged\": false, \"unconverged_frames\": [[3, 5]]},\n  \"note\": \"</b>\"\n}\n";
+  const std::string page = pliant::viewer::buildPage(recorder.json(), "", summary);
+  // As written, except "</" (which could close the element) written as the JSON escape "\u003c/".
+  EXPECT_EQ(scriptText(page, "pliant-summary"), "{\n  \"convergence\": {\"converged\": false, \"unconverged_frames\": [[3, 5]]},\n  \"note\": \"\\u003c/b>\"\n}\n");
+  EXPECT_EQ(nlohmann::json::parse(scriptText(page, "pliant-summary")), nlohmann::json::parse(summary));
+  EXPECT_EQ(scriptText(pliant::viewer::buildPage(recorder.json(), ""), "pliant-summary"), "null");
+  EXPECT_THROW(pliant::viewer::buildPage(recorder.json(), "", "{\"frames\": "), pliant::Error);
 }
 
 TEST(ViewerRender, DrawsTheSceneAndDifferentFramesDiffer) {
