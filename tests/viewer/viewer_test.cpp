@@ -277,4 +277,38 @@ TEST(ViewerRender, DrawsAMeshColliderFromTheTrianglesItsGridWasBuiltFrom) {
   EXPECT_GT(withCube, withoutCube + 160 * 120 / 20) << "the mesh collider is not drawn";
 }
 
+TEST(ViewerRender, FramesThePositionsOfTheWholeRunAndDrawsAGridWithoutColliders) {
+  // A triangle that goes 3 m to the side in its middle frame and comes back: framed on the first and
+  // last frames only, the middle one would be out of the picture.
+  auto floatsBase64 = [](const std::vector<float>& values) {
+    std::string bytes;
+    for (float v : values)
+      for (int k = 0; k < 4; ++k) bytes += static_cast<char>((std::bit_cast<std::uint32_t>(v) >> (8 * k)) & 0xffu);
+    return base64Encode(bytes);
+  };
+  const std::vector<float> home = {0.0f, 1.0f, 0.0f, 0.3f, 1.0f, 0.0f, 0.0f, 1.0f, 0.3f};
+  std::vector<float> away = home;
+  for (std::size_t i = 0; i < away.size(); i += 3) away[i] += 3.0f;
+  nlohmann::json data = {{"format", "pliant-viewer"}, {"particles", 3}, {"colliders", nlohmann::json::array()}};
+  data["frames"] = {{"numbers", {0, 1, 2}}, {"times_s", {0.0, 0.1, 0.2}},
+                    {"positions", {floatsBase64(home), floatsBase64(away), floatsBase64(home)}}};
+  const std::uint32_t triangle[3] = {0, 1, 2};
+  data["topology"] = {{"triangles", base64Encode(std::string_view(reinterpret_cast<const char*>(triangle), sizeof triangle))},
+                      {"lines", ""}};
+  // Pixels of the body's colour (orange) and of the grid's (grey-blue lines on the dark background).
+  auto count = [](const Image& image, bool body) {
+    std::size_t n = 0;
+    for (std::size_t p = 0; p < image.rgb.size(); p += 3) {
+      const int r = image.rgb[p], g = image.rgb[p + 1], b = image.rgb[p + 2];
+      if (body ? r - b > 40 && r > g : b > r && b - 0x1c > 25 && std::abs(r - g) < 20) ++n;
+    }
+    return n;
+  };
+  for (int frame = 0; frame <= 2; ++frame) {
+    const Image image = decodePng(pliant::viewer::renderPng(data.dump(), frame, {160, 120}));
+    EXPECT_GT(count(image, true), 20u) << "frame " << frame << " is not in the picture";
+    EXPECT_GT(count(image, false), 160u * 120u / 50u) << "no ground grid under a scene without colliders";
+  }
+}
+
 }  // namespace
