@@ -212,8 +212,6 @@ int runScene(const RunOptions& options) {
   pliant::io::writeFileAtomically((outDir / "final_state.csv").string(), stateCsv(state));
   const std::string viewerData = viewerFrames.json();
   pliant::io::writeFileAtomically((outDir / pliant::viewer::kDataFileName).string(), viewerData);
-  if (!options.html.empty())
-    pliant::io::writeFileAtomically(options.html, pliant::viewer::buildPage(viewerData, probes.empty() ? std::string() : probeCsv));
 
   const pliant::EnergyReport energy = pliant::computeEnergy(*scene.model, state, scene.settings);
   const pliant::ResidualReport residual = pliant::computeResidual(*scene.model, state, scene.settings);
@@ -253,7 +251,11 @@ int runScene(const RunOptions& options) {
                         {"viewer_frames", viewerFrames.recordedFrames()},
                         {"viewer_frame_stride", viewerFrames.stride()}};
   if (!options.html.empty()) summary["outputs"]["html"] = options.html;
-  pliant::io::writeFileAtomically((outDir / "summary.json").string(), summary.dump(2) + "\n");
+  // The page shows the summary as written to summary.json, so `pliant view` rebuilds the same page.
+  const std::string summaryText = summary.dump(2) + "\n";
+  if (!options.html.empty())
+    pliant::io::writeFileAtomically(options.html, pliant::viewer::buildPage(viewerData, probes.empty() ? std::string() : probeCsv, summaryText));
+  pliant::io::writeFileAtomically((outDir / "summary.json").string(), summaryText);
   if (!options.quiet) {
     std::cout << "scene " << scene.name << ": frames " << firstFrame << ".." << frames << ", "
               << scene.model->particleCount() << " particles, " << std::fixed << std::setprecision(2)

@@ -1,5 +1,6 @@
 // The self-contained page: viewer/web/viewer.html with its CSS, its script, three.js (base64, loaded
-// through blob: URLs so that nothing is fetched) and the data inlined at @PLACEHOLDERS@.
+// through blob: URLs so that nothing is fetched), the data, the probes and the run's summary inlined
+// at @PLACEHOLDERS@.
 #include <unistd.h>
 
 #include <filesystem>
@@ -94,16 +95,19 @@ std::string readWhole(const fs::path& path) {
 
 bool pageAvailable() { return findAsset("three.core") != nullptr; }
 
-std::string buildPage(const std::string& dataJson, const std::string& probesCsv) {
+std::string buildPage(const std::string& dataJson, const std::string& probesCsv, const std::string& summaryJson) {
   const nlohmann::json data = nlohmann::json::parse(dataJson);
   const std::string script = assetText("viewer.js");
   if (script.find("</") != std::string::npos) throw Error("viewer.js must not contain \"</\" (it is inlined in a script element)");
-  // Data and probes go in as JSON, where "<" may be written \u003c, so they can never close their element.
+  // Data, probes and summary go in as JSON, where "<" may be written \u003c, so they can never close
+  // their element. The summary goes in as written (checked JSON), so `pliant view` rebuilds the same page.
+  if (!summaryJson.empty() && !nlohmann::json::accept(summaryJson)) throw Error("the run summary is not valid JSON");
   return fillTemplate(assetText("viewer.html"),
                       {{"TITLE", htmlEscape("Pliant: " + data.value("scene", std::string("scene")))},
                        {"CSS", assetText("viewer.css")},
                        {"DATA", scriptSafe(dataJson)},
                        {"PROBES", scriptSafe(nlohmann::json(probesCsv).dump())},
+                       {"SUMMARY", summaryJson.empty() ? std::string("null") : scriptSafe(summaryJson)},
                        {"THREE_CORE", assetBase64("three.core")},
                        {"THREE_MODULE", assetBase64("three.module")},
                        {"VIEWER_JS", script}});
@@ -139,7 +143,14 @@ void writePageFromFolder(const std::string& folder, const std::string& htmlFile)
     throw Error(dataFile.string() + ": not a viewer data file (\"format\" is not \"pliant-viewer\")");
   const fs::path probesFile = dir / "probes.csv";
   const std::string probes = fs::is_regular_file(probesFile, ec) ? readWhole(probesFile) : std::string();
-  io::writeFileAtomically(htmlFile, buildPage(dataJson, probes));
+  const fs::path summaryFile = dir / "summary.json";
+  const std::string summary = fs::is_regular_file(summaryFile, ec) ? readWhole(summaryFile) : std::string();
+  if (!summary.empty()) {
+    const nlohmann::json parsed = nlohmann::json::parse(summary, nullptr, false);
+    if (parsed.is_discarded()) throw Error(summaryFile.string() + ": not valid JSON (expected the summary written by `pliant run`)");
+    if (!parsed.is_object()) throw Error(summaryFile.string() + ": not a JSON object (expected the summary written by `pliant run`)");
+  }
+  io::writeFileAtomically(htmlFile, buildPage(dataJson, probes, summary));
 }
 
 }  // namespace pliant::viewer

@@ -1,5 +1,6 @@
 // Headless PNG rendering of viewer data: a small software rasteriser (z-buffer, flat Lambert shading)
-// so report images need neither a GPU nor a browser. The camera is the page's default one.
+// so report images need neither a GPU nor a browser. The camera is the page's default one (framed on
+// the positions seen over the run) and ground planes are drawn around the objects, as on the page.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -28,6 +29,8 @@ constexpr Colour kBackground{0x15 / 255.0, 0x18 / 255.0, 0x1c / 255.0};
 constexpr Colour kBody{0.86, 0.55, 0.25};
 constexpr Colour kCollider{0.42, 0.47, 0.52};
 constexpr Colour kGround{0.23, 0.26, 0.30};
+constexpr Colour kGrid{0.27, 0.30, 0.34};
+constexpr Colour kAxisX{0.88, 0.38, 0.35}, kAxisY{0.42, 0.75, 0.42}, kAxisZ{0.29, 0.61, 0.88};
 
 std::vector<float> floatsOf(const std::string& base64) {
   const std::string bytes = base64Decode(base64);
@@ -83,12 +86,12 @@ void addBox(std::vector<Triangle>& out, const Vec3& h, const Eigen::Affine3d& po
   }
 }
 
-void addPlane(std::vector<Triangle>& out, double size, const Eigen::Affine3d& pose) {
-  constexpr int kCells = 16;
-  const double cell = size / kCells;
-  for (int i = 0; i < kCells; ++i)
-    for (int j = 0; j < kCells; ++j) {
-      const double x0 = -size / 2 + i * cell, z0 = -size / 2 + j * cell;
+// A checkered square of half-width `half` (cells of `cell`) around (u, 0, v) in the plane's frame.
+void addPlane(std::vector<Triangle>& out, double half, double cell, double u, double v, const Eigen::Affine3d& pose) {
+  const int cells = std::max(1, static_cast<int>(std::lround(2.0 * half / cell)));
+  for (int i = 0; i < cells; ++i)
+    for (int j = 0; j < cells; ++j) {
+      const double x0 = u - half + i * cell, z0 = v - half + j * cell;
       // A checker pattern, so the ground reads as a floor.
       const double shade = (i + j) % 2 == 0 ? 1.0 : 0.85;
       const Colour c{kGround.r * shade, kGround.g * shade, kGround.b * shade};
@@ -97,6 +100,72 @@ void addPlane(std::vector<Triangle>& out, double size, const Eigen::Affine3d& po
       out.push_back({a, b, e, c});
       out.push_back({a, e, d, c});
     }
+}
+
+// A 1-2-5 step that cuts `span` into about `count` parts (as the page's niceStep).
+double niceStep(double span, int count) {
+  const double raw = span / std::max(1, count);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  const double f = raw / magnitude;
+  return (f < 1.5 ? 1.0 : f < 3.0 ? 2.0 : f < 7.0 ? 5.0 : 10.0) * magnitude;
+}
+
+// The page's default view (viewer/web/viewer.js, runBounds and fitView): the positions seen over the
+// run (up to 64 recorded frames spread over it, about 20000 positions kept), looked at in a 3/4 view
+// from above that faces the broader vertical side of their bounds; the target is the middle of their
+// extent across the view and the distance the least that shows them all with a margin.
+struct DefaultView {
+  Vec3 eye, target, low, high;
+  double footprint = 1.0;  // m, the bounds' larger horizontal size (what the ground is sized by)
+};
+DefaultView defaultView(const nlohmann::json& positionText, std::size_t particles, double aspect, double fovY) {
+  const std::size_t frameCount = positionText.size();
+  const std::size_t samples = std::min<std::size_t>(frameCount, 64);
+  const std::size_t every = std::max<std::size_t>(1, (samples * particles + 19999) / 20000);
+  Vec3 low = Vec3::Constant(std::numeric_limits<double>::infinity()), high = -low;
+  std::vector<Vec3> points;
+  for (std::size_t s = 0; s < samples; ++s) {
+    const std::size_t index = samples > 1 ? static_cast<std::size_t>(std::lround(double(s) * double(frameCount - 1) / double(samples - 1))) : 0;
+    const std::vector<float> p = floatsOf(positionText.at(index).get<std::string>());
+    for (std::size_t i = 0; i < std::min(particles, p.size() / 3); ++i) {
+      const Vec3 x(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+      if (!x.allFinite()) continue;
+      low = low.cwiseMin(x);
+      high = high.cwiseMax(x);
+      if ((s * particles + i) % every == 0) points.push_back(x);
+    }
+  }
+  DefaultView view;
+  if (!std::isfinite(low.x())) {
+    low = Vec3::Constant(-0.5);
+    high = Vec3::Constant(0.5);
+  }
+  view.low = low;
+  view.high = high;
+  const Vec3 size = high - low, centre = 0.5 * (low + high);
+  view.footprint = std::max({size.x(), size.z(), 0.5 * size.y(), 0.05});
+  const double radius = std::max(0.05, 0.5 * size.norm());
+  const double azimuth = size.z() <= size.x() ? 0.6 : std::numbers::pi / 2 - 0.6;
+  const double elevation = size.y() < 0.2 * std::max(size.x(), size.z()) ? 0.7 : 0.45;
+  const Vec3 direction(std::sin(azimuth) * std::cos(elevation), std::sin(elevation), std::cos(azimuth) * std::cos(elevation));
+  const Vec3 right = Vec3(0, 1, 0).cross(direction).normalized();
+  const Vec3 up = direction.cross(right);
+  const double tanV = std::tan(0.5 * fovY) * 0.85, tanH = tanV * aspect;
+  double u0 = std::numeric_limits<double>::infinity(), u1 = -u0, v0 = u0, v1 = -u0;
+  for (const Vec3& x : points) {
+    u0 = std::min(u0, (x - centre).dot(right));
+    u1 = std::max(u1, (x - centre).dot(right));
+    v0 = std::min(v0, (x - centre).dot(up));
+    v1 = std::max(v1, (x - centre).dot(up));
+  }
+  view.target = points.empty() ? centre : Vec3(centre + 0.5 * (u0 + u1) * right + 0.5 * (v0 + v1) * up);
+  double distance = 0.0;
+  for (const Vec3& x : points) {
+    const Vec3 d = x - view.target;
+    distance = std::max({distance, d.dot(direction) + std::abs(d.dot(right)) / tanH, d.dot(direction) + std::abs(d.dot(up)) / tanV});
+  }
+  view.eye = view.target + std::max(distance, 0.1 * radius) * direction;
+  return view;
 }
 
 class Canvas {
@@ -211,22 +280,13 @@ std::string renderPng(const std::string& dataJson, int frame, const RenderOption
   auto point = [&](const std::vector<float>& p, std::uint32_t i) { return Vec3(p[3 * i], p[3 * i + 1], p[3 * i + 2]); };
   const std::size_t particles = x.size() / 3;
 
-  // Bounds of the first and last frames, as the page frames its camera.
-  Vec3 low = Vec3::Constant(std::numeric_limits<double>::infinity()), high = -low;
-  for (std::size_t which : {std::size_t(0), numbers.size() - 1}) {
-    const std::vector<float> p = which == index ? x : floatsOf(positionText.at(which).get<std::string>());
-    for (std::uint32_t i = 0; i < p.size() / 3; ++i) {
-      low = low.cwiseMin(point(p, i));
-      high = high.cwiseMax(point(p, i));
-    }
-  }
-  if (!std::isfinite(low.x())) low = high = Vec3::Zero();
-  const Vec3 centre = 0.5 * (low + high);
-  const double radius = std::max(0.05, 0.5 * (high - low).norm());
-  const double azimuth = 0.6, elevation = 0.45, distance = 2.8 * radius;
-  const Vec3 eye = centre + distance * Vec3(std::cos(elevation) * std::sin(azimuth), std::sin(elevation),
-                                            std::cos(elevation) * std::cos(azimuth));
-  Canvas canvas(options.width, options.height, eye, centre, 40.0 * std::numbers::pi / 180.0);
+  const double fovY = 40.0 * std::numbers::pi / 180.0;
+  const DefaultView view = defaultView(positionText, particles, double(options.width) / options.height, fovY);
+  Canvas canvas(options.width, options.height, view.eye, view.target, fovY);
+  // Ground planes are squares around the objects, as on the page.
+  const double cell = niceStep(2.2 * view.footprint, 16);
+  const double half = std::ceil(1.6 * view.footprint / cell) * cell;
+  const Vec3 centre = 0.5 * (view.low + view.high);
 
   std::vector<Triangle> triangles;
   for (const auto& c : data.at("colliders")) {
@@ -237,7 +297,10 @@ std::string renderPng(const std::string& dataJson, int frame, const RenderOption
     transform.translate(Vec3(pose[0], pose[1], pose[2]));
     transform.rotate(Eigen::Quaterniond(pose[6], pose[3], pose[4], pose[5]).normalized());
     const std::string shape = c.at("shape").get<std::string>();
-    if (shape == "plane") addPlane(triangles, std::max(4.0 * radius, 1.0), transform);
+    if (shape == "plane") {
+      const Vec3 local = transform.inverse() * centre;
+      addPlane(triangles, half, cell, std::round(local.x() / cell) * cell, std::round(local.z() / cell) * cell, transform);
+    }
     else if (shape == "sphere") addRoundShape(triangles, c.at("radius").get<double>(), 0.0, transform, kCollider);
     else if (shape == "capsule") addRoundShape(triangles, c.at("radius").get<double>(), c.at("half_height").get<double>(), transform, kCollider);
     else if (shape == "box") {
@@ -260,6 +323,23 @@ std::string renderPng(const std::string& dataJson, int frame, const RenderOption
     if (std::max({tris[t], tris[t + 1], tris[t + 2]}) < particles)
       triangles.push_back({point(x, tris[t]), point(x, tris[t + 1]), point(x, tris[t + 2]), kBody});
   for (const Triangle& t : triangles) canvas.triangle(t);
+  if (data.at("colliders").empty()) {
+    // The page's reference floor: a grid under the objects (at y = 0 when they stay a little above
+    // it) and the x, y, z axes, one cell long, at the origin when it lies on the grid.
+    const double lowY = view.low.y();
+    const double groundY = lowY < 0.0 || lowY > 0.5 * view.footprint ? lowY : 0.0;
+    const double u = std::round(centre.x() / cell) * cell, v = std::round(centre.z() / cell) * cell;
+    const int n = static_cast<int>(std::lround(half / cell));
+    for (int k = -n; k <= n; ++k) {
+      canvas.line(Vec3(u + k * cell, groundY, v - half), Vec3(u + k * cell, groundY, v + half), kGrid);
+      canvas.line(Vec3(u - half, groundY, v + k * cell), Vec3(u + half, groundY, v + k * cell), kGrid);
+    }
+    const bool onGrid = std::abs(groundY) <= 0.05 * view.footprint && std::abs(u) <= 0.7 * half && std::abs(v) <= 0.7 * half;
+    const Vec3 origin = onGrid ? Vec3(0, groundY, 0) : Vec3(u - 0.6 * half, groundY, v - 0.6 * half);
+    canvas.line(origin, origin + Vec3(cell, 0, 0), kAxisX);
+    canvas.line(origin, origin + Vec3(0, cell, 0), kAxisY);
+    canvas.line(origin, origin + Vec3(0, 0, cell), kAxisZ);
+  }
   for (std::size_t l = 0; l + 1 < lines.size(); l += 2)
     if (std::max(lines[l], lines[l + 1]) < particles) canvas.line(point(x, lines[l]), point(x, lines[l + 1]), kBody);
   if (tris.empty() && lines.empty())

@@ -3,9 +3,9 @@
 // `pliant run` records the frames into a viewer data file, `viewer-data.json` in its output folder:
 // JSON holding the topology once, positions per frame as float32 little-endian in base64, the
 // colliders with their pose in every recorded frame, and the scene's name and times. The page is a
-// template (viewer/web) with three.js (from npm, embedded at build time), that data and the probe
-// CSV inlined: one file, nothing fetched when it is opened. `pliant view DIR` rebuilds the page from
-// the data file and probes.csv; `pliant render DIR` draws frames of it to PNG with a small software
+// template (viewer/web) with three.js (from npm, embedded at build time), that data, the probe CSV
+// and the run's summary.json inlined: one file, nothing fetched when it is opened. `pliant view DIR`
+// rebuilds the page from the data file, probes.csv and summary.json; `pliant render DIR` draws frames of it to PNG with a small software
 // rasteriser, so neither a GPU nor a browser is needed for report images.
 #pragma once
 
@@ -54,15 +54,16 @@ class ViewerRecorder {
 // configure time). Without it writePage throws pliant::Error saying how to get it.
 bool pageAvailable();
 
-// The self-contained HTML page for viewer data `dataJson` and probe CSV text (may be empty).
-std::string buildPage(const std::string& dataJson, const std::string& probesCsv);
+// The self-contained HTML page for viewer data `dataJson`, probe CSV text (may be empty) and the
+// run's summary.json text (may be empty: the page then shows no summary nor convergence).
+std::string buildPage(const std::string& dataJson, const std::string& probesCsv, const std::string& summaryJson = "");
 
 // Throws pliant::Error naming `file` unless its folder exists and is writable, so a run can refuse
 // a bad --html before simulating.
 void checkWritable(const std::string& file);
 
-// Reads DIR/viewer-data.json (and DIR/probes.csv when present) and writes the page to `htmlFile`
-// atomically. Throws pliant::Error naming the folder or file on bad input.
+// Reads DIR/viewer-data.json (and DIR/probes.csv and DIR/summary.json when present) and writes the
+// page to `htmlFile` atomically. Throws pliant::Error naming the folder or file on bad input.
 void writePageFromFolder(const std::string& folder, const std::string& htmlFile);
 
 // PNG images of recorded frames, drawn headlessly from the viewer data: the same default camera

@@ -64,6 +64,8 @@ TEST_F(CliViewer, HtmlWritesOneSelfContainedPageAndPrintsItsPath) {
   ASSERT_TRUE(probes.is_string());
   EXPECT_EQ(probes.get<std::string>(), readFile(path("out/probes.csv")));
   EXPECT_EQ(nlohmann::json::parse(readFile(path("out/summary.json"))).at("outputs").at("html"), "out/viewer.html");
+  // The page shows the run's summary, the one written to summary.json.
+  EXPECT_EQ(scriptJson(page, "pliant-summary"), nlohmann::json::parse(readFile(path("out/summary.json"))));
 
   // The page may go into the output folder however the folder is spelt (scripts/run.sh writes OUT/viewer.html).
   const Result again = run("run rope --out new/ --frames 1 --no-frames --quiet --html new//./viewer.html");
@@ -81,6 +83,36 @@ TEST_F(CliViewer, ViewRebuildsTheSamePageFromTheOutputFolder) {
   r = run("view out --html again.html");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_EQ(readFile(path("again.html")), readFile(path("first.html")));
+}
+TEST_F(CliViewer, ViewEmbedsTheFoldersSummaryWhenThereIsOne) {
+  Result r = run("run rope --out out --frames 3 --no-frames --quiet");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  // A summary with a convergence section (as a run that checks convergence writes it) is shown as it is.
+  nlohmann::json summary = nlohmann::json::parse(readFile(path("out/summary.json")));
+  summary["convergence"] = {{"converged", false}, {"threshold", 1e-3}, {"worst_relative_residual", 0.02},
+                            {"unconverged_frames", {{1, 2}}}, {"advice", "raise substeps"}};
+  std::ofstream(path("out/summary.json")) << summary.dump(2);
+  r = run("view out");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(scriptJson(readFile(path("out/viewer.html")), "pliant-summary"), summary);
+
+  // Without summary.json the page has none.
+  fs::remove(path("out/summary.json"));
+  r = run("view out --html bare.html");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(scriptJson(readFile(path("bare.html")), "pliant-summary").is_null());
+
+  // A broken one is bad input, named, and no page is written.
+  std::ofstream(path("out/summary.json")) << "{\"scene\": ";
+  r = run("view out --html broken.html");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("out/summary.json: not valid JSON"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("broken.html")));
+  std::ofstream(path("out/summary.json")) << "[1, 2]";
+  r = run("view out --html broken.html");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("out/summary.json: not a JSON object"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("broken.html")));
 }
 #else
 TEST_F(CliViewer, WithoutTheEmbeddedViewerHtmlSaysHowToGetIt) {

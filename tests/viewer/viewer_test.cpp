@@ -175,17 +175,41 @@ TEST(ViewerPage, IsOneFileWithThreeJsAndTheDataAndNoExternalReferences) {
   scene.description = "a </script> in a description <!-- must not end the data";
   ViewerRecorder recorder(scene, 0, 0);
   recorder.record(0, pliant::State::fromModel(*scene.model));
-  const std::string page = pliant::viewer::buildPage(recorder.json(), "time,e.total\n0,1\n");
+  const std::string summary = "{\"scene\": \"a </script> <!-- in the summary\"}";
+  const std::string page = pliant::viewer::buildPage(recorder.json(), "time,e.total\n0,1\n", summary);
   EXPECT_EQ(page.rfind("<!doctype html>", 0), 0u);
   EXPECT_EQ(page.find("<script src"), std::string::npos);
   EXPECT_EQ(page.find("<link"), std::string::npos);
   EXPECT_EQ(page.find("@DATA@"), std::string::npos);
-  // The only "</script" are the five closing tags of the template; "<!--" appears nowhere.
+  EXPECT_EQ(page.find("@SUMMARY@"), std::string::npos);
+  // The only "</script" are the six closing tags of the template; "<!--" appears nowhere.
   std::size_t closings = 0;
   for (std::size_t at = page.find("</script"); at != std::string::npos; at = page.find("</script", at + 1)) ++closings;
-  EXPECT_EQ(closings, 5u);
+  EXPECT_EQ(closings, 6u);
   EXPECT_EQ(page.find("<!--"), std::string::npos);
   EXPECT_NE(page.find("id=\"three-core\""), std::string::npos);
+}
+
+// The text inside <script ... id="ID">...</script> of a page.
+std::string scriptText(const std::string& page, const std::string& id) {
+  const std::size_t open = page.find("id=\"" + id + "\">");
+  if (open == std::string::npos) return "<missing>";
+  const std::size_t begin = page.find('>', open) + 1;
+  return page.substr(begin, page.find("</script>", begin) - begin);
+}
+
+TEST(ViewerPage, EmbedsTheRunSummaryAsWrittenOrNull) {
+  if (!pliant::viewer::pageAvailable()) GTEST_SKIP() << "built without the embedded viewer";
+  pliant::Scene scene = clothScene(3);
+  ViewerRecorder recorder(scene, 0, 0);
+  recorder.record(0, pliant::State::fromModel(scene.model));
+  const std::string summary = "{\n  \"convergence\": {\"converged\": false, \"unconverged_frames\": [[3, 5]]},\n  \"note\": \"</b>\"\n}\n";
+  const std::string page = pliant::viewer::buildPage(recorder.json(), "", summary);
+  // As written, except "</" (which could close the element) written as the JSON escape "\u003c/".
+  EXPECT_EQ(scriptText(page, "pliant-summary"), "{\n  \"convergence\": {\"converged\": false, \"unconverged_frames\": [[3, 5]]},\n  \"note\": \"\\u003c/b>\"\n}\n");
+  EXPECT_EQ(nlohmann::json::parse(scriptText(page, "pliant-summary")), nlohmann::json::parse(summary));
+  EXPECT_EQ(scriptText(pliant::viewer::buildPage(recorder.json(), ""), "pliant-summary"), "null");
+  EXPECT_THROW(pliant::viewer::buildPage(recorder.json(), "", "{\"frames\": "), pliant::Error);
 }
 
 TEST(ViewerRender, DrawsTheSceneAndDifferentFramesDiffer) {
@@ -251,6 +275,40 @@ TEST(ViewerRender, DrawsAMeshColliderFromTheTrianglesItsGridWasBuiltFrom) {
   data["colliders"][0]["triangles"] = "";
   const std::size_t withoutCube = ink(decodePng(pliant::viewer::renderPng(data.dump(), 0, {160, 120})));
   EXPECT_GT(withCube, withoutCube + 160 * 120 / 20) << "the mesh collider is not drawn";
+}
+
+TEST(ViewerRender, FramesThePositionsOfTheWholeRunAndDrawsAGridWithoutColliders) {
+  // A triangle that goes 3 m to the side in its middle frame and comes back: framed on the first and
+  // last frames only, the middle one would be out of the picture.
+  auto floatsBase64 = [](const std::vector<float>& values) {
+    std::string bytes;
+    for (float v : values)
+      for (int k = 0; k < 4; ++k) bytes += static_cast<char>((std::bit_cast<std::uint32_t>(v) >> (8 * k)) & 0xffu);
+    return base64Encode(bytes);
+  };
+  const std::vector<float> home = {0.0f, 1.0f, 0.0f, 0.3f, 1.0f, 0.0f, 0.0f, 1.0f, 0.3f};
+  std::vector<float> away = home;
+  for (std::size_t i = 0; i < away.size(); i += 3) away[i] += 3.0f;
+  nlohmann::json data = {{"format", "pliant-viewer"}, {"particles", 3}, {"colliders", nlohmann::json::array()}};
+  data["frames"] = {{"numbers", {0, 1, 2}}, {"times_s", {0.0, 0.1, 0.2}},
+                    {"positions", {floatsBase64(home), floatsBase64(away), floatsBase64(home)}}};
+  const std::uint32_t triangle[3] = {0, 1, 2};
+  data["topology"] = {{"triangles", base64Encode(std::string_view(reinterpret_cast<const char*>(triangle), sizeof triangle))},
+                      {"lines", ""}};
+  // Pixels of the body's colour (orange) and of the grid's (grey-blue lines on the dark background).
+  auto count = [](const Image& image, bool body) {
+    std::size_t n = 0;
+    for (std::size_t p = 0; p < image.rgb.size(); p += 3) {
+      const int r = image.rgb[p], g = image.rgb[p + 1], b = image.rgb[p + 2];
+      if (body ? r - b > 40 && r > g : b > r && b - 0x1c > 25 && std::abs(r - g) < 20) ++n;
+    }
+    return n;
+  };
+  for (int frame = 0; frame <= 2; ++frame) {
+    const Image image = decodePng(pliant::viewer::renderPng(data.dump(), frame, {160, 120}));
+    EXPECT_GT(count(image, true), 20u) << "frame " << frame << " is not in the picture";
+    EXPECT_GT(count(image, false), 160u * 120u / 50u) << "no ground grid under a scene without colliders";
+  }
 }
 
 }  // namespace
