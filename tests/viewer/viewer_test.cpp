@@ -202,7 +202,7 @@ TEST(ViewerPage, EmbedsTheRunSummaryAsWrittenOrNull) {
   if (!pliant::viewer::pageAvailable()) GTEST_SKIP() << "built without the embedded viewer";
   pliant::Scene scene = clothScene(3);
   ViewerRecorder recorder(scene, 0, 0);
-  recorder.record(0, pliant::State::fromModel(scene.model));
+  recorder.record(0, pliant::State::fromModel(*scene.model));
   const std::string summary = "{\n  \"convergence\": {\"converged\": false, \"unconverged_frames\": [[3, 5]]},\n  \"note\": \"</b>\"\n}\n";
   const std::string page = pliant::viewer::buildPage(recorder.json(), "", summary);
   // As written, except "</" (which could close the element) written as the JSON escape "\u003c/".
