@@ -20,6 +20,8 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 
 bin=build/fuzz/fuzz
+# UBSan's reports with their stack (ASan prints one anyway); the build makes every report fatal.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
 failed=()
 report=()
 for t in "${targets[@]}"; do
@@ -41,10 +43,11 @@ for t in "${targets[@]}"; do
     >"$log" 2>&1
   rc=$?
   set -e
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}' | tail -1)
-  last=$(grep -E '^#[0-9]+' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' <<<"$last" | awk '{print $2}')
-  ft=$(grep -o 'ft: [0-9]*' <<<"$last" | awk '{print $2}')
+  # A run that stops while loading its seeds prints no status line: `|| true` keeps the script going.
+  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}' | tail -1 || true)
+  last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
+  cov=$(grep -o 'cov: [0-9]*' <<<"$last" | awk '{print $2}' || true)
+  ft=$(grep -o 'ft: [0-9]*' <<<"$last" | awk '{print $2}' || true)
   inputs=$(find "$corpus" -type f | wc -l)
   found=$(( $(find "$artifacts" -type f | wc -l) - before ))
   line=$(printf '%-10s %10s executions  cov %5s  ft %6s  corpus %5s  findings %s' "$t" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$inputs" "$found")
