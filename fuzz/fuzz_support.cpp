@@ -13,15 +13,27 @@ namespace pliant::fuzz {
 namespace {
 
 constexpr const char* kPrefix = "pliant-fuzz-";
+constexpr const char* kOpenMpPrefix = "__KMP_REGISTERED_LIB_";
 
-// Removes the scratch folders of processes that no longer exist.
-void removeStaleFolders(const std::filesystem::path& root) {
+// Removes what processes that no longer exist left in `root`: our scratch folders, and the
+// registration files (__KMP_REGISTERED_LIB_<pid>_<uid>) that Clang's OpenMP runtime makes in
+// /dev/shm and removes only at a normal exit, which a crashing fuzzer (and every run of
+// -minimize_crash) does not reach.
+void removeLeftovers(const std::filesystem::path& root) {
   std::error_code ec;
   if (!std::filesystem::is_directory("/proc", ec)) return;
   for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(kPrefix, 0) != 0) continue;
-    const std::string pid = name.substr(std::strlen(kPrefix));
+    std::string pid;
+    if (name.rfind(kPrefix, 0) == 0) {
+      pid = name.substr(std::strlen(kPrefix));
+    } else if (name.rfind(kOpenMpPrefix, 0) == 0) {
+      const std::size_t start = std::strlen(kOpenMpPrefix);
+      const std::size_t end = name.rfind('_');
+      if (end > start) pid = name.substr(start, end - start);
+    } else {
+      continue;
+    }
     if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
     if (!std::filesystem::exists("/proc/" + pid, ec)) std::filesystem::remove_all(entry.path(), ec);
   }
@@ -41,7 +53,7 @@ std::filesystem::path makeScratchFolder() {
   std::error_code ec;
   std::filesystem::path root = "/dev/shm";
   if (!std::filesystem::is_directory(root, ec)) root = std::filesystem::temp_directory_path();
-  removeStaleFolders(root);
+  removeLeftovers(root);
   const std::filesystem::path folder = root / (kPrefix + std::to_string(::getpid()));
   std::filesystem::remove_all(folder, ec);
   std::filesystem::create_directories(folder, ec);

@@ -26,8 +26,8 @@ namespace pliant::fuzz {
 
 // A folder of this process's own, created on first use and removed at exit: under /dev/shm when
 // it exists (no disk traffic at thousands of files per second), else the system's temporary folder.
-// Folders left by processes that died (a crash ends a fuzzer without running exit handlers) are
-// removed on the way.
+// What processes that died left there (a crash ends a fuzzer without running exit handlers) is
+// removed on the way: their scratch folders and Clang OpenMP's registration files.
 const std::filesystem::path& scratchFolder();
 
 // Writes `bytes` to scratchFolder() / `name` (replacing it) and returns the file's path.
