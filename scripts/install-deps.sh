@@ -3,12 +3,21 @@
 # package-lock.json (three.js for the viewer, playwright-core for its browser test) when
 # node_modules is missing or older than the lock file. Safe to run repeatedly. libbullet-dev is only
 # for the optional Bullet comparison benchmark (bench/bullet/).
-# Usage: scripts/install-deps.sh [--browser]   (--browser: also Debian's chromium, for the browser test)
+# Usage: scripts/install-deps.sh [--browser] [--fuzz]
+#   --browser: also Debian's chromium, for the browser test
+#   --fuzz: also Clang 14 with its sanitizer and libFuzzer runtimes and its OpenMP, for the `fuzz`
+#           preset (scripts/fuzz.sh); nothing else builds with Clang
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
           libtinyobjloader-dev zlib1g-dev libbullet-dev nodejs npm)
-[ "${1:-}" = "--browser" ] && packages+=(chromium)
+for flag in "$@"; do
+  case "$flag" in
+    --browser) packages+=(chromium) ;;
+    --fuzz) packages+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;
+    *) echo "install-deps: unknown option '$flag' (expected --browser or --fuzz)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
