@@ -84,7 +84,7 @@ std::string stateWords(State s) {
 }
 
 State stateFromWords(std::string_view words) {
-  State s = State::fromModel(checkpointScene().model);
+  State s = State::fromModel(*checkpointScene().model);
   std::size_t at = 0;
   forEachWord(s, [&](auto* word) {
     if (at + 8 > words.size()) return;
@@ -101,11 +101,11 @@ bool sameBits(State a, State b) { return stateWords(std::move(a)) == stateWords(
 void readAndStep(const std::string& path, const std::string* file, const State* expected) {
   const Scene& scene = checkpointScene();
   State state;
-  if (!expectOnlyPliantErrors("readCheckpoint", [&] { state = io::readCheckpoint(path, scene.model); })) {
+  if (!expectOnlyPliantErrors("readCheckpoint", [&] { state = io::readCheckpoint(path, *scene.model); })) {
     if (expected != nullptr) fail("readCheckpoint refused the checkpoint writeCheckpoint just wrote");
     return;
   }
-  const Model& model = scene.model;
+  const Model& model = *scene.model;
   const std::size_t n = model.particleCount();
   if (state.position.size() != n || state.velocity.size() != n || state.previousPosition.size() != n ||
       state.externalForce.size() != n || state.lambda.size() != model.totalConstraintCount() ||
@@ -117,7 +117,7 @@ void readAndStep(const std::string& path, const std::string* file, const State* 
     expectOnlyPliantErrors("writeCheckpoint", [&] { io::writeCheckpoint(again, state); });
     if (readBytes(again) != *file) fail("writing a checkpoint that was read gives different bytes");
   }
-  stepOnce(model, scene.settings, state, "checkpoint");
+  stepOnce(scene.model, scene.settings, state, "checkpoint");
 }
 
 }  // namespace
@@ -129,7 +129,7 @@ const Scene& checkpointScene() {
 
 std::vector<std::pair<std::string, std::string>> checkpointSeeds() {
   const Scene& scene = checkpointScene();
-  State rest = State::fromModel(scene.model);
+  State rest = State::fromModel(*scene.model);
   State moved = rest;
   Solver solver(scene.model, scene.settings);
   for (int i = 0; i < 3; ++i)

@@ -140,7 +140,7 @@ void checkTetMesh(const io::TetMesh& mesh, const char* reader) {
       if (v >= mesh.vertices.size()) fail(who + ": extractSurface returned vertex " + std::to_string(v));
 }
 
-void stepOnce(const Model& model, const SolverSettings& settings, State& state, const char* what) {
+void stepOnce(const ModelPtr& model, const SolverSettings& settings, State& state, const char* what) {
   std::optional<Solver> solver;
   if (!expectOnlyPliantErrors("Solver construction", [&] { solver.emplace(model, settings); })) return;
   const State before = state;

@@ -64,6 +64,6 @@ void checkTetMesh(const io::TetMesh& mesh, const char* reader);
 
 // One Solver step of `state`, as `pliant run` takes it: construction may refuse the model or the
 // settings with pliant::Error; a refused step must leave the state as it was (solver.h).
-void stepOnce(const Model& model, const SolverSettings& settings, State& state, const char* what);
+void stepOnce(const ModelPtr& model, const SolverSettings& settings, State& state, const char* what);
 
 }  // namespace pliant::fuzz

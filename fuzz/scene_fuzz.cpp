@@ -168,7 +168,7 @@ bool affordable(const std::string& text) {
 // What scenes.h promises of a parsed scene: objects, topology and probes refer to the model.
 void checkScene(const pliant::Scene& scene) {
   using pliant::fuzz::fail;
-  const pliant::Model& model = scene.model;
+  const pliant::Model& model = *scene.model;
   const std::size_t n = model.particleCount();
   for (const pliant::SceneObject& o : scene.objects) {
     if (std::size_t{o.firstParticle} + o.particleCount > n) fail("object '" + o.name + "' reaches past the model's particles");
@@ -214,8 +214,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
     return 0;
   checkScene(scene);
   const long long passes = static_cast<long long>(scene.settings.substeps) * scene.settings.iterations;
-  if (scene.model.particleCount() <= kMaxStepParticles && passes <= kMaxStepPasses) {
-    State state = State::fromModel(scene.model);
+  if (scene.model->particleCount() <= kMaxStepParticles && passes <= kMaxStepPasses) {
+    State state = State::fromModel(*scene.model);
     fuzz::stepOnce(scene.model, scene.settings, state, "scene");
   }
   return 0;
