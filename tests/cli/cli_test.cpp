@@ -489,7 +489,7 @@ TEST_F(CliRun, EveryBuiltinSceneRunsFiveFrames) {
     ASSERT_FALSE(summary.is_discarded());
     EXPECT_EQ(summary.at("scene"), name);
     EXPECT_EQ(summary.at("frames"), 5);
-    EXPECT_EQ(summary.at("particles"), pliant::makeBuiltinScene(name).model.particleCount());
+    EXPECT_EQ(summary.at("particles"), pliant::makeBuiltinScene(name).model->particleCount());
     EXPECT_TRUE(fs::exists(path(name) / "frames" / "frame_000005.vtu"));
   }
 }
@@ -849,7 +849,7 @@ TEST_F(CliBench, ContactScenesRunOnAnyThreadCountWithTheSameBits) {
   EXPECT_EQ(fold.model->particleCount(), 64u * 64u);
   EXPECT_TRUE(fold.model->selfCollision);
   EXPECT_EQ(fold.frames, 120);
-  EXPECT_EQ(pliant::makeBenchmarkScene("contact-sphere-80").model.particleCount(), 80u * 80u);
+  EXPECT_EQ(pliant::makeBenchmarkScene("contact-sphere-80").model->particleCount(), 80u * 80u);
 }
 
 TEST_F(CliBench, CsvFileIsWrittenAtomicallyAndMatchesARun) {

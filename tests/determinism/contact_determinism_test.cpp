@@ -53,8 +53,8 @@ SolverSettings contactSettings() {
 }
 
 std::vector<std::uint64_t> run(int steps, State* final = nullptr, std::size_t* contacts = nullptr) {
-  const auto model = std::make_unique<Model>(contactScene());
-  Solver solver(*model, contactSettings());
+  const ModelPtr model = contactScene();
+  Solver solver(model, contactSettings());
   State state = State::fromModel(*model);
   std::vector<std::uint64_t> hashes;
   for (int i = 0; i < steps; ++i) {
@@ -104,13 +104,13 @@ TEST(ContactDeterminism, ASubstepObserverThatOnlyReadsChangesNothing) {
   ModelBuilder drop;
   drop.addParticle(Vec3(0.0, 0.5, 0.0), 0.2, Vec3(0.3, -10.0, 0.0));
   drop.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.2, 0.1, 0.5}));
-  for (const Model& model : {drop.build(), contactScene()}) {
+  for (const ModelPtr& model : {drop.build(), contactScene()}) {
     Solver plain(model, contactSettings());
     Solver observed(model, contactSettings());
     int calls = 0;
     observed.setSubstepObserver([&](const State&) { ++calls; });
-    State a = State::fromModel(model);
-    State b = State::fromModel(model);
+    State a = State::fromModel(*model);
+    State b = State::fromModel(*model);
     std::size_t contacts = 0;
     for (int i = 0; i < 40; ++i) {
       ASSERT_TRUE(plain.step(a).ok());

@@ -78,8 +78,8 @@ bool bitEqual(const std::vector<T>& a, const std::vector<T>& b) {
 
 // Runs a fresh model, state and solver for `steps` steps; returns the hash after every step.
 std::vector<std::uint64_t> freshRun(BendingModel bending, int steps, State* final = nullptr) {
-  const auto model = std::make_unique<Model>(mixedScene(bending));
-  Solver solver(*model, mixedSettings());
+  const ModelPtr model = mixedScene(bending);
+  Solver solver(model, mixedSettings());
   State state = State::fromModel(*model);
   std::vector<std::uint64_t> hashes;
   for (int i = 0; i < steps; ++i) {

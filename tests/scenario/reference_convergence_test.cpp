@@ -23,7 +23,7 @@ namespace pliant {
 namespace {
 
 // One XPBD step of h with n iterations from `start`.
-State xpbdStep(const Model& model, const State& start, double h, int iterations) {
+State xpbdStep(const ModelPtr& model, const State& start, double h, int iterations) {
   SolverSettings settings;
   settings.mode = SolverMode::Xpbd;
   settings.timeStep = h;
@@ -112,7 +112,7 @@ TEST(Xpbd2016_ConvergesToImplicitStep, ChainAlongItsLineConvergesWithIterations)
   double previousPosition = std::numeric_limits<double>::infinity();
   double previousLambda = previousPosition;
   for (int n : {1, 10, 100, 1000}) {
-    const ReferenceDistance d = distanceToReference(xpbdStep(*model, start, h, n), reference);
+    const ReferenceDistance d = distanceToReference(xpbdStep(model, start, h, n), reference);
     EXPECT_LT(d.maxPosition, previousPosition) << n << " iterations";
     EXPECT_LT(d.maxLambda, previousLambda) << n << " iterations";
     previousPosition = d.maxPosition;
@@ -209,13 +209,13 @@ TEST(Xpbd2016_ConvergesToImplicitStep, SwingingClothReachesFixedPointNearImplici
     const double lambdaScale = maxAbs(reference.lambda);
 
     // The error falls with iterations until XPBD's own fixed point is reached ...
-    const double e1 = distanceToReference(xpbdStep(*model, start, h, 1), reference).maxPosition;
-    const double e10 = distanceToReference(xpbdStep(*model, start, h, 10), reference).maxPosition;
-    const double e100 = distanceToReference(xpbdStep(*model, start, h, 100), reference).maxPosition;
+    const double e1 = distanceToReference(xpbdStep(model, start, h, 1), reference).maxPosition;
+    const double e10 = distanceToReference(xpbdStep(model, start, h, 10), reference).maxPosition;
+    const double e100 = distanceToReference(xpbdStep(model, start, h, 100), reference).maxPosition;
     EXPECT_LT(e10, 0.5 * e1);
     EXPECT_LT(e100, e10);
-    const State x1000 = xpbdStep(*model, start, h, 1000);
-    const State x4000 = xpbdStep(*model, start, h, 4000);
+    const State x1000 = xpbdStep(model, start, h, 1000);
+    const State x4000 = xpbdStep(model, start, h, 4000);
     const ReferenceDistance gap = distanceToReference(x1000, reference);
     const ReferenceDistance later = distanceToReference(x4000, reference);
     EXPECT_NEAR(later.maxPosition, gap.maxPosition, 1e-12);  // a fixed point: more passes change nothing

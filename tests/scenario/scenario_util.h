@@ -48,7 +48,7 @@ inline SolverSettings makeSettings(SolverMode mode, double timeStep, int substep
 // constraint k-1 joins particles k-1 and k with rest length `spacing`. Constraints are stored top
 // first, so Gauss-Seidel sweeps from the anchor down.
 struct HangingChain {
-  Model model;
+  ModelPtr model;
   int links = 0;
   double spacing = 0.0;
 };

@@ -81,7 +81,7 @@ ModelPtr freeBalloon() {
   return b.build();
 }
 
-std::vector<std::pair<std::string, Model>> freeBodies() {
+std::vector<std::pair<std::string, ModelPtr>> freeBodies() {
   return {{"cloth, dihedral bending", freeCloth(BendingModel::Dihedral, {1e-5, 0.0, 0.9})},
           {"cloth, isometric bending", freeCloth(BendingModel::Isometric, {0.0, 0.0, 1.0})},
           {"tet box", freeTetBox({1e-6, 0.0, 1.0}, {0.0, 0.0, 1.0})},
@@ -92,14 +92,14 @@ TEST(V8_Momentum, InternalConstraintsConserveLinearMomentumExactly) {
   for (const auto& [name, model] : freeBodies())
     for (SolverMode mode : {SolverMode::Xpbd, SolverMode::Pbd}) {
       Solver solver(model, scenario::makeSettings(mode, 1.0 / 60.0, 2, 3, Vec3::Zero()));
-      State state = State::fromModel(model);
-      scenario::randomVelocities(model, state, 1.0, 11);
-      const MomentumReport start = computeMomentum(model, state);
-      const double scale = scenario::momentumScale(model, state).linear;
+      State state = State::fromModel(*model);
+      scenario::randomVelocities(*model, state, 1.0, 11);
+      const MomentumReport start = computeMomentum(*model, state);
+      const double scale = scenario::momentumScale(*model, state).linear;
       double worst = 0.0, maxLambda = 0.0;
       for (int k = 0; k < 120; ++k) {
         ASSERT_TRUE(solver.step(state).ok()) << name;
-        worst = std::max(worst, (computeMomentum(model, state).linear - start.linear).norm() / scale);
+        worst = std::max(worst, (computeMomentum(*model, state).linear - start.linear).norm() / scale);
         for (double l : state.lambda) maxLambda = std::max(maxLambda, std::abs(l));
       }
       // Round-off: a few eps per particle and step, far below any physical effect.
@@ -176,7 +176,7 @@ TEST(V8_Momentum, AngularMomentumLossIsFirstOrderInH) {
   // h/2, h/4, h/8: the relative change of L must halve with h (log-log slope 1).
   struct Body {
     std::string name;
-    Model model;
+    ModelPtr model;
   };
   const std::vector<Body> bodies = {{"hard tet box", freeTetBox({0.0, 0.0, 1.0}, {0.0, 0.0, 1.0})},
                                     {"compliant tet box", freeTetBox({1e-5, 0.0, 1.0}, {1e-8, 0.0, 1.0})},

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <random>
 #include <string>
@@ -319,9 +320,12 @@ TEST(ParticleContacts, DisabledOrZeroRadiusMeansNoPairs) {
     ASSERT_TRUE(solver.step(state).ok());
     EXPECT_EQ(solver.lastParticleContacts().size(), 1u);
   }
-  model->particleCollisions = false;
-  Solver solver(model, settings);
-  State state = State::fromModel(*model);
+  // The same model with particle contacts off (a built model is immutable: edit a copy).
+  auto copy = std::make_shared<Model>(*model);
+  copy->particleCollisions = false;
+  const ModelPtr disabled = copy;
+  Solver solver(disabled, settings);
+  State state = State::fromModel(*disabled);
   ASSERT_TRUE(solver.step(state).ok());
   EXPECT_EQ(solver.lastContactCount(), 0u);
   EXPECT_EQ(state.position[0], Vec3::Zero());
@@ -379,7 +383,8 @@ TEST(ColliderValidation, BadShapesMaterialsAndRadiiNameTheField) {
   expectError([&] { b.setParticleRadius(3, 0.1); }, "out of range");
   expectError([&] { b.setParticleRadius(0, 2, 0.1); }, "particles 0 to 1 out of range");
   expectError([&] { b.setParticleRadius(0, 1, -0.1); }, "radius");
-  const ModelPtr m = b.build();
+  // A copy of the built model, broken by hand below for validate().
+  const auto m = std::make_shared<Model>(*b.build());
   m->particleRadius.push_back(0.1);
   expectError([&] { m->validate(); }, "particleRadius");
   m->particleRadius.pop_back();
@@ -444,7 +449,7 @@ TEST(ColliderSceneFile, EveryShapeMaterialAndPathIsRead) {
                                            R"(, "particle_contact": {"enabled": false, "friction": 0.2, "restitution": 0.1},
         "solver": {"contact_margin": 0.01, "max_depenetration_velocity": 5, "dynamic_friction": "velocity_pass"})"),
                                  "test", "");
-  const Model& m = scene.model;
+  const Model& m = *scene.model;
   ASSERT_EQ(m.colliders.size(), 4u);
   EXPECT_EQ(m.colliders[0].shape, ColliderShape::Plane);
   EXPECT_EQ(m.colliders[0].material.staticFriction, 0.6);

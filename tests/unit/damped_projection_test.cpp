@@ -42,7 +42,7 @@ Expected eq26(const Model& m, const State& s, ConstraintFamily family, std::uint
   return e;
 }
 
-void expectProjectionMatchesEq26(Model& m, ConstraintFamily family, const ConstraintParameters& params) {
+void expectProjectionMatchesEq26(const Model& m, ConstraintFamily family, const ConstraintParameters& params) {
   const double h = 1.0 / 300.0;
   State s = State::fromModel(m);
   s.previousPosition = s.position;

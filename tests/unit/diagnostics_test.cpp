@@ -19,7 +19,7 @@ namespace {
 // Particle 0: 2 kg at (1,3,0) moving (1,2,0); particle 1: fixed, 5 kg; particle 2: 0.5 kg at
 // (0,-1,2) moving (0,0,-4). |x0 - x2| = sqrt(21).
 struct Known {
-  Model model;
+  ModelPtr model;
   State state;
 };
 Known knownConfiguration() {
@@ -98,7 +98,7 @@ TEST(Diagnostics, MomentumOfKnownVelocities) {
 // elongation m g alpha. Started exactly there, one XPBD step keeps it there and the multiplier
 // holds the weight: lambda/h^2 = -m g (stretched: negative), residual C + alpha~ lambda = 0.
 struct Hanging {
-  Model model;
+  ModelPtr model;
   double mass = 0.5, alpha = 1e-3, g = 9.81;
 };
 Hanging hanging() {

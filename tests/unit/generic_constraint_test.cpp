@@ -97,7 +97,7 @@ TEST(GenericConstraint, UserDistanceReproducesTheBuiltInFamilyInPbd) {
 
 // Floor y >= 0 as a user inequality C = y, one instance per particle sharing one function.
 struct FloorScene {
-  Model model;
+  ModelPtr model;
   std::uint32_t firstFloor = 0;  // index of the first floor constraint in the generic family
 };
 FloorScene floorScene(const std::vector<Vec3>& positions, const std::vector<Vec3>& velocities,

@@ -449,7 +449,7 @@ class CheckpointErrorTest : public OutputTest {
   void SetUp() override {
     OutputTest::SetUp();
     model_ = clothModel();
-    State state = State::fromModel(model_);
+    State state = State::fromModel(*model_);
     Solver solver(model_, SolverSettings::smallSteps(2));
     ASSERT_TRUE(solver.run(state, 3).ok());
     path_ = file("good.ckpt");
@@ -460,18 +460,18 @@ class CheckpointErrorTest : public OutputTest {
   std::string readError(const std::string& bytes, const Model* model = nullptr) {
     const std::string bad = file("bad.ckpt");
     writeBytes(bad, bytes);
-    const std::string message = errorOf([&] { (void)io::readCheckpoint(bad, model ? *model : model_); });
+    const std::string message = errorOf([&] { (void)io::readCheckpoint(bad, model ? *model : *model_); });
     EXPECT_TRUE(contains(message, bad)) << message;
     return message;
   }
-  Model model_;
+  ModelPtr model_;
   std::string path_;
   std::string good_;
 };
 
 TEST_F(CheckpointErrorTest, MissingFileNamesThePath) {
   const std::string missing = file("nope.ckpt");
-  const std::string message = errorOf([&] { (void)io::readCheckpoint(missing, model_); });
+  const std::string message = errorOf([&] { (void)io::readCheckpoint(missing, *model_); });
   EXPECT_TRUE(contains(message, missing)) << message;
 }
 
@@ -506,19 +506,19 @@ TEST_F(CheckpointErrorTest, CorruptedByteFailsTheChecksum) {
 
 TEST_F(CheckpointErrorTest, CheckpointOfAnotherModelIsRefused) {
   const ModelPtr wider = clothModel(7);
-  std::string message = readError(good_, &wider);
-  EXPECT_TRUE(contains(message, std::to_string(model_.particleCount()) + " particles") &&
+  std::string message = readError(good_, wider.get());
+  EXPECT_TRUE(contains(message, std::to_string(model_->particleCount()) + " particles") &&
               contains(message, "expected " + std::to_string(wider->particleCount()) + " particles"))
       << message;
   // Same particles, no bending: only the multiplier count differs.
   const ModelPtr flat = clothModel(6, BendingModel::None);
-  ASSERT_EQ(flat->particleCount(), model_.particleCount());
-  message = readError(good_, &flat);
+  ASSERT_EQ(flat->particleCount(), model_->particleCount());
+  message = readError(good_, flat.get());
   EXPECT_TRUE(contains(message, std::to_string(flat->totalConstraintCount()) + " constraint multipliers")) << message;
 }
 
 TEST_F(CheckpointErrorTest, InconsistentStateIsNotWritten) {
-  State state = State::fromModel(model_);
+  State state = State::fromModel(*model_);
   state.previousPosition.pop_back();
   const std::string message = errorOf([&] { io::writeCheckpoint(file("broken.ckpt"), state); });
   EXPECT_TRUE(contains(message, "broken.ckpt")) << message;

@@ -6,9 +6,11 @@
 #include <array>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "solve_plan.h"
 #include "pliant/builders.h"
 #include "pliant/error.h"
 #include "pliant/model.h"
@@ -148,7 +150,7 @@ TEST(ModelValidation, FamilySpecificFields) {
   expectError([&] { b.addKinematic(0, PathFunction{}); }, {"addKinematic", "path"});
   expectError([&] { b.addObject("cloth", {0}, 1.5); }, {"object 'cloth'", "damping factor"});
   expectError([&] { b.addObject("cloth", {0}, kNaN); }, {"object 'cloth'", "damping factor"});
-  EXPECT_EQ(b.build().totalConstraintCount(), 0u);
+  EXPECT_EQ(b.build()->totalConstraintCount(), 0u);
 }
 
 TEST(ModelValidation, GeneratorsRejectBadDefinitions) {
@@ -193,7 +195,8 @@ TEST(ModelValidation, GeneratorsRejectBadDefinitions) {
 TEST(ModelValidation, HandAssembledModelsAreCheckedByValidateAndTheSolver) {
   ModelBuilder b = threeParticles();
   b.addDistance(0, 1, ConstraintParameters{});
-  const ModelPtr m = b.build();
+  // A copy of a built model, edited by hand (a built model itself is immutable).
+  const auto m = std::make_shared<Model>(*b.build());
   m->distances[0].params.compliance = -1.0;
   expectError([&] { m->validate(); }, {"distance constraint 0", "compliance"});
   expectError([&] { (void)Solver(m, SolverSettings{}); }, {"distance constraint 0", "compliance"});
@@ -204,7 +207,7 @@ TEST(ModelValidation, HandAssembledModelsAreCheckedByValidateAndTheSolver) {
   // A family added after build() without updating the offsets is caught by the solver.
   m->distances.push_back(m->distances[0]);
   expectError([&] { (void)Solver(m, SolverSettings{}); }, {"offsets"});
-  m->updateOffsets();
+  detail::fillLambdaOffsets(*m);
   EXPECT_NO_THROW((void)Solver(m, SolverSettings{}));
   m->distances[1].particles[1] = 42;
   expectError([&] { m->validate(); }, {"distance constraint 1", "particle index 42"});

@@ -344,11 +344,11 @@ TEST(ReferenceSolver, RedundantHardConstraints) {
     for (int c = 0; c < copies; ++c) b.addDistance(anchor, p, ConstraintParameters{});
     return b.build();
   };
-  const Model single = build(1), doubled = build(2);
+  const ModelPtr single = build(1), doubled = build(2);
   ReferenceSettings settings;
   settings.timeStep = 1.0 / 30.0;
-  const ReferenceStep one = solveReferenceStep(single, State::fromModel(single), settings);
-  const ReferenceStep two = solveReferenceStep(doubled, State::fromModel(doubled), settings);
+  const ReferenceStep one = solveReferenceStep(*single, State::fromModel(*single), settings);
+  const ReferenceStep two = solveReferenceStep(*doubled, State::fromModel(*doubled), settings);
   ASSERT_TRUE(one.converged) << one.message;
   ASSERT_TRUE(two.converged) << two.message;
   EXPECT_LT((one.position[1] - two.position[1]).norm(), 1e-11);
@@ -450,10 +450,10 @@ TEST(ReferenceSolver, IgnoresDamping) {
     addChain(b, def);
     return b.build();
   };
-  const Model plain = build(0.0), damped = build(5.0);
+  const ModelPtr plain = build(0.0), damped = build(5.0);
   ReferenceSettings settings;
-  const ReferenceStep a = solveReferenceStep(plain, State::fromModel(plain), settings);
-  const ReferenceStep c = solveReferenceStep(damped, State::fromModel(damped), settings);
+  const ReferenceStep a = solveReferenceStep(*plain, State::fromModel(*plain), settings);
+  const ReferenceStep c = solveReferenceStep(*damped, State::fromModel(*damped), settings);
   ASSERT_TRUE(a.converged);
   for (std::size_t i = 0; i < a.position.size(); ++i) EXPECT_EQ(a.position[i], c.position[i]);
 }

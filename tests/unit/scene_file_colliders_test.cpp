@@ -76,7 +76,7 @@ TEST(SceneFileMeshCollider, PositionRotationScaleAndGridFields) {
   EXPECT_NEAR(colliderDistance(c, c.pose, Vec3(1.0 + std::sqrt(2.0) + 0.5, 2.0, 3.0), n), 0.5, 1e-6);
   EXPECT_NEAR(n.x(), 1.0, 1e-6);
   // 10 cells over the default-padded 1.2 m.
-  EXPECT_NEAR(withCollider(R"({"type": "mesh", "file": "sdf_cube.obj", "max_cells": 10})").model.colliders[0].grid->cellSize,
+  EXPECT_NEAR(withCollider(R"({"type": "mesh", "file": "sdf_cube.obj", "max_cells": 10})").model->colliders[0].grid->cellSize,
               0.12, 1e-15);
 }
 
@@ -125,7 +125,7 @@ TEST(SceneFileColliderSpin, AngularVelocityRotatesAboutTheOriginFromTheInitialOr
   const Scene scene = withCollider(R"({"type": "box", "centre": [1, 0, 0], "half_extents": [0.5, 0.1, 0.2],
       "rotation": {"axis": [0, 1, 0], "angle": 0.5}, "angular_velocity": [0, 2, 0],
       "path": {"keyframes": [{"time": 0, "position": [0, 0, 0]}, {"time": 1, "position": [0, 1, 0]}]}})");
-  const Model& m = scene.model;
+  const Model& m = *scene.model;
   ASSERT_TRUE(m.colliders[0].kinematic());
   for (double t : {0.0, 0.25, 1.0, 3.0}) {
     const ColliderPose pose = colliderPose(m, 0, t);
@@ -135,13 +135,13 @@ TEST(SceneFileColliderSpin, AngularVelocityRotatesAboutTheOriginFromTheInitialOr
   }
   // A zero angular velocity leaves the collider static.
   EXPECT_FALSE(withCollider(R"({"type": "sphere", "centre": [0, 0, 0], "radius": 1, "angular_velocity": [0, 0, 0]})")
-                   .model.colliders[0]
+                   .model->colliders[0]
                    .kinematic());
   // Every shape accepts it.
   for (const char* c : {R"({"type": "plane", "normal": [0, 1, 0], "angular_velocity": [1, 0, 0]})",
                         R"({"type": "capsule", "start": [0, 0, 0], "end": [1, 0, 0], "radius": 0.1, "angular_velocity": [1, 0, 0]})",
                         R"({"type": "mesh", "file": "sdf_cube.obj", "max_cells": 8, "angular_velocity": [1, 0, 0]})"})
-    EXPECT_TRUE(withCollider(c).model.colliders[0].kinematic()) << c;
+    EXPECT_TRUE(withCollider(c).model->colliders[0].kinematic()) << c;
 }
 
 }  // namespace

@@ -197,7 +197,7 @@ TEST_F(FullScene, TopLevelAndSolverSettings) {
 
 TEST_F(FullScene, ObjectsAndParticles) {
   const pliant::Scene& s = *scene_;
-  const pliant::Model& m = s.model;
+  const pliant::Model& m = *s.model;
   ASSERT_EQ(s.objects.size(), 6u);
   const std::vector<std::string> names = {"sheet", "rope", "block", "ball", "pts", "fixed"};
   // cloth 4x3 nodes, rope 11, box 3x2x2 nodes, UV sphere 2 + 5 rings x 8, 5 listed, 2 listed
@@ -245,7 +245,7 @@ TEST_F(FullScene, ObjectsAndParticles) {
 
 TEST_F(FullScene, ConstraintCountsPerFamilyAndObject) {
   const pliant::Scene& s = *scene_;
-  const pliant::Model& m = s.model;
+  const pliant::Model& m = *s.model;
   // Distances: cloth 4x3 grid edges 9 + 8 + 6 diagonals = 23; rope 10; box of 2 Kuhn cells:
   // 2 x 19 edges - 5 on the shared face = 33; UV sphere 3F/2 with F = 2 x 8 + 2 x 8 x 4 = 80 -> 120;
   // one explicit.
@@ -294,7 +294,7 @@ TEST_F(FullScene, ConstraintCountsPerFamilyAndObject) {
 }
 
 TEST_F(FullScene, ExplicitConstraints) {
-  const pliant::Model& m = scene_->model;
+  const pliant::Model& m = *scene_->model;
   const pliant::ParticleIndex p0 = particle(kPts, 0), p1 = particle(kPts, 1), p2 = particle(kPts, 2),
                               p3 = particle(kPts, 3);
   const auto& d = m.distances.back();
@@ -322,7 +322,7 @@ TEST_F(FullScene, ExplicitConstraints) {
 }
 
 TEST_F(FullScene, AttachmentsAndKinematicParticles) {
-  const pliant::Model& m = scene_->model;
+  const pliant::Model& m = *scene_->model;
   ASSERT_EQ(m.attachments.size(), 3u);
   // Fixed target.
   EXPECT_EQ(m.attachments[0].particle, particle(kSheet, 11));
@@ -347,7 +347,7 @@ TEST_F(FullScene, AttachmentsAndKinematicParticles) {
 }
 
 TEST_F(FullScene, MovingAttachmentTargetFollowsItsKeyframes) {
-  const pliant::Model& m = scene_->model;
+  const pliant::Model& m = *scene_->model;
   const auto& path = m.attachmentPaths.at(static_cast<std::size_t>(m.attachments[1].targetPath));
   // Block node (2, 1, 1) starts at origin + (0.2, 0.1, 0.1) and keeps that offset from the path,
   // whose keyframes are (0 s, 0), (1 s, (0,1,0)), (2 s, (1,1,0)), held outside [0, 2] s.
@@ -422,7 +422,7 @@ TEST(SceneFileSolver, DefaultsWithoutSolverAndFrames) {
 
 TEST(SceneFileMesh, ClothFromObjAndSoftBodyFromTetGenWithTransforms) {
   const pliant::Scene scene = pliant::loadSceneFile(scenePath("meshes.json"));
-  const pliant::Model& m = scene.model;
+  const pliant::Model& m = *scene.model;
   ASSERT_EQ(scene.objects.size(), 2u);
   // The quad is fanned into 2 triangles: 4 particles, 5 edges, 1 interior edge.
   EXPECT_EQ(scene.objects[0].particleCount, 4u);

@@ -1,18 +1,21 @@
-// The parallel solve plan (Model::solveBatches, built by Model::updateOffsets) and the SIMD distance
-// kernel it enables: batches cover each family in order, an independent batch really shares no
-// movable particle, colours of generated objects become long independent batches, and the SIMD
-// kernel gives the scalar kernel's bits.
+// The parallel solve plan (detail::planSolve, made by the Solver from its model and
+// SolverSettings::parallelBlockSize) and the SIMD kernels it enables: batches cover each family in
+// order, an independent batch really shares no movable particle, colours of generated objects
+// become long independent batches, and the SIMD kernels give the scalar kernels' bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <set>
 #include <vector>
 
 #include "constraints/families.h"
+#include "solve_plan.h"
 #include "pliant/builders.h"
 #include "pliant/model.h"
+#include "pliant/solver.h"
 #include "pliant/state.h"
 
 namespace pliant {
@@ -39,12 +42,20 @@ std::vector<ParticleIndex> particlesOf(const Model& m, ConstraintFamily family, 
   }
 }
 
-// Checks the plan's invariants for every family; returns the number of constraints in parallel batches.
-std::size_t checkPlan(const Model& m) {
+using detail::planSolve;
+using detail::SolveBatch;
+using detail::SolvePlan;
+
+// The default SolverSettings::parallelBlockSize.
+const std::uint32_t kDefaultBlock = SolverSettings{}.parallelBlockSize;
+
+// Checks the invariants of `plan` (made for `m` with `blockSize`) for every family; returns the
+// number of constraints in parallel batches.
+std::size_t checkPlan(const Model& m, const SolvePlan& plan, std::uint32_t blockSize) {
   std::size_t inParallel = 0;
   for (int f = 0; f < kConstraintFamilyCount; ++f) {
     const auto family = static_cast<ConstraintFamily>(f);
-    const auto& batches = m.solveBatches[f];
+    const auto& batches = plan.batches[f];
     const auto count = static_cast<std::uint32_t>(m.constraintCount(family));
     if (count == 0) {
       EXPECT_TRUE(batches.empty());
@@ -58,7 +69,7 @@ std::size_t checkPlan(const Model& m) {
       next = b.end;
       if (b.parallel) {
         EXPECT_TRUE(b.independent);
-        EXPECT_GE(b.end - b.begin, 2u * m.parallelBlockSize);
+        EXPECT_GE(b.end - b.begin, 2u * blockSize);
         inParallel += b.end - b.begin;
       }
       if (!b.independent) continue;
@@ -74,9 +85,8 @@ std::size_t checkPlan(const Model& m) {
   return inParallel;
 }
 
-ModelPtr pinnedCloth(int nodes, std::uint32_t blockSize) {
+ModelPtr pinnedCloth(int nodes) {
   ModelBuilder b;
-  b.model().parallelBlockSize = blockSize;
   ClothGridDef def;
   def.nodesX = def.nodesY = nodes;
   def.stretch.compliance = 1e-7;
@@ -89,10 +99,11 @@ ModelPtr pinnedCloth(int nodes, std::uint32_t blockSize) {
 }
 
 TEST(SolvePlan, ClothColoursAreLongIndependentBatches) {
-  const ModelPtr m = pinnedCloth(40, 256);
-  checkPlan(*m);
+  const ModelPtr m = pinnedCloth(40);
+  const SolvePlan plan = planSolve(*m, 256);
+  checkPlan(*m, plan, 256);
   for (ConstraintFamily family : {ConstraintFamily::Distance, ConstraintFamily::IsometricBending}) {
-    const auto& batches = m->solveBatches[static_cast<int>(family)];
+    const auto& batches = plan.batches[static_cast<int>(family)];
     // Greedy colouring of a grid: a handful of colours, each one batch (the last few colours of a
     // greedy colouring can be tiny and join a dependent batch).
     EXPECT_LE(batches.size(), 20u) << familyName(family);
@@ -102,33 +113,34 @@ TEST(SolvePlan, ClothColoursAreLongIndependentBatches) {
     EXPECT_GT(independent, 0.97 * static_cast<double>(m->constraintCount(family))) << familyName(family);
   }
   // Tethers to two pinned anchors: one batch per anchor, since the anchors never move.
-  const auto& tethers = m->solveBatches[static_cast<int>(ConstraintFamily::MaxDistance)];
+  const auto& tethers = plan.batches[static_cast<int>(ConstraintFamily::MaxDistance)];
   ASSERT_EQ(tethers.size(), 2u);
   EXPECT_TRUE(tethers[0].parallel && tethers[1].parallel);
   EXPECT_EQ(tethers[0].end - tethers[0].begin, 40u * 40u - 2u);
 }
 
 TEST(SolvePlan, DefaultBlockSizeKeepsSmallModelsSerial) {
-  const ModelPtr small = pinnedCloth(20, Model{}.parallelBlockSize);  // 400 particles, tethers of 398
-  EXPECT_EQ(small->parallelBlockSize, 512u);
-  EXPECT_EQ(checkPlan(*small), 0u);
-  EXPECT_FALSE(small->hasParallelBatch());
-  const ModelPtr split = pinnedCloth(20, 16);
-  EXPECT_GT(checkPlan(*split), split->totalConstraintCount() / 2);
-  EXPECT_TRUE(split->hasParallelBatch());
+  const ModelPtr m = pinnedCloth(20);  // 400 particles, tethers of 398
+  EXPECT_EQ(kDefaultBlock, 512u);
+  const SolvePlan small = planSolve(*m, kDefaultBlock);
+  EXPECT_EQ(checkPlan(*m, small, kDefaultBlock), 0u);
+  EXPECT_FALSE(small.hasParallelBatch());
+  const SolvePlan split = planSolve(*m, 16);
+  EXPECT_GT(checkPlan(*m, split, 16), m->totalConstraintCount() / 2);
+  EXPECT_TRUE(split.hasParallelBatch());
 }
 
 TEST(SolvePlan, TetBoxVolumesAndEdgesAreColoured) {
   ModelBuilder b;
-  b.model().parallelBlockSize = 4;
   TetBoxDef def;
   def.cellsX = 8;
   def.cellsY = def.cellsZ = 4;
   addTetBox(b, def);
   const ModelPtr m = b.build();
-  EXPECT_GT(checkPlan(*m), m->totalConstraintCount() / 2);
+  const SolvePlan plan = planSolve(*m, 4);
+  EXPECT_GT(checkPlan(*m, plan, 4), m->totalConstraintCount() / 2);
   for (ConstraintFamily family : {ConstraintFamily::Distance, ConstraintFamily::TetVolume})
-    EXPECT_LE(m->solveBatches[static_cast<int>(family)].size(), 64u) << familyName(family);
+    EXPECT_LE(plan.batches[static_cast<int>(family)].size(), 64u) << familyName(family);
 }
 
 TEST(SolvePlan, ConstraintsInNoParticularOrderFormFewDependentBatches) {
@@ -139,8 +151,9 @@ TEST(SolvePlan, ConstraintsInNoParticularOrderFormFewDependentBatches) {
   for (int i = 0; i < 100; ++i) p.push_back(b.addParticle(Vec3(0.1 * i, 0.0, 0.0), 1.0));
   for (int i = 0; i + 1 < 100; ++i) b.addDistance(p[i], p[i + 1], ConstraintParameters{});
   const ModelPtr m = b.build();
-  checkPlan(*m);
-  const auto& batches = m->solveBatches[static_cast<int>(ConstraintFamily::Distance)];
+  const SolvePlan plan = planSolve(*m, kDefaultBlock);
+  checkPlan(*m, plan, kDefaultBlock);
+  const auto& batches = plan.batches[static_cast<int>(ConstraintFamily::Distance)];
   ASSERT_EQ(batches.size(), 1u);
   EXPECT_FALSE(batches[0].independent);
   // Families the plan never splits: one serial batch each.
@@ -151,8 +164,9 @@ TEST(SolvePlan, ConstraintsInNoParticularOrderFormFewDependentBatches) {
     return x[0].y();
   }, std::span<const ParticleIndex>(&q, 1), false, ConstraintParameters{});
   const ModelPtr gm = g.build();
-  ASSERT_EQ(gm->solveBatches[static_cast<int>(ConstraintFamily::Generic)].size(), 1u);
-  EXPECT_FALSE(gm->solveBatches[static_cast<int>(ConstraintFamily::Generic)][0].independent);
+  const SolvePlan generic = planSolve(*gm, 1);
+  ASSERT_EQ(generic.batches[static_cast<int>(ConstraintFamily::Generic)].size(), 1u);
+  EXPECT_FALSE(generic.batches[static_cast<int>(ConstraintFamily::Generic)][0].independent);
 }
 
 // The context of one XPBD substep of 1/600 s over `state`, for one family's kernels.
@@ -172,9 +186,10 @@ detail::SolveContext xpbdContext(const Model& m, State& state, ConstraintFamily 
 // One independent batch projected by the scalar and by the SIMD kernel (AVX2 quads where the CPU has
 // AVX2) from the same perturbed state.
 TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
-  const ModelPtr m = pinnedCloth(17, 4096);
   // Mixed materials: damped constraints (scalar fallback inside the SIMD kernel), a hard one, and a
-  // zero-length edge (skipped); PBD stiffnesses for the PBD runs.
+  // zero-length edge (skipped); PBD stiffnesses for the PBD runs. Set on a copy of the built model
+  // (a built model is immutable); materials do not change the plan.
+  const auto m = std::make_shared<Model>(*pinnedCloth(17));
   for (std::size_t c = 0; c < m->distances.size(); ++c) {
     m->distances[c].params.compliance = c % 7 == 0 ? 0.0 : 1e-6 * (1.0 + static_cast<double>(c % 5));
     m->distances[c].params.damping = c % 11 == 0 ? 3.0 : 0.0;
@@ -185,7 +200,8 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
   std::uniform_real_distribution<double> jitter(-0.02, 0.02);
   for (Vec3& x : s.position) x += Vec3(jitter(random), jitter(random), jitter(random));
   s.previousPosition = State::fromModel(*m).position;
-  const auto& batches = m->solveBatches[static_cast<int>(ConstraintFamily::Distance)];
+  const SolvePlan plan = planSolve(*m, 4096);
+  const auto& batches = plan.batches[static_cast<int>(ConstraintFamily::Distance)];
   ASSERT_FALSE(batches.empty());
   const SolveBatch batch = batches.front();
   ASSERT_TRUE(batch.independent);
@@ -228,7 +244,7 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
 
 // The same for isometric bending: scalar kernel in order, the independent kernel, and 1 or 4 lanes.
 TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
-  const ModelPtr m = pinnedCloth(17, 4096);
+  const auto m = std::make_shared<Model>(*pinnedCloth(17));  // a copy, given mixed materials
   for (std::size_t c = 0; c < m->isometricBendings.size(); ++c) {
     m->isometricBendings[c].params.compliance = c % 5 == 0 ? 0.0 : 0.01 * (1.0 + static_cast<double>(c % 3));
     m->isometricBendings[c].params.damping = c % 13 == 0 ? 0.5 : 0.0;
@@ -239,7 +255,7 @@ TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
   for (Vec3& x : s.position) x += Vec3(jitter(random), jitter(random), jitter(random));
   s.previousPosition = State::fromModel(*m).position;
   const int family = static_cast<int>(ConstraintFamily::IsometricBending);
-  const SolveBatch batch = m->solveBatches[family].front();
+  const SolveBatch batch = planSolve(*m, 4096).batches[family].front();
   ASSERT_TRUE(batch.independent);
   ASSERT_GT(batch.end - batch.begin, 20u);
   auto context = [&](State& state) { return xpbdContext(*m, state, ConstraintFamily::IsometricBending); };
@@ -261,7 +277,7 @@ TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
 // between free pairs (both ends move), stretched so that slack and taut lanes mix in every group;
 // damped limits take the scalar kernel inside the SIMD one.
 TEST(SolvePlan, SimdMaxDistanceKernelGivesTheScalarBits) {
-  Model m;
+  ModelPtr built;
   {
     ModelBuilder b;
     ClothGridDef def;
@@ -282,14 +298,16 @@ TEST(SolvePlan, SimdMaxDistanceKernelGivesTheScalarBits) {
       params.stiffness = 0.7;
       b.addMaxDistance(p, q, params, pair % 2 == 0 ? 0.45 : 0.7);
     }
-    m = b.build();
+    built = b.build();
   }
+  const Model& m = *built;
   State s = State::fromModel(m);
   std::mt19937 random(3);
   std::uniform_real_distribution<double> jitter(-0.03, 0.03);
   for (Vec3& x : s.position) x = 1.02 * x + Vec3(jitter(random), jitter(random), jitter(random));
   s.previousPosition = State::fromModel(m).position;
-  const auto& batches = m.solveBatches[static_cast<int>(ConstraintFamily::MaxDistance)];
+  const SolvePlan plan = planSolve(m, kDefaultBlock);
+  const auto& batches = plan.batches[static_cast<int>(ConstraintFamily::MaxDistance)];
   ASSERT_GE(batches.size(), 2u);  // the anchors (the second one's batch may hold the free pairs too)
   const auto& kernels = detail::familyKernels(ConstraintFamily::MaxDistance);
   for (const SolverMode mode : {SolverMode::Xpbd, SolverMode::Pbd}) {

@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
 
+#include "solve_plan.h"
 #include "pliant/builders.h"
 #include "pliant/colliders.h"
 #include "pliant/model.h"
@@ -45,9 +47,11 @@ void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 namespace pliant {
 namespace {
 
+// Splits the colours across threads even at this size (SolverSettings::parallelBlockSize).
+constexpr std::uint32_t kSmallBlock = 16;
+
 ModelPtr scene(bool contacts) {
   ModelBuilder b;
-  b.model().parallelBlockSize = 16;  // split the colours across threads even at this size
   ClothGridDef def;
   def.nodesX = def.nodesY = 20;
   def.origin = Vec3(-0.5, 1.0, -0.5);
@@ -82,8 +86,10 @@ TEST(StepAllocation, StepsAfterTheFirstAllocateNothing) {
       SCOPED_TRACE(testing::Message() << "contacts " << contacts << ", threads " << threads);
       setThreadCount(threads);
       const ModelPtr model = scene(contacts);
-      ASSERT_TRUE(model->hasParallelBatch());
-      Solver solver(model, SolverSettings::smallSteps(8));
+      ASSERT_TRUE(detail::planSolve(*model, kSmallBlock).hasParallelBatch());
+      SolverSettings settings = SolverSettings::smallSteps(8);
+      settings.parallelBlockSize = kSmallBlock;
+      Solver solver(model, settings);
       State state = State::fromModel(*model);
       // The first steps size the solver's scratch (the backup state, contact lists) and start
       // OpenMP's thread pool.

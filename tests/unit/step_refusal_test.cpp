@@ -48,7 +48,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 // A hanging chain of 6 particles (index 0 fixed), stepped a few times so the state is not trivial.
 struct Chain {
-  Model model;
+  ModelPtr model;
   SolverSettings settings;
 };
 Chain makeChain(const std::function<void(ModelBuilder&)>& extra = {}) {
