@@ -21,10 +21,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "pliant/geometry.h"
 #include "pliant/io/output.h"
 #include "pliant/parallel.h"
 #include "pliant/pliant.h"
-#include "pliant/geometry.h"
 #include "pliant/probes.h"
 #include "viewer.h"
 
@@ -147,7 +147,9 @@ int runScene(const RunOptions& options) {
   fs::create_directories(frameDir);
   if (!options.html.empty()) pliant::viewer::checkWritable(options.html);
   if (options.checkpointEvery > 0 || !options.checkpointAt.empty()) fs::create_directories(outDir / "checkpoints");
-  const char* extension = format == pliant::io::FrameFormat::Vtk ? ".vtu" : format == pliant::io::FrameFormat::Obj ? ".obj" : ".ply";
+  const char* extension = format == pliant::io::FrameFormat::Vtk   ? ".vtu"
+                          : format == pliant::io::FrameFormat::Obj ? ".obj"
+                                                                   : ".ply";
   std::vector<std::pair<double, std::string>> written;
   auto frameName = [&](int frame) {
     std::ostringstream name;
@@ -186,7 +188,8 @@ int runScene(const RunOptions& options) {
     frameSeconds += std::chrono::duration<double>(t1 - t0).count();
     if (!result.ok()) {
       progress.finish();
-      std::cerr << "pliant: " << (options.scene.empty() ? "default scene" : options.scene) << ": " << result.message << '\n';
+      std::cerr << "pliant: " << (options.scene.empty() ? "default scene" : options.scene) << ": " << result.message
+                << '\n';
       return kExitInternal;
     }
     projections += solver.lastProjectionCount();
@@ -207,7 +210,8 @@ int runScene(const RunOptions& options) {
   }
   progress.finish();
 
-  if (!options.noFrames && format == pliant::io::FrameFormat::Vtk) pliant::io::writePvd((outDir / "scene.pvd").string(), written);
+  if (!options.noFrames && format == pliant::io::FrameFormat::Vtk)
+    pliant::io::writePvd((outDir / "scene.pvd").string(), written);
   if (!probes.empty()) pliant::io::writeFileAtomically((outDir / "probes.csv").string(), probeCsv);
   pliant::io::writeFileAtomically((outDir / "final_state.csv").string(), stateCsv(state));
   const std::string viewerData = viewerFrames.json();
@@ -223,12 +227,13 @@ int runScene(const RunOptions& options) {
   summary["frames"] = frames;
   summary["first_frame"] = firstFrame;
   summary["time_s"] = state.time;
-  summary["settings"] = {{"mode", scene.settings.mode == pliant::SolverMode::Xpbd ? "xpbd" : "pbd"},
-                         {"time_step_s", scene.settings.timeStep},
-                         {"substeps", scene.settings.substeps},
-                         {"iterations", scene.settings.iterations},
-                         {"gravity_m_s2", {scene.settings.gravity.x(), scene.settings.gravity.y(), scene.settings.gravity.z()}},
-                         {"threads", pliant::threadCount()}};
+  summary["settings"] = {
+      {"mode", scene.settings.mode == pliant::SolverMode::Xpbd ? "xpbd" : "pbd"},
+      {"time_step_s", scene.settings.timeStep},
+      {"substeps", scene.settings.substeps},
+      {"iterations", scene.settings.iterations},
+      {"gravity_m_s2", {scene.settings.gravity.x(), scene.settings.gravity.y(), scene.settings.gravity.z()}},
+      {"threads", pliant::threadCount()}};
   summary["particles"] = scene.model->particleCount();
   nlohmann::json counts;
   for (int f = 0; f < pliant::kConstraintFamilyCount; ++f) {
@@ -236,12 +241,15 @@ int runScene(const RunOptions& options) {
     counts[pliant::familyName(family)] = scene.model->constraintCount(family);
   }
   summary["constraints"] = counts;
-  summary["timings"] = {{"simulate_s", frameSeconds},
-                        {"write_s", writeSeconds},
-                        {"ms_per_frame", simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0},
-                        {"ns_per_projection", projections > 0 ? 1e9 * frameSeconds / static_cast<double>(projections) : 0.0}};
-  summary["final_energy_J"] = {{"kinetic", energy.kinetic}, {"gravitational", energy.gravitational},
-                               {"elastic", energy.elastic}, {"total", energy.total()}};
+  summary["timings"] = {
+      {"simulate_s", frameSeconds},
+      {"write_s", writeSeconds},
+      {"ms_per_frame", simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0},
+      {"ns_per_projection", projections > 0 ? 1e9 * frameSeconds / static_cast<double>(projections) : 0.0}};
+  summary["final_energy_J"] = {{"kinetic", energy.kinetic},
+                               {"gravitational", energy.gravitational},
+                               {"elastic", energy.elastic},
+                               {"total", energy.total()}};
   summary["final_residual"] = {{"max", residual.max}, {"rms", residual.rms}};
   summary["final_intersecting_triangle_pairs"] =
       pliant::countIntersectingTrianglePairs(state.position, scene.topology.triangles);
@@ -254,7 +262,8 @@ int runScene(const RunOptions& options) {
   // The page shows the summary as written to summary.json, so `pliant view` rebuilds the same page.
   const std::string summaryText = summary.dump(2) + "\n";
   if (!options.html.empty())
-    pliant::io::writeFileAtomically(options.html, pliant::viewer::buildPage(viewerData, probes.empty() ? std::string() : probeCsv, summaryText));
+    pliant::io::writeFileAtomically(
+        options.html, pliant::viewer::buildPage(viewerData, probes.empty() ? std::string() : probeCsv, summaryText));
   pliant::io::writeFileAtomically((outDir / "summary.json").string(), summaryText);
   if (!options.quiet) {
     std::cout << "scene " << scene.name << ": frames " << firstFrame << ".." << frames << ", "
@@ -262,8 +271,9 @@ int runScene(const RunOptions& options) {
               << (simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0) << " ms/frame, state hash " << hex(state.hash())
               << "\nwrote " << written.size() << " frames and summary.json to " << outDir.string() << '\n';
     if (viewerFrames.stride() > 1)
-      std::cout << "viewer: frames subsampled (1 frame in " << viewerFrames.stride() << " of " << frames - firstFrame + 1
-                << ") to stay under " << pliant::viewer::kFrameBudgetBytes / 1000000 << " MB of frame data\n";
+      std::cout << "viewer: frames subsampled (1 frame in " << viewerFrames.stride() << " of "
+                << frames - firstFrame + 1 << ") to stay under " << pliant::viewer::kFrameBudgetBytes / 1000000
+                << " MB of frame data\n";
   }
   // The page's path goes to stdout even with --quiet: it is what the caller opens.
   if (!options.html.empty()) std::cout << "viewer: " << fs::absolute(options.html).lexically_normal().string() << '\n';
@@ -301,15 +311,19 @@ int renderFolder(const std::string& dir, std::vector<std::string> frames, const 
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != f.size() || used == 0 || value < 0) throw pliant::Error("--frames: expected frame numbers or `last`, got '" + f + "'");
+    if (used != f.size() || used == 0 || value < 0)
+      throw pliant::Error("--frames: expected frame numbers or `last`, got '" + f + "'");
     numbers.push_back(value);
   }
   const fs::path folder(dir);
   std::error_code ec;
-  if (!fs::is_directory(folder, ec)) throw pliant::Error(dir + ": no such folder (expected the output folder of `pliant run`)");
+  if (!fs::is_directory(folder, ec))
+    throw pliant::Error(dir + ": no such folder (expected the output folder of `pliant run`)");
   const fs::path dataFile = folder / pliant::viewer::kDataFileName;
   std::ifstream in(dataFile, std::ios::binary);
-  if (!in) throw pliant::Error(dir + ": no " + std::string(pliant::viewer::kDataFileName) + " in it (expected the output folder of `pliant run`)");
+  if (!in)
+    throw pliant::Error(dir + ": no " + std::string(pliant::viewer::kDataFileName) +
+                        " in it (expected the output folder of `pliant run`)");
   std::ostringstream text;
   text << in.rdbuf();
   const fs::path outDir = out.empty() ? folder / "render" : fs::path(out);
@@ -334,10 +348,10 @@ int renderFolder(const std::string& dir, std::vector<std::string> frames, const 
 struct BenchOptions {
   std::vector<std::string> scenes;  // empty: pliant::benchmarkSceneNames()
   std::vector<int> threads{1, 2};
-  int frames = 0;                   // 0: each scene's default
-  std::string csv;                  // "" = stdout
+  int frames = 0;   // 0: each scene's default
+  std::string csv;  // "" = stdout
   bool quiet = false;
-  bool pin = true;                  // bind worker threads to cores (pliant::pinThreadsToCores)
+  bool pin = true;  // bind worker threads to cores (pliant::pinThreadsToCores)
 };
 
 // Runs every scene on every thread count, one CSV row each (pliant/benchmark.h says what is measured).
@@ -362,7 +376,8 @@ int runBench(const BenchOptions& options) {
   if (!options.csv.empty()) {
     const fs::path folder = fs::absolute(options.csv).parent_path();
     std::error_code ec;
-    if (!fs::is_directory(folder, ec)) throw pliant::Error("--csv " + options.csv + ": no such folder " + folder.string());
+    if (!fs::is_directory(folder, ec))
+      throw pliant::Error("--csv " + options.csv + ": no such folder " + folder.string());
   }
   if (options.pin) {
     // Every run uses the first threads of the largest team, so binding that team once binds them all.
@@ -379,8 +394,8 @@ int runBench(const BenchOptions& options) {
       const pliant::BenchmarkResult result = pliant::runBenchmark(scene, threads, frames);
       csv += pliant::benchmarkCsvRow(result);
       if (!options.quiet)
-        std::fprintf(stderr, "bench: %s, %d thread%s, %d frames: %.3f ms/frame, mean strain %.3g\n", scene.name.c_str(), threads,
-                     threads == 1 ? "" : "s", frames, result.msPerFrame, result.strain.mean);
+        std::fprintf(stderr, "bench: %s, %d thread%s, %d frames: %.3f ms/frame, mean strain %.3g\n", scene.name.c_str(),
+                     threads, threads == 1 ? "" : "s", frames, result.msPerFrame, result.strain.mean);
       if (options.csv.empty()) std::cout << pliant::benchmarkCsvRow(result) << std::flush;
     }
   }
@@ -404,7 +419,8 @@ int printInfo(const std::string& file) {
   for (int f = 0; f < pliant::kConstraintFamilyCount; ++f) {
     const auto family = static_cast<pliant::ConstraintFamily>(f);
     if (m.constraintCount(family) > 0)
-      std::cout << "  " << std::left << std::setw(18) << pliant::familyName(family) << m.constraintCount(family) << "\n";
+      std::cout << "  " << std::left << std::setw(18) << pliant::familyName(family) << m.constraintCount(family)
+                << "\n";
   }
   std::cout << "constraints  " << m.totalConstraintCount() << "\n"
             << "triangles    " << scene.topology.triangles.size() << "\n"
@@ -416,21 +432,27 @@ int printInfo(const std::string& file) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Pliant: position-based simulation (PBD, XPBD, small-step XPBD).\n"
-               "With no subcommand, runs the default built-in scene into ./out."};
+  CLI::App app{
+      "Pliant: position-based simulation (PBD, XPBD, small-step XPBD).\n"
+      "With no subcommand, runs the default built-in scene into ./out."};
   app.set_version_flag("--version", std::string("pliant ") + PLIANT_VERSION);
   app.require_subcommand(0, 1);
 
   RunOptions options;
-  CLI::App* run = app.add_subcommand("run", "Simulate a scene file or a built-in scene (the default scene when none is given)");
+  CLI::App* run =
+      app.add_subcommand("run", "Simulate a scene file or a built-in scene (the default scene when none is given)");
   run->add_option("scene", options.scene, "Scene file (.json) or built-in scene name (see `pliant scenes`)");
   run->add_option("--out", options.out, "Output folder")->capture_default_str();
-  run->add_option("--frames", options.frames, "Number of frames to simulate (default: the scene's)")->check(CLI::NonNegativeNumber);
-  run->add_option("--format", options.format, "Frame format")->check(CLI::IsMember({"vtk", "obj", "ply"}))->capture_default_str();
+  run->add_option("--frames", options.frames, "Number of frames to simulate (default: the scene's)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--format", options.format, "Frame format")
+      ->check(CLI::IsMember({"vtk", "obj", "ply"}))
+      ->capture_default_str();
   run->add_option("--every", options.every, "Write every Nth frame")->check(CLI::PositiveNumber)->capture_default_str();
   run->add_flag("--no-frames", options.noFrames, "Write no frame files (summary, probes and final state only)");
   run->add_option("--threads", options.threads, "Worker threads (default: all cores)")->check(CLI::PositiveNumber);
-  run->add_option("--checkpoint-every", options.checkpointEvery, "Save a checkpoint every N frames")->check(CLI::NonNegativeNumber);
+  run->add_option("--checkpoint-every", options.checkpointEvery, "Save a checkpoint every N frames")
+      ->check(CLI::NonNegativeNumber);
   // One argument per occurrence, split at commas (--checkpoint-at 30,60), so a scene name after it is
   // not taken for a frame.
   run->add_option("--checkpoint-at", options.checkpointAt, "Save checkpoints at these frames (F1,F2,...)")
@@ -439,7 +461,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   run->add_option("--resume", options.resume, "Resume from a checkpoint file written by --checkpoint-*");
   run->add_flag("-q,--quiet", options.quiet, "No progress bar and no summary line");
-  run->add_option("--html", options.html, "Also write the self-contained HTML viewer page to FILE (e.g. out/viewer.html)");
+  run->add_option("--html", options.html,
+                  "Also write the self-contained HTML viewer page to FILE (e.g. out/viewer.html)");
 
   std::string viewDir, viewHtml;
   CLI::App* view = app.add_subcommand("view", "Write the HTML viewer page of an output folder of `pliant run`");
@@ -448,9 +471,13 @@ int main(int argc, char** argv) {
 
   std::string renderDir, renderOut, renderSize = "960x720";
   std::vector<std::string> renderFrames;
-  CLI::App* render = app.add_subcommand("render", "Write PNG images of frames of an output folder of `pliant run`, headlessly");
+  CLI::App* render =
+      app.add_subcommand("render", "Write PNG images of frames of an output folder of `pliant run`, headlessly");
   render->add_option("dir", renderDir, "Output folder of `pliant run` (holds viewer-data.json)")->required();
-  render->add_option("--frames", renderFrames, "Frames to draw: numbers or `last`, comma-separated (default: first,last); the nearest recorded frame is drawn")
+  render
+      ->add_option("--frames", renderFrames,
+                   "Frames to draw: numbers or `last`, comma-separated (default: first,last); the nearest recorded "
+                   "frame is drawn")
       ->delimiter(',')
       ->allow_extra_args(false);
   render->add_option("--out", renderOut, "Folder for the images (default: DIR/render)");
@@ -458,10 +485,12 @@ int main(int argc, char** argv) {
 
   BenchOptions benchOptions;
   CLI::App* bench = app.add_subcommand(
-      "bench", "Time benchmark scenes (scene A cloth-100-2m, scene B cloth-100-10m-bending, scaling curves) and write CSV");
-  bench->add_option("--scene", benchOptions.scenes,
-                    "Scenes to run, repeatable or comma-separated: benchmark or built-in scene names, or scene files "
-                    "(default: all benchmark scenes)")
+      "bench",
+      "Time benchmark scenes (scene A cloth-100-2m, scene B cloth-100-10m-bending, scaling curves) and write CSV");
+  bench
+      ->add_option("--scene", benchOptions.scenes,
+                   "Scenes to run, repeatable or comma-separated: benchmark or built-in scene names, or scene files "
+                   "(default: all benchmark scenes)")
       ->delimiter(',')
       ->allow_extra_args(false);
   bench->add_option("--threads", benchOptions.threads, "Thread counts, repeatable or comma-separated")
@@ -507,8 +536,8 @@ int main(int argc, char** argv) {
       std::size_t width = 0;
       for (const std::string& name : names) width = std::max(width, name.size());
       for (const std::string& name : names)
-        std::cout << std::left << std::setw(static_cast<int>(width + 2)) << name << pliant::builtinSceneDescription(name)
-                  << '\n';
+        std::cout << std::left << std::setw(static_cast<int>(width + 2)) << name
+                  << pliant::builtinSceneDescription(name) << '\n';
       return 0;
     }
     if (*validate) {

@@ -46,7 +46,7 @@ struct ContactFixture {
   ModelPtr model;      // with contacts
   ModelPtr noContact;  // the same without any contact
   SolverSettings settings;
-  State warm;       // where each timed step starts
+  State warm;  // where each timed step starts
 };
 
 SolverSettings contactSettings() { return SolverSettings::smallSteps(15); }

@@ -37,11 +37,11 @@
 #include <vector>
 
 #include "constraints/families.h"
-#include "solve_plan.h"
 #include "pliant/builders.h"
 #include "pliant/parallel.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "solve_plan.h"
 
 namespace {
 
@@ -78,8 +78,7 @@ ModelPtr clothModel(BendingModel bending) {
   for (ParticleIndex p : pins) builder.fixParticle(p);
   // Tethers as in the built-in cloth scene: without them one pass per substep cannot hold a cloth
   // 256 edges wide and it over-stretches, crumples and blows up within a few dozen steps.
-  addTethers(builder, {pins[0], pins[1]}, cloth.firstParticle, cloth.particleCount,
-             ConstraintParameters{});
+  addTethers(builder, {pins[0], pins[1]}, cloth.firstParticle, cloth.particleCount, ConstraintParameters{});
   return builder.build();
 }
 
@@ -94,8 +93,7 @@ ModelPtr tetBoxModel() {
   def.edges.compliance = 1e-8;
   const GeneratedObject box = addTetBox(builder, def);
   // Cantilever: the x = 0 face is fixed.
-  for (std::uint32_t k = 0; k < box.particleCount; k += def.cellsX + 1)
-    builder.fixParticle(box.firstParticle + k);
+  for (std::uint32_t k = 0; k < box.particleCount; k += def.cellsX + 1) builder.fixParticle(box.firstParticle + k);
   return builder.build();
 }
 
@@ -182,8 +180,7 @@ std::string hexHash(std::uint64_t hash) {
   return text;
 }
 
-void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), ConstraintFamily family,
-                   Variant variant) {
+void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), ConstraintFamily family, Variant variant) {
   const Fixture& f = fixture();
   const Model& model = variant == Variant::XpbdDamped ? *f.damped : *f.model;
   const detail::SolvePlan plan = detail::planSolve(model, f.settings.parallelBlockSize);
@@ -250,8 +247,7 @@ void stepCloth(benchmark::State& bs, bool checkSteps) {
   for (auto _ : bs) {
     const auto begin = std::chrono::steady_clock::now();
     const bool ok = solver.step(s).ok();
-    const double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     bs.SetIterationTime(elapsed);
     seconds += elapsed;
     if (!ok) {
@@ -285,11 +281,10 @@ void registerBenchmarks() {
       {"dihedral_bending", ConstraintFamily::DihedralBending, dihedralCloth},
       {"tet_volume", ConstraintFamily::TetVolume, tetBox},
   };
-  const VariantCase variants[] = {
-      {"xpbd", Variant::Xpbd},
-      {"xpbd_inorder", Variant::XpbdInOrder},
-      {"xpbd_damped", Variant::XpbdDamped},
-      {"pbd", Variant::Pbd}};
+  const VariantCase variants[] = {{"xpbd", Variant::Xpbd},
+                                  {"xpbd_inorder", Variant::XpbdInOrder},
+                                  {"xpbd_damped", Variant::XpbdDamped},
+                                  {"pbd", Variant::Pbd}};
   for (const FamilyCase& fc : families)
     for (const VariantCase& vc : variants) {
       const std::string name = std::string("project/") + fc.name + "/" + vc.name;

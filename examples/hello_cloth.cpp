@@ -8,8 +8,8 @@ int main() {
   using namespace pliant;
 
   ModelBuilder builder;
-  ClothGridDef cloth;                    // 32 x 32 nodes, 1 m x 1 m, horizontal
-  cloth.stretch.compliance = 1e-7;       // m/N
+  ClothGridDef cloth;               // 32 x 32 nodes, 1 m x 1 m, horizontal
+  cloth.stretch.compliance = 1e-7;  // m/N
   cloth.bending = BendingModel::Isometric;
   cloth.bendingParams.compliance = 0.5;  // 1/J
   GeneratedObject made = addClothGrid(builder, cloth);
@@ -42,7 +42,7 @@ int main() {
   }
   const EnergyReport energy = computeEnergy(*model, state, settings);
   std::cout << "after 2 s: kinetic energy " << energy.kinetic << " J, corner distance "
-            << (state.position[corners[0]] - state.position[corners[1]]).norm() << " m, state hash "
-            << std::hex << state.hash() << '\n';
+            << (state.position[corners[0]] - state.position[corners[1]]).norm() << " m, state hash " << std::hex
+            << state.hash() << '\n';
   return 0;
 }

@@ -132,7 +132,8 @@ void checkTetMesh(const io::TetMesh& mesh, const char* reader) {
              std::to_string(mesh.vertices.size()));
     // mesh_io.h: every tet has (x1-x0).((x2-x0)x(x3-x0)) > 0.
     const double volume6 = signedVolume6(mesh.vertices, mesh.tets[t]);
-    if (!(volume6 > 0.0)) fail(who + " returned tet " + std::to_string(t) + " of non-positive volume " + std::to_string(volume6 / 6.0));
+    if (!(volume6 > 0.0))
+      fail(who + " returned tet " + std::to_string(t) + " of non-positive volume " + std::to_string(volume6 / 6.0));
   }
   // The surface of positive tets: every face index is a vertex of the mesh.
   for (const auto& face : io::extractSurface(mesh.tets))

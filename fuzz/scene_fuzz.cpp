@@ -34,8 +34,8 @@ constexpr long long kMaxStepPasses = 64;
 constexpr double kLongestFixtureSide = 2.0;
 
 struct Fixtures {
-  std::filesystem::path root;   // the scratch folder
-  std::filesystem::path base;   // the scene's folder
+  std::filesystem::path root;  // the scratch folder
+  std::filesystem::path base;  // the scene's folder
 };
 
 const Fixtures& fixtures() {
@@ -45,7 +45,8 @@ const Fixtures& fixtures() {
     const fs::path data = PLIANT_FUZZ_DATA_DIR;
     std::error_code ec;
     fs::create_directories(out.base, ec);
-    fs::copy(data / "meshes", out.root / "meshes", fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
+    fs::copy(data / "meshes", out.root / "meshes", fs::copy_options::recursive | fs::copy_options::overwrite_existing,
+             ec);
     if (ec) pliant::fuzz::fail("cannot copy " + (data / "meshes").string() + ": " + ec.message());
     fs::copy(data / "scenes" / "meshes", out.base / "meshes",
              fs::copy_options::recursive | fs::copy_options::overwrite_existing, ec);
@@ -127,7 +128,8 @@ double estimatedGridNodes(const Json& root) {
     } else {
       cells = numberOr(c, "max_cells", 64.0) + 5.0;
     }
-    largest = std::max(largest, cells * cells * cells);  // NaN (h = 0) compares false and is let through: the reader refuses it
+    largest = std::max(largest,
+                       cells * cells * cells);  // NaN (h = 0) compares false and is let through: the reader refuses it
   }
   return largest;
 }
@@ -144,7 +146,8 @@ bool pathsStayInside(const Json& root) {
       const std::filesystem::path p(j->get_ref<const std::string&>());
       if (p.is_absolute()) return false;
       const std::filesystem::path resolved = (f.base / p).lexically_normal();
-      if (std::mismatch(f.root.begin(), f.root.end(), resolved.begin(), resolved.end()).first != f.root.end()) return false;
+      if (std::mismatch(f.root.begin(), f.root.end(), resolved.begin(), resolved.end()).first != f.root.end())
+        return false;
     } else if (j->is_structured()) {
       for (const Json& child : *j) stack.push_back(&child);
     }
@@ -162,7 +165,8 @@ bool affordable(const std::string& text) {
     return true;
   }
   if (root.is_discarded()) return true;
-  return pathsStayInside(root) && !(estimatedParticles(root) > kMaxParticles) && !(estimatedGridNodes(root) > kMaxGridNodes);
+  return pathsStayInside(root) && !(estimatedParticles(root) > kMaxParticles) &&
+         !(estimatedGridNodes(root) > kMaxGridNodes);
 }
 
 // What scenes.h promises of a parsed scene: objects, topology and probes refer to the model.
@@ -171,7 +175,8 @@ void checkScene(const pliant::Scene& scene) {
   const pliant::Model& model = *scene.model;
   const std::size_t n = model.particleCount();
   for (const pliant::SceneObject& o : scene.objects) {
-    if (std::size_t{o.firstParticle} + o.particleCount > n) fail("object '" + o.name + "' reaches past the model's particles");
+    if (std::size_t{o.firstParticle} + o.particleCount > n)
+      fail("object '" + o.name + "' reaches past the model's particles");
     for (int f = 0; f < pliant::kConstraintFamilyCount; ++f)
       if (o.constraintBegin[f] > o.constraintEnd[f] ||
           o.constraintEnd[f] > model.constraintCount(static_cast<pliant::ConstraintFamily>(f)))
@@ -180,13 +185,15 @@ void checkScene(const pliant::Scene& scene) {
   auto inRange = [&](const auto& cells, const char* what) {
     for (const auto& cell : cells)
       for (pliant::ParticleIndex p : cell)
-        if (p >= n) fail(std::string("topology ") + what + " uses particle " + std::to_string(p) + " of " + std::to_string(n));
+        if (p >= n)
+          fail(std::string("topology ") + what + " uses particle " + std::to_string(p) + " of " + std::to_string(n));
   };
   inRange(scene.topology.triangles, "triangle");
   inRange(scene.topology.lines, "line");
   inRange(scene.topology.tets, "tet");
   for (const pliant::Probe& probe : scene.probes) {
-    if (probe.kind == pliant::Probe::Kind::Particle && probe.particle >= n) fail("probe '" + probe.name + "' names a missing particle");
+    if (probe.kind == pliant::Probe::Kind::Particle && probe.particle >= n)
+      fail("probe '" + probe.name + "' names a missing particle");
     if (probe.kind == pliant::Probe::Kind::ConstraintForce &&
         probe.constraint.index >= model.constraintCount(probe.constraint.family))
       fail("probe '" + probe.name + "' names a missing constraint");
@@ -208,9 +215,8 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
   const std::string text(reinterpret_cast<const char*>(data), size);
   if (!affordable(text)) return 0;
   Scene scene;
-  if (!fuzz::expectOnlyPliantErrors("parseScene", [&] {
-        scene = parseScene(text, "fuzz.json", fixtures().base.string());
-      }))
+  if (!fuzz::expectOnlyPliantErrors("parseScene",
+                                    [&] { scene = parseScene(text, "fuzz.json", fixtures().base.string()); }))
     return 0;
   checkScene(scene);
   const long long passes = static_cast<long long>(scene.settings.substeps) * scene.settings.iterations;

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
-          libtinyobjloader-dev zlib1g-dev libbullet-dev nodejs npm)
+          libtinyobjloader-dev zlib1g-dev libbullet-dev clang-format nodejs npm)
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;

@@ -28,7 +28,10 @@ const detail::EmbeddedAsset* findAsset(std::string_view name) {
 
 std::string assetBase64(std::string_view name) {
   const detail::EmbeddedAsset* asset = findAsset(name);
-  if (asset == nullptr) throw Error("this pliant was built without the HTML viewer (node_modules was missing when it was configured); run scripts/run.sh, or `npm ci` in the source folder and configure again");
+  if (asset == nullptr)
+    throw Error(
+        "this pliant was built without the HTML viewer (node_modules was missing when it was configured); run "
+        "scripts/run.sh, or `npm ci` in the source folder and configure again");
   std::string text;
   for (std::string_view piece : asset->base64) text += piece;
   return text;
@@ -51,11 +54,20 @@ std::string htmlEscape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -98,7 +110,8 @@ bool pageAvailable() { return findAsset("three.core") != nullptr; }
 std::string buildPage(const std::string& dataJson, const std::string& probesCsv, const std::string& summaryJson) {
   const nlohmann::json data = nlohmann::json::parse(dataJson);
   const std::string script = assetText("viewer.js");
-  if (script.find("</") != std::string::npos) throw Error("viewer.js must not contain \"</\" (it is inlined in a script element)");
+  if (script.find("</") != std::string::npos)
+    throw Error("viewer.js must not contain \"</\" (it is inlined in a script element)");
   // Data, probes and summary go in as JSON, where "<" may be written \u003c, so they can never close
   // their element. The summary goes in as written (checked JSON), so `pliant view` rebuilds the same page.
   if (!summaryJson.empty() && !nlohmann::json::accept(summaryJson)) throw Error("the run summary is not valid JSON");
@@ -147,8 +160,10 @@ void writePageFromFolder(const std::string& folder, const std::string& htmlFile)
   const std::string summary = fs::is_regular_file(summaryFile, ec) ? readWhole(summaryFile) : std::string();
   if (!summary.empty()) {
     const nlohmann::json parsed = nlohmann::json::parse(summary, nullptr, false);
-    if (parsed.is_discarded()) throw Error(summaryFile.string() + ": not valid JSON (expected the summary written by `pliant run`)");
-    if (!parsed.is_object()) throw Error(summaryFile.string() + ": not a JSON object (expected the summary written by `pliant run`)");
+    if (parsed.is_discarded())
+      throw Error(summaryFile.string() + ": not valid JSON (expected the summary written by `pliant run`)");
+    if (!parsed.is_object())
+      throw Error(summaryFile.string() + ": not a JSON object (expected the summary written by `pliant run`)");
   }
   io::writeFileAtomically(htmlFile, buildPage(dataJson, probes, summary));
 }

@@ -38,7 +38,8 @@ std::string indicesBase64(const auto& cells) {
 std::vector<std::array<ParticleIndex, 3>> tetSurface(const std::vector<std::array<ParticleIndex, 4>>& tets) {
   std::map<std::array<ParticleIndex, 3>, std::pair<int, std::array<ParticleIndex, 3>>> faces;
   for (const auto& t : tets) {
-    const std::array<std::array<ParticleIndex, 3>, 4> local = {{{t[0], t[2], t[1]}, {t[0], t[1], t[3]}, {t[1], t[2], t[3]}, {t[0], t[3], t[2]}}};
+    const std::array<std::array<ParticleIndex, 3>, 4> local = {
+        {{t[0], t[2], t[1]}, {t[0], t[1], t[3]}, {t[1], t[2], t[3]}, {t[0], t[3], t[2]}}};
     for (const auto& f : local) {
       auto key = f;
       std::sort(key.begin(), key.end());
@@ -59,9 +60,14 @@ nlohmann::json colliderShapeJson(const Collider& c) {
   nlohmann::json j;
   j["shape"] = colliderShapeName(c.shape);
   switch (c.shape) {
-    case ColliderShape::Plane: break;
-    case ColliderShape::Sphere: j["radius"] = c.radius; break;
-    case ColliderShape::Box: j["half_extents"] = {c.halfExtents.x(), c.halfExtents.y(), c.halfExtents.z()}; break;
+    case ColliderShape::Plane:
+      break;
+    case ColliderShape::Sphere:
+      j["radius"] = c.radius;
+      break;
+    case ColliderShape::Box:
+      j["half_extents"] = {c.halfExtents.x(), c.halfExtents.y(), c.halfExtents.z()};
+      break;
     case ColliderShape::Capsule:
       j["radius"] = c.radius;
       j["half_height"] = c.halfHeight;
@@ -76,7 +82,9 @@ nlohmann::json colliderShapeJson(const Collider& c) {
         j["unsupported"] = true;
       }
       break;
-    default: j["unsupported"] = true; break;
+    default:
+      j["unsupported"] = true;
+      break;
   }
   return j;
 }
@@ -143,7 +151,8 @@ std::string ViewerRecorder::json() const {
     else if (!colliderPoses_[c].empty()) entry["poses"] = {colliderPoses_[c].front()};
     else {
       const ColliderPose& p = collider.pose;
-      entry["poses"] = {{p.position.x(), p.position.y(), p.position.z(), p.rotation.x(), p.rotation.y(), p.rotation.z(), p.rotation.w()}};
+      entry["poses"] = {{p.position.x(), p.position.y(), p.position.z(), p.rotation.x(), p.rotation.y(), p.rotation.z(),
+                         p.rotation.w()}};
     }
     colliders.push_back(std::move(entry));
   }

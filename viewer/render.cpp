@@ -2,12 +2,12 @@
 // so report images need neither a GPU nor a browser. The camera is the page's default one (framed on
 // the positions seen over the run) and ground planes are drawn around the objects, as on the page.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <numbers>
-#include <bit>
 #include <nlohmann/json.hpp>
+#include <numbers>
 
 #include "pliant/error.h"
 #include "pliant/math.h"
@@ -37,7 +37,8 @@ std::vector<float> floatsOf(const std::string& base64) {
   std::vector<float> out(bytes.size() / 4);
   for (std::size_t i = 0; i < out.size(); ++i) {
     std::uint32_t bits = 0;
-    for (int k = 3; k >= 0; --k) bits = (bits << 8) | static_cast<std::uint8_t>(bytes[4 * i + static_cast<std::size_t>(k)]);
+    for (int k = 3; k >= 0; --k)
+      bits = (bits << 8) | static_cast<std::uint8_t>(bytes[4 * i + static_cast<std::size_t>(k)]);
     out[i] = std::bit_cast<float>(bits);
   }
   return out;
@@ -56,11 +57,13 @@ std::vector<std::uint32_t> indicesOf(const std::string& base64) {
 
 // A unit UV sphere scaled by `radius`, its upper half raised and lower half lowered by `halfHeight`
 // (a capsule; 0 gives a sphere), in the collider frame.
-void addRoundShape(std::vector<Triangle>& out, double radius, double halfHeight, const Eigen::Affine3d& pose, Colour colour) {
+void addRoundShape(std::vector<Triangle>& out, double radius, double halfHeight, const Eigen::Affine3d& pose,
+                   Colour colour) {
   constexpr int kRings = 16, kSegments = 32;
   auto vertex = [&](int ring, int segment) {
     const double theta = std::numbers::pi * ring / kRings, phi = 2.0 * std::numbers::pi * segment / kSegments;
-    Vec3 p(radius * std::sin(theta) * std::cos(phi), radius * std::cos(theta), radius * std::sin(theta) * std::sin(phi));
+    Vec3 p(radius * std::sin(theta) * std::cos(phi), radius * std::cos(theta),
+           radius * std::sin(theta) * std::sin(phi));
     p.y() += ring <= kRings / 2 ? halfHeight : -halfHeight;
     return Vec3(pose * p);
   };
@@ -70,7 +73,8 @@ void addRoundShape(std::vector<Triangle>& out, double radius, double halfHeight,
       out.push_back({a, b, c, colour});
       out.push_back({a, c, d, colour});
       if (ring == kRings / 2 - 1 && halfHeight > 0.0) {  // the cylinder between the two halves
-        const Vec3 e = vertex(ring + 1, s) - Vec3(pose.linear() * Vec3(0, 2 * halfHeight, 0)), f = vertex(ring + 1, s + 1) - Vec3(pose.linear() * Vec3(0, 2 * halfHeight, 0));
+        const Vec3 e = vertex(ring + 1, s) - Vec3(pose.linear() * Vec3(0, 2 * halfHeight, 0)),
+                   f = vertex(ring + 1, s + 1) - Vec3(pose.linear() * Vec3(0, 2 * halfHeight, 0));
         out.push_back({b, e, f, colour});
         out.push_back({b, f, c, colour});
       }
@@ -78,7 +82,9 @@ void addRoundShape(std::vector<Triangle>& out, double radius, double halfHeight,
 }
 
 void addBox(std::vector<Triangle>& out, const Vec3& h, const Eigen::Affine3d& pose, Colour colour) {
-  auto corner = [&](int i) { return Vec3(pose * Vec3((i & 1) ? h.x() : -h.x(), (i & 2) ? h.y() : -h.y(), (i & 4) ? h.z() : -h.z())); };
+  auto corner = [&](int i) {
+    return Vec3(pose * Vec3((i & 1) ? h.x() : -h.x(), (i & 2) ? h.y() : -h.y(), (i & 4) ? h.z() : -h.z()));
+  };
   const int faces[6][4] = {{0, 1, 3, 2}, {4, 6, 7, 5}, {0, 4, 5, 1}, {2, 3, 7, 6}, {0, 2, 6, 4}, {1, 5, 7, 3}};
   for (const auto& f : faces) {
     out.push_back({corner(f[0]), corner(f[1]), corner(f[2]), colour});
@@ -125,7 +131,9 @@ DefaultView defaultView(const nlohmann::json& positionText, std::size_t particle
   Vec3 low = Vec3::Constant(std::numeric_limits<double>::infinity()), high = -low;
   std::vector<Vec3> points;
   for (std::size_t s = 0; s < samples; ++s) {
-    const std::size_t index = samples > 1 ? static_cast<std::size_t>(std::lround(double(s) * double(frameCount - 1) / double(samples - 1))) : 0;
+    const std::size_t index =
+        samples > 1 ? static_cast<std::size_t>(std::lround(double(s) * double(frameCount - 1) / double(samples - 1)))
+                    : 0;
     const std::vector<float> p = floatsOf(positionText.at(index).get<std::string>());
     for (std::size_t i = 0; i < std::min(particles, p.size() / 3); ++i) {
       const Vec3 x(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
@@ -147,7 +155,8 @@ DefaultView defaultView(const nlohmann::json& positionText, std::size_t particle
   const double radius = std::max(0.05, 0.5 * size.norm());
   const double azimuth = size.z() <= size.x() ? 0.6 : std::numbers::pi / 2 - 0.6;
   const double elevation = size.y() < 0.2 * std::max(size.x(), size.z()) ? 0.7 : 0.45;
-  const Vec3 direction(std::sin(azimuth) * std::cos(elevation), std::sin(elevation), std::cos(azimuth) * std::cos(elevation));
+  const Vec3 direction(std::sin(azimuth) * std::cos(elevation), std::sin(elevation),
+                       std::cos(azimuth) * std::cos(elevation));
   const Vec3 right = Vec3(0, 1, 0).cross(direction).normalized();
   const Vec3 up = direction.cross(right);
   const double tanV = std::tan(0.5 * fovY) * 0.85, tanH = tanV * aspect;
@@ -162,7 +171,8 @@ DefaultView defaultView(const nlohmann::json& positionText, std::size_t particle
   double distance = 0.0;
   for (const Vec3& x : points) {
     const Vec3 d = x - view.target;
-    distance = std::max({distance, d.dot(direction) + std::abs(d.dot(right)) / tanH, d.dot(direction) + std::abs(d.dot(up)) / tanV});
+    distance = std::max(
+        {distance, d.dot(direction) + std::abs(d.dot(right)) / tanH, d.dot(direction) + std::abs(d.dot(up)) / tanV});
   }
   view.eye = view.target + std::max(distance, 0.1 * radius) * direction;
   return view;
@@ -171,7 +181,10 @@ DefaultView defaultView(const nlohmann::json& positionText, std::size_t particle
 class Canvas {
  public:
   Canvas(int width, int height, const Vec3& eye, const Vec3& target, double fovY)
-      : width_(width), height_(height), rgb_(std::size_t(width) * std::size_t(height) * 3), depth_(std::size_t(width) * std::size_t(height), std::numeric_limits<double>::infinity()) {
+      : width_(width),
+        height_(height),
+        rgb_(std::size_t(width) * std::size_t(height) * 3),
+        depth_(std::size_t(width) * std::size_t(height), std::numeric_limits<double>::infinity()) {
     for (std::size_t i = 0; i < rgb_.size(); i += 3) {
       rgb_[i] = toByte(kBackground.r);
       rgb_[i + 1] = toByte(kBackground.g);
@@ -221,12 +234,14 @@ class Canvas {
   void line(const Vec3& p, const Vec3& q, Colour c) {
     const Vec3 a = project(p), b = project(q);
     if (a.z() < 0 || b.z() < 0) return;
-    const int steps = std::max(1, static_cast<int>(std::ceil(std::max(std::abs(b.x() - a.x()), std::abs(b.y() - a.y())))));
+    const int steps =
+        std::max(1, static_cast<int>(std::ceil(std::max(std::abs(b.x() - a.x()), std::abs(b.y() - a.y())))));
     for (int s = 0; s <= steps; ++s) {
       const double u = static_cast<double>(s) / steps;
       const Vec3 m = a + u * (b - a);
       for (int dy = 0; dy <= 1; ++dy)
-        for (int dx = 0; dx <= 1; ++dx) plot(static_cast<int>(m.x()) + dx, static_cast<int>(m.y()) + dy, m.z() * 0.999, c);
+        for (int dx = 0; dx <= 1; ++dx)
+          plot(static_cast<int>(m.x()) + dx, static_cast<int>(m.y()) + dy, m.z() * 0.999, c);
     }
   }
   void dot(const Vec3& p, Colour c) {
@@ -299,10 +314,11 @@ std::string renderPng(const std::string& dataJson, int frame, const RenderOption
     const std::string shape = c.at("shape").get<std::string>();
     if (shape == "plane") {
       const Vec3 local = transform.inverse() * centre;
-      addPlane(triangles, half, cell, std::round(local.x() / cell) * cell, std::round(local.z() / cell) * cell, transform);
-    }
-    else if (shape == "sphere") addRoundShape(triangles, c.at("radius").get<double>(), 0.0, transform, kCollider);
-    else if (shape == "capsule") addRoundShape(triangles, c.at("radius").get<double>(), c.at("half_height").get<double>(), transform, kCollider);
+      addPlane(triangles, half, cell, std::round(local.x() / cell) * cell, std::round(local.z() / cell) * cell,
+               transform);
+    } else if (shape == "sphere") addRoundShape(triangles, c.at("radius").get<double>(), 0.0, transform, kCollider);
+    else if (shape == "capsule")
+      addRoundShape(triangles, c.at("radius").get<double>(), c.at("half_height").get<double>(), transform, kCollider);
     else if (shape == "box") {
       const auto h = c.at("half_extents").get<std::array<double, 3>>();
       addBox(triangles, Vec3(h[0], h[1], h[2]), transform, kCollider);
@@ -312,7 +328,8 @@ std::string renderPng(const std::string& dataJson, int frame, const RenderOption
       const std::size_t count = v.size() / 3;
       for (std::size_t k = 0; k + 2 < t.size(); k += 3)
         if (std::max({t[k], t[k + 1], t[k + 2]}) < count)
-          triangles.push_back({transform * point(v, t[k]), transform * point(v, t[k + 1]), transform * point(v, t[k + 2]), kCollider});
+          triangles.push_back(
+              {transform * point(v, t[k]), transform * point(v, t[k + 1]), transform * point(v, t[k + 2]), kCollider});
     }
     // Other shapes: not drawn (as in the page).
   }
@@ -334,7 +351,8 @@ std::string renderPng(const std::string& dataJson, int frame, const RenderOption
       canvas.line(Vec3(u + k * cell, groundY, v - half), Vec3(u + k * cell, groundY, v + half), kGrid);
       canvas.line(Vec3(u - half, groundY, v + k * cell), Vec3(u + half, groundY, v + k * cell), kGrid);
     }
-    const bool onGrid = std::abs(groundY) <= 0.05 * view.footprint && std::abs(u) <= 0.7 * half && std::abs(v) <= 0.7 * half;
+    const bool onGrid =
+        std::abs(groundY) <= 0.05 * view.footprint && std::abs(u) <= 0.7 * half && std::abs(v) <= 0.7 * half;
     const Vec3 origin = onGrid ? Vec3(0, groundY, 0) : Vec3(u - 0.6 * half, groundY, v - 0.6 * half);
     canvas.line(origin, origin + Vec3(cell, 0, 0), kAxisX);
     canvas.line(origin, origin + Vec3(0, cell, 0), kAxisY);

@@ -5,8 +5,8 @@
 // colliders with their pose in every recorded frame, and the scene's name and times. The page is a
 // template (viewer/web) with three.js (from npm, embedded at build time), that data, the probe CSV
 // and the run's summary.json inlined: one file, nothing fetched when it is opened. `pliant view DIR`
-// rebuilds the page from the data file, probes.csv and summary.json; `pliant render DIR` draws frames of it to PNG with a small software
-// rasteriser, so neither a GPU nor a browser is needed for report images.
+// rebuilds the page from the data file, probes.csv and summary.json; `pliant render DIR` draws frames of it to PNG with
+// a small software rasteriser, so neither a GPU nor a browser is needed for report images.
 #pragma once
 
 #include <cstddef>

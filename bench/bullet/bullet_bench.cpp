@@ -91,9 +91,8 @@ btSoftBody* makePatchCloth(btSoftBodyWorldInfo& info, const pliant::Model& model
   if (side * side != n || pins != std::vector<std::size_t>{0, side - 1})
     throw pliant::Error("scene A is expected to be a square grid pinned at nodes 0 and side - 1");
   const auto& x = model.initialPosition;
-  btSoftBody* cloth = btSoftBodyHelpers::CreatePatch(info, toBullet(x[0]), toBullet(x[side - 1]),
-                                                     toBullet(x[n - side]), toBullet(x[n - 1]),
-                                                     static_cast<int>(side), static_cast<int>(side),
+  btSoftBody* cloth = btSoftBodyHelpers::CreatePatch(info, toBullet(x[0]), toBullet(x[side - 1]), toBullet(x[n - side]),
+                                                     toBullet(x[n - 1]), static_cast<int>(side), static_cast<int>(side),
                                                      1 + 2, /*gendiags=*/true);
   for (std::size_t i = 0; i < n; ++i) {
     const btVector3& b = cloth->m_nodes[static_cast<int>(i)].m_x;
@@ -193,9 +192,10 @@ int main(int argc, char** argv) {
     else if (arg == "--iterations") iterations = parsePositive("--iterations", value), ++i;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--help" || arg == "-h") {
-      std::printf("Usage: pliant_bullet_bench [--frames N] [--iterations N] [--csv FILE]\n"
-                  "Runs scene A (cloth-100-2m) with Bullet's btSoftBody (built by CreatePatch, and from Pliant's links)\n"
-                  "and with Pliant on 1 and 2 threads; prints CSV.\n");
+      std::printf(
+          "Usage: pliant_bullet_bench [--frames N] [--iterations N] [--csv FILE]\n"
+          "Runs scene A (cloth-100-2m) with Bullet's btSoftBody (built by CreatePatch, and from Pliant's links)\n"
+          "and with Pliant on 1 and 2 threads; prints CSV.\n");
       return 0;
     } else {
       std::fprintf(stderr, "pliant_bullet_bench: unknown argument '%s' (see --help)\n", arg.c_str());

@@ -32,8 +32,8 @@ struct ClothGridDef {
   std::string name = "cloth";
   int nodesX = 32;
   int nodesY = 32;
-  double sizeX = 1.0;  // m
-  double sizeY = 1.0;  // m
+  double sizeX = 1.0;                // m
+  double sizeY = 1.0;                // m
   Vec3 origin = Vec3::Zero();        // m, position of node (0, 0)
   Vec3 axisX = Vec3(1.0, 0.0, 0.0);  // direction of increasing column
   Vec3 axisY = Vec3(0.0, 0.0, 1.0);  // direction of increasing row
@@ -52,8 +52,7 @@ GeneratedObject addClothGrid(ModelBuilder& builder, const ClothGridDef& def);
 
 // Adds bending constraints on every interior edge of a triangle mesh (edges shared by exactly two
 // triangles). Returns the number added. Isometric stencils with degenerate triangles are skipped.
-std::size_t addBendingConstraints(ModelBuilder& builder,
-                                  const std::vector<std::array<ParticleIndex, 3>>& triangles,
+std::size_t addBendingConstraints(ModelBuilder& builder, const std::vector<std::array<ParticleIndex, 3>>& triangles,
                                   BendingModel model, const ConstraintParameters& params);
 
 // A rope/chain of `particles` particles from `start` to `end` (m), distance constraints between
@@ -114,8 +113,7 @@ struct ClothMeshDef {
   bool selfCollision = false;  // as ClothGridDef::selfCollision
 };
 GeneratedObject addClothMesh(ModelBuilder& builder, const std::vector<Vec3>& vertices,
-                             const std::vector<std::array<std::uint32_t, 3>>& triangles,
-                             const ClothMeshDef& def);
+                             const std::vector<std::array<std::uint32_t, 3>>& triangles, const ClothMeshDef& def);
 
 // A closed sphere surface (UV sphere) with distance constraints on its edges, isometric-free, and
 // a global volume constraint with the given pressure (a balloon).
@@ -136,8 +134,7 @@ GeneratedObject addBalloon(ModelBuilder& builder, const BalloonDef& def);
 // Long-range attachments (tethers): for every particle of `particles` that is not fixed, a
 // max-distance constraint to each of the given anchor particles with length equal to the current
 // (rest) distance times `slack` (>= 1), added anchor by anchor.
-std::size_t addTethers(ModelBuilder& builder, const std::vector<ParticleIndex>& anchors,
-                       ParticleIndex firstParticle, std::uint32_t particleCount,
-                       const ConstraintParameters& params, double slack = 1.0);
+std::size_t addTethers(ModelBuilder& builder, const std::vector<ParticleIndex>& anchors, ParticleIndex firstParticle,
+                       std::uint32_t particleCount, const ConstraintParameters& params, double slack = 1.0);
 
 }  // namespace pliant

@@ -53,10 +53,10 @@ struct ColliderPose {
 
 struct Collider {
   ColliderShape shape = ColliderShape::Plane;
-  ColliderPose pose;                   // used while the collider has no path
-  double radius = 0.0;                 // m, Sphere and Capsule
-  double halfHeight = 0.0;             // m, Capsule: half the length of its axis segment
-  Vec3 halfExtents = Vec3::Zero();     // m, Box
+  ColliderPose pose;                // used while the collider has no path
+  double radius = 0.0;              // m, Sphere and Capsule
+  double halfHeight = 0.0;          // m, Capsule: half the length of its axis segment
+  Vec3 halfExtents = Vec3::Zero();  // m, Box
   // Mesh: the immutable grid, shared by every copy of the collider (copying a Model stays cheap).
   std::shared_ptr<const SignedDistanceGrid> grid;
   ContactMaterial material;

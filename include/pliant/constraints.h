@@ -38,14 +38,14 @@ struct ConstraintParameters {
 // family: the enum, the family table of the solver (src/core/constraints/families.cpp), counts,
 // names and parameter access are generated from it. Adding a family: its struct below, one line
 // here, its array in Model, its kernels in src/core/constraints/<family>.cpp, a ModelBuilder method.
-#define PLIANT_CONSTRAINT_FAMILIES(X)                                             \
-  X(Attachment, attachments, "attachment", AttachmentConstraint)                 \
-  X(Distance, distances, "distance", DistanceConstraint)                         \
-  X(MaxDistance, maxDistances, "max-distance", MaxDistanceConstraint)            \
-  X(DihedralBending, dihedralBendings, "dihedral-bending", DihedralBendingConstraint) \
+#define PLIANT_CONSTRAINT_FAMILIES(X)                                                     \
+  X(Attachment, attachments, "attachment", AttachmentConstraint)                          \
+  X(Distance, distances, "distance", DistanceConstraint)                                  \
+  X(MaxDistance, maxDistances, "max-distance", MaxDistanceConstraint)                     \
+  X(DihedralBending, dihedralBendings, "dihedral-bending", DihedralBendingConstraint)     \
   X(IsometricBending, isometricBendings, "isometric-bending", IsometricBendingConstraint) \
-  X(TetVolume, tetVolumes, "tet-volume", TetVolumeConstraint)                     \
-  X(GlobalVolume, globalVolumes, "global-volume", GlobalVolumeConstraint)         \
+  X(TetVolume, tetVolumes, "tet-volume", TetVolumeConstraint)                             \
+  X(GlobalVolume, globalVolumes, "global-volume", GlobalVolumeConstraint)                 \
   X(Generic, generics, "generic", GenericConstraint)
 
 enum class ConstraintFamily : std::uint8_t {
@@ -139,8 +139,7 @@ struct GlobalVolumeConstraint {
 
 // A user-supplied constraint function (seed 004's general solve). It receives the positions of the
 // constraint's particles (m) and writes dC/dx_i for each into `gradient` (same length), returning C.
-using GenericConstraintFunction =
-    std::function<double(std::span<const Vec3> positions, std::span<Vec3> gradient)>;
+using GenericConstraintFunction = std::function<double(std::span<const Vec3> positions, std::span<Vec3> gradient)>;
 
 // One instance of a user constraint over Model::genericParticles[firstParticle ..
 // firstParticle + particleCount), evaluated by Model::genericFunctions[function].

@@ -20,10 +20,10 @@ struct EnergyReport {
 EnergyReport computeEnergy(const Model& model, const State& state, const SolverSettings& settings);
 
 struct MomentumReport {
-  double mass = 0.0;                    // kg, of the dynamic particles (inverse mass > 0)
-  Vec3 centreOfMass = Vec3::Zero();     // m
-  Vec3 linear = Vec3::Zero();           // kg m/s, sum m v
-  Vec3 angular = Vec3::Zero();          // kg m^2/s, sum x x (m v) about the origin
+  double mass = 0.0;                 // kg, of the dynamic particles (inverse mass > 0)
+  Vec3 centreOfMass = Vec3::Zero();  // m
+  Vec3 linear = Vec3::Zero();        // kg m/s, sum m v
+  Vec3 angular = Vec3::Zero();       // kg m^2/s, sum x x (m v) about the origin
 };
 // Over all dynamic particles, or over `particles` when given.
 MomentumReport computeMomentum(const Model& model, const State& state,

@@ -19,8 +19,7 @@ namespace pliant {
 // plane (a flat mesh laid out in a tilted plane) do not make flat neighbours cross; otherwise the
 // answer is exact up to the rounding of the determinants. A zero-area triangle is treated as the
 // segment it is.
-bool trianglesIntersect(const Vec3& a0, const Vec3& a1, const Vec3& a2, const Vec3& b0, const Vec3& b1,
-                        const Vec3& b2);
+bool trianglesIntersect(const Vec3& a0, const Vec3& a1, const Vec3& a2, const Vec3& b0, const Vec3& b1, const Vec3& b2);
 
 // The number of pairs of `triangles` (indices into `positions`, m) that intersect, by
 // trianglesIntersect. Pairs that share a vertex are skipped: neighbours in a mesh touch by

@@ -100,9 +100,7 @@ struct Model {
   double radius(ParticleIndex p) const { return particleRadius.empty() ? 0.0 : particleRadius[p]; }
   std::size_t constraintCount(ConstraintFamily family) const;
   std::size_t totalConstraintCount() const { return lambdaOffset[kConstraintFamilyCount]; }
-  std::uint32_t lambdaIndex(ConstraintRef ref) const {
-    return lambdaOffset[static_cast<int>(ref.family)] + ref.index;
-  }
+  std::uint32_t lambdaIndex(ConstraintRef ref) const { return lambdaOffset[static_cast<int>(ref.family)] + ref.index; }
   // Checks every index and parameter (and that lambdaOffset matches the family sizes); throws
   // pliant::Error naming the offending entry.
   void validate() const;
@@ -130,30 +128,29 @@ class ModelBuilder {
                             double restLength = -1.0);
   std::uint32_t addMaxDistance(ParticleIndex a, ParticleIndex b, const ConstraintParameters& params,
                                double maxLength = -1.0);
-  std::uint32_t addAttachment(ParticleIndex particle, const Vec3& target,
-                              const ConstraintParameters& params, double restDistance = 0.0);
-  std::uint32_t addMovingAttachment(ParticleIndex particle, PathFunction targetPath,
-                                    const ConstraintParameters& params, double restDistance = 0.0);
+  std::uint32_t addAttachment(ParticleIndex particle, const Vec3& target, const ConstraintParameters& params,
+                              double restDistance = 0.0);
+  std::uint32_t addMovingAttachment(ParticleIndex particle, PathFunction targetPath, const ConstraintParameters& params,
+                                    double restDistance = 0.0);
   // Triangles (p0, p1, p2) and (p1, p0, p3) share edge p0-p1. restAngle NaN means "current angle".
-  std::uint32_t addDihedralBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
-                                   ParticleIndex p3, const ConstraintParameters& params,
+  std::uint32_t addDihedralBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2, ParticleIndex p3,
+                                   const ConstraintParameters& params,
                                    double restAngle = std::numeric_limits<double>::quiet_NaN());
   // Weights are computed from the current positions (the rest state).
-  std::uint32_t addIsometricBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
-                                    ParticleIndex p3, const ConstraintParameters& params);
+  std::uint32_t addIsometricBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2, ParticleIndex p3,
+                                    const ConstraintParameters& params);
   // Rest volume from the current positions.
   std::uint32_t addTetVolume(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2, ParticleIndex p3,
                              const ConstraintParameters& params);
   // Closed outward-oriented triangle mesh over global particle indices; rest volume from now.
-  std::uint32_t addGlobalVolume(std::span<const std::array<ParticleIndex, 3>> triangles,
-                                double pressure, const ConstraintParameters& params);
+  std::uint32_t addGlobalVolume(std::span<const std::array<ParticleIndex, 3>> triangles, double pressure,
+                                const ConstraintParameters& params);
   std::uint32_t addGenericFunction(GenericConstraintFunction function);
-  std::uint32_t addGeneric(std::uint32_t function, std::span<const ParticleIndex> particles,
-                           bool inequality, const ConstraintParameters& params);
-  // Convenience: a one-off user constraint from a lambda.
-  std::uint32_t addGeneric(GenericConstraintFunction function,
-                           std::span<const ParticleIndex> particles, bool inequality,
+  std::uint32_t addGeneric(std::uint32_t function, std::span<const ParticleIndex> particles, bool inequality,
                            const ConstraintParameters& params);
+  // Convenience: a one-off user constraint from a lambda.
+  std::uint32_t addGeneric(GenericConstraintFunction function, std::span<const ParticleIndex> particles,
+                           bool inequality, const ConstraintParameters& params);
 
   // Contact radius (m, >= 0) of one particle; 0 by default.
   void setParticleRadius(ParticleIndex particle, double radius);
@@ -170,8 +167,7 @@ class ModelBuilder {
   std::uint32_t addCollisionTriangles(std::span<const std::array<ParticleIndex, 3>> triangles, bool enable = true);
 
   // Adds a named object; returns its index.
-  std::uint32_t addObject(std::string name, std::vector<ParticleIndex> particles,
-                          double dampingFactor = 0.0);
+  std::uint32_t addObject(std::string name, std::vector<ParticleIndex> particles, double dampingFactor = 0.0);
 
   std::size_t particleCount() const { return model_.particleCount(); }
   const Vec3& position(ParticleIndex particle) const;

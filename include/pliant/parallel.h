@@ -1,7 +1,7 @@
 // Thread control. Pliant parallelises with OpenMP; results are bit-identical for any thread count
 // (every parallel loop writes disjoint data with no reduction across threads): per-particle loops
 // of large models, and the constraint projection, whose colours are split across threads as
-// planned when the model is built (Model::solveBatches, Model::parallelBlockSize).
+// planned by the Solver from the model (src/core/solve_plan.h, SolverSettings::parallelBlockSize).
 #pragma once
 
 namespace pliant {

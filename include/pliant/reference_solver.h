@@ -88,8 +88,7 @@ struct ReferenceStep {
 // Solves one implicit step from `state` (positions, velocities, external forces, time, attachment
 // targets are read; lambda is not). Throws pliant::Error when the state does not match the model or
 // the settings are invalid; a failed solve is reported through `converged`, never by throwing.
-ReferenceStep solveReferenceStep(const Model& model, const State& state,
-                                 const ReferenceSettings& settings);
+ReferenceStep solveReferenceStep(const Model& model, const State& state, const ReferenceSettings& settings);
 
 // Distance between a state (e.g. after one XPBD step from the same start) and a reference step.
 struct ReferenceDistance {

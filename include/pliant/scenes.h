@@ -17,14 +17,14 @@ namespace pliant {
 // (or each substep).
 struct Probe {
   enum class Kind {
-    Particle,        // columns .x .y .z (m) .vx .vy .vz (m/s)
-    ConstraintForce, // column .force: lambda/h^2 (N for distance-like constraints)
-    Energy,          // columns .kinetic .gravitational .elastic .total (J)
-    Momentum,        // columns .px .py .pz (kg m/s) .Lx .Ly .Lz (kg m^2/s, about the origin)
-    CentreOfMass,    // columns .x .y .z (m)
-    Residual,        // columns .max .rms (|C + alpha~ lambda|)
-    Intersections,   // column .pairs: pairs of the scene's triangles (topology) that intersect, by
-                     // countIntersectingTrianglePairs (pliant/geometry.h)
+    Particle,         // columns .x .y .z (m) .vx .vy .vz (m/s)
+    ConstraintForce,  // column .force: lambda/h^2 (N for distance-like constraints)
+    Energy,           // columns .kinetic .gravitational .elastic .total (J)
+    Momentum,         // columns .px .py .pz (kg m/s) .Lx .Ly .Lz (kg m^2/s, about the origin)
+    CentreOfMass,     // columns .x .y .z (m)
+    Residual,         // columns .max .rms (|C + alpha~ lambda|)
+    Intersections,    // column .pairs: pairs of the scene's triangles (topology) that intersect, by
+                      // countIntersectingTrianglePairs (pliant/geometry.h)
   };
   std::string name;
   Kind kind = Kind::Particle;
@@ -48,8 +48,8 @@ struct Scene {
   std::string description;
   ModelPtr model;  // built, shared
   SolverSettings settings;
-  int frames = 300;                // steps of settings.timeStep to run by default
-  io::Topology topology;           // what to draw
+  int frames = 300;       // steps of settings.timeStep to run by default
+  io::Topology topology;  // what to draw
   std::vector<SceneObject> objects;
   std::vector<Probe> probes;
   bool probeEverySubstep = false;

@@ -38,9 +38,9 @@ struct SignedDistanceGrid {
   std::vector<std::array<std::uint32_t, 3>> triangles;  // counter-clockwise seen from outside
   // The grid: node (i, j, k) is at origin + cellSize * (i, j, k); its distance is
   // distance[i + nodes[0] * (j + nodes[1] * k)].
-  Vec3 origin = Vec3::Zero();  // m, collider frame
-  double cellSize = 0.0;       // m
-  std::array<int, 3> nodes{};  // node counts per axis, each >= 2
+  Vec3 origin = Vec3::Zero();    // m, collider frame
+  double cellSize = 0.0;         // m
+  std::array<int, 3> nodes{};    // node counts per axis, each >= 2
   std::vector<double> distance;  // m, signed (negative inside)
   bool flipped = false;          // the mesh was given inward-facing and has been turned outward
 
@@ -66,9 +66,7 @@ struct SignedDistanceGrid {
   double sample(const Vec3& q) const;
 
   Vec3 lower() const { return origin; }
-  Vec3 upper() const {
-    return origin + cellSize * Vec3(nodes[0] - 1, nodes[1] - 1, nodes[2] - 1);
-  }
+  Vec3 upper() const { return origin + cellSize * Vec3(nodes[0] - 1, nodes[1] - 1, nodes[2] - 1); }
 };
 
 // Exact unsigned distance (m) from p to the mesh (every triangle tried; for tests and checks).

@@ -20,7 +20,7 @@
 //                    (last, so obstacles win); contacts are hard unilateral constraints with
 //                    Coulomb friction at position level (static: undo the tangential motion;
 //                    dynamic: undo mu_d of the normal one).
-//                    Each family runs batch by batch (Model::solveBatches): an independent batch (a
+//                    Each family runs batch by batch (the solve plan): an independent batch (a
 //                    colour) long enough is split across threads, in one parallel region per pass,
 //                    the rest runs on one thread; contacts run on one thread. Bit-identical for any
 //                    thread count, and equal to projecting every family in index order.
@@ -114,7 +114,7 @@ struct SurfaceContact {
   double allowance = 0.0;       // m, as Contact::allowance
   double normalVelocity = 0.0;  // m/s, n . sum_k c_k v_k before the solve (< 0: approaching)
   double lambda = 0.0;          // accumulated multiplier (kg m)
-  Vec3 friction = Vec3::Zero(); // m, as Contact::friction
+  Vec3 friction = Vec3::Zero();  // m, as Contact::friction
 };
 
 enum class StepStatus : std::uint8_t { Ok, NonFinite, ExcessiveDisplacement };
@@ -143,11 +143,11 @@ struct StepResult {
 // signed distance to the collider's surface, or the distance between the two particles.
 struct Contact {
   ParticleIndex particle = 0;
-  ParticleIndex other = 0;     // particle-particle: the second particle (> particle)
-  std::int32_t collider = -1;  // collider contacts: index in Model::colliders; -1 for particle pairs
-  double allowance = 0.0;      // m, overlap tolerated in this substep (maxDepenetrationVelocity)
-  double normalVelocity = 0.0; // m/s, relative normal velocity before the solve (< 0: approaching)
-  double lambda = 0.0;         // accumulated multiplier; normal force = lambda / h^2 (N)
+  ParticleIndex other = 0;      // particle-particle: the second particle (> particle)
+  std::int32_t collider = -1;   // collider contacts: index in Model::colliders; -1 for particle pairs
+  double allowance = 0.0;       // m, overlap tolerated in this substep (maxDepenetrationVelocity)
+  double normalVelocity = 0.0;  // m/s, relative normal velocity before the solve (< 0: approaching)
+  double lambda = 0.0;          // accumulated multiplier; normal force = lambda / h^2 (N)
   // Relative tangential displacement (m) that static friction has undone in this substep; its
   // impulse |friction| / w must stay within mu_s lambda (Mueller et al. 2020, sec. 3.5).
   Vec3 friction = Vec3::Zero();
@@ -178,7 +178,8 @@ class Solver {
   const SolverSettings& settings() const { return settings_; }
   void setSettings(const SolverSettings& settings);
   // The model this solver steps: the one it was given, or its own edited copy after the first edit
-  // below.
+  // below. The first edit replaces it: a reference taken before then refers to the original, which
+  // lives only as long as something else shares it (keep a ModelPtr, not a reference).
   const Model& model() const { return *model_; }
   const ModelPtr& modelPtr() const { return model_; }
 
@@ -188,7 +189,8 @@ class Solver {
   // before the next step. Each throws pliant::Error naming a bad argument.
   // Mass (kg) of a particle that is not kinematic; 0 or infinity fixes it (inverse mass 0).
   void setParticleMass(ParticleIndex particle, double mass);
-  // Pins a particle where it is (inverse mass 0; its mass is kept for diagnostics).
+  // Pins a particle where it is (inverse mass 0; its mass is kept for diagnostics). The State's
+  // velocity of the particle is left as it is until the next step, which makes it 0.
   void fixParticle(ParticleIndex particle);
   // Frees a fixed particle again with its mass (which must be finite and > 0).
   void releaseParticle(ParticleIndex particle);
@@ -220,10 +222,10 @@ class Solver {
   struct StepFrame;
   void advance(State& state, detail::StepTrace* trace);
   StepFrame beginStep(State& state, detail::StepTrace* trace);
-  bool predict(StepFrame& frame, State& state);        // 1
-  void updateTargets(StepFrame& frame, State& state);  // 2
-  void collide(StepFrame& frame, const State& state);  // 3
-  bool project(StepFrame& frame, State& state);        // 4 and 5
+  bool predict(StepFrame& frame, State& state);           // 1
+  void updateTargets(StepFrame& frame, State& state);     // 2
+  void collide(StepFrame& frame, const State& state);     // 3
+  bool project(StepFrame& frame, State& state);           // 4 and 5
   void updateVelocities(StepFrame& frame, State& state);  // 6 and 7
   void dampObjects(State& state);                         // 8
   StepResult diagnose(State& state);                      // after 9: names the culprit
@@ -234,8 +236,8 @@ class Solver {
   bool ownsModel_ = false;  // model_ is this solver's private copy (made by the first edit)
   bool planStale_ = false;  // an edit changed which particles move; re-plan before the next step
   SolverSettings settings_;
-  State backup_;               // the state before the step being checked
-  std::vector<Vec3> scratch_;  // gradients of variable-size families, sized at construction
+  State backup_;                   // the state before the step being checked
+  std::vector<Vec3> scratch_;      // gradients of variable-size families, sized at construction
   std::string userFunctionError_;  // what a user constraint function threw in the last step
   std::function<void(const State&)> substepObserver_;
   std::uint64_t lastProjectionCount_ = 0;

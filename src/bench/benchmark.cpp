@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "pliant/builders.h"
@@ -31,8 +30,8 @@ constexpr CurveScene kCurveScenes[] = {
     {"cloth-grid-256", CurveScene::Kind::Cloth, {256, 0, 0}, 30},
     {"cloth-grid-512", CurveScene::Kind::Cloth, {512, 0, 0}, 8},
     {"tet-beam-1k", CurveScene::Kind::TetBeam, {12, 4, 4}, 120},    // 1152 tets
-    {"tet-beam-10k", CurveScene::Kind::TetBeam, {26, 8, 8}, 30},     // 9984 tets
-    {"tet-beam-100k", CurveScene::Kind::TetBeam, {64, 16, 16}, 8},   // 98304 tets
+    {"tet-beam-10k", CurveScene::Kind::TetBeam, {26, 8, 8}, 30},    // 9984 tets
+    {"tet-beam-100k", CurveScene::Kind::TetBeam, {64, 16, 16}, 8},  // 98304 tets
 };
 
 const char* const kBuiltinBenchmarkScenes[] = {"cloth-100-2m", "cloth-100-10m-bending"};
@@ -47,8 +46,8 @@ struct ContactScene {
   int frames;           // default frames
 };
 constexpr ContactScene kContactScenes[] = {
-    {"contact-fold-64", "cloth-fold", 64, 120},      // stands, collapses and folds onto itself
-    {"contact-sphere-80", "cloth-sphere", 80, 90},   // drapes over a sphere onto the ground
+    {"contact-fold-64", "cloth-fold", 64, 120},     // stands, collapses and folds onto itself
+    {"contact-sphere-80", "cloth-sphere", 80, 90},  // drapes over a sphere onto the ground
 };
 
 const ContactScene* findContact(const std::string& name) {
@@ -121,7 +120,8 @@ Scene tetBeamCurve(const CurveScene& curve) {
   for (std::uint32_t k = 0; k < beam.particleCount; k += static_cast<std::uint32_t>(def.cellsX + 1))
     builder.fixParticle(beam.firstParticle + k);
   scene.model = builder.build();
-  scene.description = std::to_string(beam.tets.size()) + "-tet cantilever beam, 2 m, clamped at one end (scaling curve)";
+  scene.description =
+      std::to_string(beam.tets.size()) + "-tet cantilever beam, 2 m, clamped at one end (scaling curve)";
   scene.settings = SolverSettings::smallSteps(10);
   scene.frames = curve.frames;
   scene.topology.triangles = beam.triangles;

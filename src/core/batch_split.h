@@ -41,7 +41,8 @@ inline void rebalanceCuts(std::span<std::uint32_t> cuts, std::span<const std::ui
   double before = 0.0;  // time of the parts before `part`
   for (std::size_t k = 1; k < parts; ++k) {
     const double goal = total * static_cast<double>(k) / static_cast<double>(parts);
-    while (part + 1 < parts && before + static_cast<double>(ticks[part]) < goal) before += static_cast<double>(ticks[part++]);
+    while (part + 1 < parts && before + static_cast<double>(ticks[part]) < goal)
+      before += static_cast<double>(ticks[part++]);
     const double spent = static_cast<double>(ticks[part]);
     const double fraction = spent > 0.0 ? std::clamp((goal - before) / spent, 0.0, 1.0) : 0.5;
     target[k] = cuts[part] + fraction * (cuts[part + 1] - cuts[part]);

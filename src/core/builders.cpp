@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <unordered_map>
 #include <cmath>
 #include <map>
 #include <numbers>
+#include <unordered_map>
 
 #include "constraints/families.h"
 #include "pliant/error.h"
@@ -62,8 +62,8 @@ void requirePositive(double value, const std::string& where) {
 
 }  // namespace
 
-std::size_t addBendingConstraints(ModelBuilder& builder, const std::vector<Triangle>& triangles,
-                                  BendingModel model, const ConstraintParameters& params) {
+std::size_t addBendingConstraints(ModelBuilder& builder, const std::vector<Triangle>& triangles, BendingModel model,
+                                  const ConstraintParameters& params) {
   if (model == BendingModel::None) return 0;
   // Directed edge (a -> b) of a triangle, with that triangle's third vertex.
   std::map<std::pair<ParticleIndex, ParticleIndex>, ParticleIndex> opposite;
@@ -77,8 +77,8 @@ std::size_t addBendingConstraints(ModelBuilder& builder, const std::vector<Trian
     if (other == opposite.end()) continue;
     if (model == BendingModel::Isometric) {
       double weights[4];
-      if (!detail::isometricBendingWeights(builder.position(p0), builder.position(p1),
-                                           builder.position(p2), builder.position(other->second), weights))
+      if (!detail::isometricBendingWeights(builder.position(p0), builder.position(p1), builder.position(p2),
+                                           builder.position(other->second), weights))
         continue;
     }
     stencils.push_back({p0, p1, p2, other->second});
@@ -163,8 +163,11 @@ GeneratedObject addTetMesh(ModelBuilder& builder, const std::vector<Vec3>& verti
     const auto& tet = tets[t];
     for (std::uint32_t v : tet)
       if (v >= vertices.size()) throw Error(where + ": tet " + std::to_string(t) + " vertex index out of range");
-    const double volume = detail::signedTetVolume(vertices[tet[0]], vertices[tet[1]], vertices[tet[2]], vertices[tet[3]]);
-    if (!(volume > 0.0)) throw Error(where + ": tet " + std::to_string(t) + " is inverted or flat (volume " + std::to_string(volume) + " m^3)");
+    const double volume =
+        detail::signedTetVolume(vertices[tet[0]], vertices[tet[1]], vertices[tet[2]], vertices[tet[3]]);
+    if (!(volume > 0.0))
+      throw Error(where + ": tet " + std::to_string(t) + " is inverted or flat (volume " + std::to_string(volume) +
+                  " m^3)");
     for (std::uint32_t v : tet) lumped[v] += def.density * volume / 4.0;
   }
   for (std::size_t v = 0; v < vertices.size(); ++v) {
@@ -238,8 +241,7 @@ GeneratedObject addTetBox(ModelBuilder& builder, const TetBoxDef& def) {
 }
 
 GeneratedObject addClothMesh(ModelBuilder& builder, const std::vector<Vec3>& vertices,
-                             const std::vector<std::array<std::uint32_t, 3>>& triangles,
-                             const ClothMeshDef& def) {
+                             const std::vector<std::array<std::uint32_t, 3>>& triangles, const ClothMeshDef& def) {
   const std::string where = "cloth '" + def.name + "'";
   if (vertices.empty() || triangles.empty()) throw Error(where + ": needs vertices and triangles");
   requirePositive(def.totalMass, where + ": totalMass");
@@ -258,7 +260,8 @@ GeneratedObject addClothMesh(ModelBuilder& builder, const std::vector<Vec3>& ver
   out.firstParticle = static_cast<ParticleIndex>(builder.particleCount());
   out.particleCount = static_cast<std::uint32_t>(vertices.size());
   // A vertex used by no triangle gets no mass, so it stays where it is instead of falling alone.
-  for (std::size_t v = 0; v < vertices.size(); ++v) builder.addParticle(vertices[v], def.totalMass * area[v] / totalArea);
+  for (std::size_t v = 0; v < vertices.size(); ++v)
+    builder.addParticle(vertices[v], def.totalMass * area[v] / totalArea);
   for (const auto& tri : triangles)
     out.triangles.push_back({out.firstParticle + tri[0], out.firstParticle + tri[1], out.firstParticle + tri[2]});
   for (const auto& e : uniqueEdges(out.triangles))
@@ -287,7 +290,8 @@ GeneratedObject addBalloon(ModelBuilder& builder, const BalloonDef& def) {
     for (int s = 0; s < def.segments; ++s) {
       const double phi = 2.0 * std::numbers::pi * s / def.segments;
       builder.addParticle(def.centre + def.radius * Vec3(std::sin(theta) * std::cos(phi), std::cos(theta),
-                                                         std::sin(theta) * std::sin(phi)), mass);
+                                                         std::sin(theta) * std::sin(phi)),
+                          mass);
     }
   }
   const ParticleIndex bottom = builder.addParticle(def.centre - Vec3(0, def.radius, 0), mass);
@@ -317,14 +321,13 @@ GeneratedObject addBalloon(ModelBuilder& builder, const BalloonDef& def) {
   return out;
 }
 
-std::size_t addTethers(ModelBuilder& builder, const std::vector<ParticleIndex>& anchors,
-                       ParticleIndex firstParticle, std::uint32_t particleCount,
-                       const ConstraintParameters& params, double slack) {
+std::size_t addTethers(ModelBuilder& builder, const std::vector<ParticleIndex>& anchors, ParticleIndex firstParticle,
+                       std::uint32_t particleCount, const ConstraintParameters& params, double slack) {
   if (!(slack >= 1.0) || !std::isfinite(slack)) throw Error("tethers: slack must be a finite number >= 1");
   std::size_t added = 0;
   const Model& model = builder.model();
   // Anchor by anchor: the tethers of one anchor share only that anchor, which does not move when it
-  // is pinned, so each anchor's tethers form one independent batch (Model::solveBatches).
+  // is pinned, so each anchor's tethers form one independent batch (the solve plan, src/core/solve_plan.h).
   for (ParticleIndex anchor : anchors) {
     for (std::uint32_t k = 0; k < particleCount; ++k) {
       const ParticleIndex p = firstParticle + k;

@@ -38,17 +38,16 @@ EnergyReport computeEnergy(const Model& model, const State& state, const SolverS
   forEachConstraint(model, [&](ConstraintRef ref) {
     const double alpha = detail::constraintParameters(model, ref).compliance;
     if (alpha <= 0.0) return;
-    const double C = detail::familyKernels(ref.family)
-                         .evaluate(model, state.position.data(), state.attachmentTarget.data(), ref.index,
-                                   particles, gradient);
+    const double C =
+        detail::familyKernels(ref.family)
+            .evaluate(model, state.position.data(), state.attachmentTarget.data(), ref.index, particles, gradient);
     if (detail::isUnilateral(model, ref) && C >= 0.0) return;
     e.elastic += 0.5 * C * C / alpha;
   });
   return e;
 }
 
-MomentumReport computeMomentum(const Model& model, const State& state,
-                               const std::vector<ParticleIndex>* particles) {
+MomentumReport computeMomentum(const Model& model, const State& state, const std::vector<ParticleIndex>* particles) {
   MomentumReport r;
   auto add = [&](std::size_t i) {
     if (model.inverseMass[i] == 0.0) return;
@@ -75,9 +74,9 @@ ResidualReport computeResidual(const Model& model, const State& state, const Sol
   std::vector<Vec3> gradient;
   double sum2 = 0.0;
   forEachConstraint(model, [&](ConstraintRef ref) {
-    const double C = detail::familyKernels(ref.family)
-                         .evaluate(model, state.position.data(), state.attachmentTarget.data(), ref.index,
-                                   particles, gradient);
+    const double C =
+        detail::familyKernels(ref.family)
+            .evaluate(model, state.position.data(), state.attachmentTarget.data(), ref.index, particles, gradient);
     const double lambda = state.lambda[model.lambdaIndex(ref)];
     double residual = C + detail::constraintParameters(model, ref).compliance * invH2 * lambda;
     if (detail::isUnilateral(model, ref) && C >= 0.0 && lambda == 0.0) residual = 0.0;

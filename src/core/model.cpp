@@ -15,8 +15,8 @@ namespace pliant {
 
 using detail::checkCollider;
 using detail::checkFinite;
-using detail::checkMaterial;
 using detail::checkIndex;
+using detail::checkMaterial;
 using detail::describe;
 using detail::familyKernels;
 
@@ -36,7 +36,8 @@ void checkCollider(const Collider& c, const std::string& where) {
   if (!c.pose.rotation.coeffs().allFinite() || std::abs(c.pose.rotation.norm() - 1.0) > 1e-9)
     throw Error(where + ": rotation must be a unit quaternion (a plane needs a non-zero normal)");
   switch (c.shape) {
-    case ColliderShape::Plane: break;
+    case ColliderShape::Plane:
+      break;
     case ColliderShape::Sphere:
       if (!std::isfinite(c.radius) || !(c.radius > 0.0))
         throw Error(where + ": sphere radius must be a finite number > 0 m, got " + std::to_string(c.radius));
@@ -45,7 +46,8 @@ void checkCollider(const Collider& c, const std::string& where) {
       if (!std::isfinite(c.radius) || !(c.radius > 0.0))
         throw Error(where + ": capsule radius must be a finite number > 0 m, got " + std::to_string(c.radius));
       if (!std::isfinite(c.halfHeight) || c.halfHeight < 0.0)
-        throw Error(where + ": capsule half height must be a finite number >= 0 m, got " + std::to_string(c.halfHeight));
+        throw Error(where + ": capsule half height must be a finite number >= 0 m, got " +
+                    std::to_string(c.halfHeight));
       break;
     case ColliderShape::Box:
       if (!c.halfExtents.allFinite() || !(c.halfExtents.array() > 0.0).all())
@@ -57,10 +59,13 @@ void checkCollider(const Collider& c, const std::string& where) {
       const std::uint64_t nodes = static_cast<std::uint64_t>(g->nodes[0]) * g->nodes[1] * g->nodes[2];
       if (g->nodes[0] < 2 || g->nodes[1] < 2 || g->nodes[2] < 2 || g->distance.size() != nodes ||
           !(g->cellSize > 0.0) || !std::isfinite(g->cellSize) || !g->origin.allFinite())
-        throw Error(where + ": the mesh collider's signed distance grid is malformed (build it with SignedDistanceGrid::build)");
+        throw Error(
+            where +
+            ": the mesh collider's signed distance grid is malformed (build it with SignedDistanceGrid::build)");
       break;
     }
-    default: throw Error(where + ": unknown shape");
+    default:
+      throw Error(where + ": unknown shape");
   }
   checkMaterial(c.material, where);
 }
@@ -70,7 +75,8 @@ void checkCollider(const Collider& c, const std::string& where) {
 std::size_t Model::constraintCount(ConstraintFamily family) const {
   switch (family) {
 #define PLIANT_FAMILY_COUNT(Enumerator, array, name, Struct) \
-  case ConstraintFamily::Enumerator: return array.size();
+  case ConstraintFamily::Enumerator:                         \
+    return array.size();
     PLIANT_CONSTRAINT_FAMILIES(PLIANT_FAMILY_COUNT)
 #undef PLIANT_FAMILY_COUNT
   }

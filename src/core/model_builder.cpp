@@ -5,17 +5,17 @@
 
 #include "constraints/families.h"
 #include "pliant/error.h"
-#include "solve_plan.h"
 #include "pliant/model.h"
+#include "solve_plan.h"
 #include "validation.h"
 
 namespace pliant {
 
 using detail::checkCollider;
 using detail::checkFinite;
-using detail::checkMaterial;
 using detail::checkIndex;
 using detail::checkLength;
+using detail::checkMaterial;
 using detail::checkParameters;
 using detail::describe;
 
@@ -57,8 +57,8 @@ void ModelBuilder::addKinematic(ParticleIndex particle, PathFunction path) {
   model_.kinematicParticles.push_back({particle, std::move(path)});
 }
 
-std::uint32_t ModelBuilder::addDistance(ParticleIndex a, ParticleIndex b,
-                                        const ConstraintParameters& params, double restLength) {
+std::uint32_t ModelBuilder::addDistance(ParticleIndex a, ParticleIndex b, const ConstraintParameters& params,
+                                        double restLength) {
   const std::string where = describe("distance constraint", model_.distances.size());
   checkIndex(a, particleCount(), where);
   checkIndex(b, particleCount(), where);
@@ -69,8 +69,8 @@ std::uint32_t ModelBuilder::addDistance(ParticleIndex a, ParticleIndex b,
   return static_cast<std::uint32_t>(model_.distances.size() - 1);
 }
 
-std::uint32_t ModelBuilder::addMaxDistance(ParticleIndex a, ParticleIndex b,
-                                           const ConstraintParameters& params, double maxLength) {
+std::uint32_t ModelBuilder::addMaxDistance(ParticleIndex a, ParticleIndex b, const ConstraintParameters& params,
+                                           double maxLength) {
   const std::string where = describe("max-distance constraint", model_.maxDistances.size());
   checkIndex(a, particleCount(), where);
   checkIndex(b, particleCount(), where);
@@ -93,8 +93,7 @@ std::uint32_t ModelBuilder::addAttachment(ParticleIndex particle, const Vec3& ta
 }
 
 std::uint32_t ModelBuilder::addMovingAttachment(ParticleIndex particle, PathFunction targetPath,
-                                                const ConstraintParameters& params,
-                                                double restDistance) {
+                                                const ConstraintParameters& params, double restDistance) {
   if (!targetPath) throw Error("addMovingAttachment: target path is empty");
   const Vec3 start = targetPath(0.0);
   const std::uint32_t index = addAttachment(particle, start, params, restDistance);
@@ -103,21 +102,19 @@ std::uint32_t ModelBuilder::addMovingAttachment(ParticleIndex particle, PathFunc
   return index;
 }
 
-std::uint32_t ModelBuilder::addDihedralBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
-                                               ParticleIndex p3, const ConstraintParameters& params,
-                                               double restAngle) {
+std::uint32_t ModelBuilder::addDihedralBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2, ParticleIndex p3,
+                                               const ConstraintParameters& params, double restAngle) {
   const std::string where = describe("dihedral bending constraint", model_.dihedralBendings.size());
   for (ParticleIndex p : {p0, p1, p2, p3}) checkIndex(p, particleCount(), where);
   checkParameters(params, where);
-  if (std::isnan(restAngle))
-    restAngle = detail::dihedralAngle(position(p0), position(p1), position(p2), position(p3));
+  if (std::isnan(restAngle)) restAngle = detail::dihedralAngle(position(p0), position(p1), position(p2), position(p3));
   if (!std::isfinite(restAngle)) throw Error(where + ": rest angle must be finite");
   model_.dihedralBendings.push_back({{p0, p1, p2, p3}, restAngle, params});
   return static_cast<std::uint32_t>(model_.dihedralBendings.size() - 1);
 }
 
-std::uint32_t ModelBuilder::addIsometricBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
-                                                ParticleIndex p3, const ConstraintParameters& params) {
+std::uint32_t ModelBuilder::addIsometricBending(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2, ParticleIndex p3,
+                                                const ConstraintParameters& params) {
   const std::string where = describe("isometric bending constraint", model_.isometricBendings.size());
   for (ParticleIndex p : {p0, p1, p2, p3}) checkIndex(p, particleCount(), where);
   checkParameters(params, where);
@@ -133,8 +130,8 @@ std::uint32_t ModelBuilder::addIsometricBending(ParticleIndex p0, ParticleIndex 
   return static_cast<std::uint32_t>(model_.isometricBendings.size() - 1);
 }
 
-std::uint32_t ModelBuilder::addTetVolume(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2,
-                                         ParticleIndex p3, const ConstraintParameters& params) {
+std::uint32_t ModelBuilder::addTetVolume(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2, ParticleIndex p3,
+                                         const ConstraintParameters& params) {
   const std::string where = describe("tet volume constraint", model_.tetVolumes.size());
   for (ParticleIndex p : {p0, p1, p2, p3}) checkIndex(p, particleCount(), where);
   checkParameters(params, where);
@@ -148,8 +145,8 @@ std::uint32_t ModelBuilder::addTetVolume(ParticleIndex p0, ParticleIndex p1, Par
   return static_cast<std::uint32_t>(model_.tetVolumes.size() - 1);
 }
 
-std::uint32_t ModelBuilder::addGlobalVolume(std::span<const std::array<ParticleIndex, 3>> triangles,
-                                            double pressure, const ConstraintParameters& params) {
+std::uint32_t ModelBuilder::addGlobalVolume(std::span<const std::array<ParticleIndex, 3>> triangles, double pressure,
+                                            const ConstraintParameters& params) {
   const std::string where = describe("global volume constraint", model_.globalVolumes.size());
   checkParameters(params, where);
   if (triangles.empty()) throw Error(where + ": needs at least one triangle");
@@ -170,8 +167,8 @@ std::uint32_t ModelBuilder::addGlobalVolume(std::span<const std::array<ParticleI
   for (const auto& t : triangles) {
     std::array<std::uint32_t, 3> local{};
     for (int k = 0; k < 3; ++k)
-      local[k] = static_cast<std::uint32_t>(
-          std::lower_bound(vertices.begin(), vertices.end(), t[k]) - vertices.begin());
+      local[k] =
+          static_cast<std::uint32_t>(std::lower_bound(vertices.begin(), vertices.end(), t[k]) - vertices.begin());
     model_.volumeTriangles.push_back(local);
   }
   model_.volumeVertices.insert(model_.volumeVertices.end(), vertices.begin(), vertices.end());
@@ -179,8 +176,7 @@ std::uint32_t ModelBuilder::addGlobalVolume(std::span<const std::array<ParticleI
   c.params = params;
   model_.globalVolumes.push_back(c);
   const std::uint32_t index = static_cast<std::uint32_t>(model_.globalVolumes.size() - 1);
-  model_.globalVolumes[index].restVolume =
-      detail::closedMeshVolume(model_, index, model_.initialPosition.data());
+  model_.globalVolumes[index].restVolume = detail::closedMeshVolume(model_, index, model_.initialPosition.data());
   return index;
 }
 
@@ -209,9 +205,8 @@ std::uint32_t ModelBuilder::addGeneric(std::uint32_t function, std::span<const P
   return static_cast<std::uint32_t>(model_.generics.size() - 1);
 }
 
-std::uint32_t ModelBuilder::addGeneric(GenericConstraintFunction function,
-                                       std::span<const ParticleIndex> particles, bool inequality,
-                                       const ConstraintParameters& params) {
+std::uint32_t ModelBuilder::addGeneric(GenericConstraintFunction function, std::span<const ParticleIndex> particles,
+                                       bool inequality, const ConstraintParameters& params) {
   return addGeneric(addGenericFunction(std::move(function)), particles, inequality, params);
 }
 
@@ -231,7 +226,8 @@ void ModelBuilder::setParticleRadius(ParticleIndex first, std::uint32_t count, d
     throw Error("setParticleRadius: particles " + std::to_string(first) + " to " + std::to_string(end - 1) +
                 " out of range (model has " + std::to_string(particleCount()) + " particles)");
   setParticleRadius(first, radius);  // validates the radius, naming the first particle
-  std::fill(model_.particleRadius.begin() + first, model_.particleRadius.begin() + static_cast<std::ptrdiff_t>(end), radius);
+  std::fill(model_.particleRadius.begin() + first, model_.particleRadius.begin() + static_cast<std::ptrdiff_t>(end),
+            radius);
 }
 
 std::uint32_t ModelBuilder::addCollider(const Collider& collider, PathFunction path, RotationFunction rotationPath) {
@@ -269,8 +265,7 @@ std::uint32_t ModelBuilder::addCollisionTriangles(std::span<const std::array<Par
   return first;
 }
 
-std::uint32_t ModelBuilder::addObject(std::string name, std::vector<ParticleIndex> particles,
-                                      double dampingFactor) {
+std::uint32_t ModelBuilder::addObject(std::string name, std::vector<ParticleIndex> particles, double dampingFactor) {
   const std::string where = "object '" + name + "'";
   for (ParticleIndex p : particles) checkIndex(p, particleCount(), where);
   if (!(dampingFactor >= 0.0 && dampingFactor <= 1.0))

@@ -83,8 +83,9 @@ __attribute__((target("avx2"))) void predictAvx2(const PredictionPass& pass, std
       }
       _mm256_storeu_pd(xPrev + 4 * k, position);
       const __m256d acceleration =
-          pass.forces ? _mm256_add_pd(gravity[k], _mm256_mul_pd(wSpread[k], _mm256_loadu_pd(pass.force[i].data() + 4 * k)))
-                      : gravityOnly[k];
+          pass.forces
+              ? _mm256_add_pd(gravity[k], _mm256_mul_pd(wSpread[k], _mm256_loadu_pd(pass.force[i].data() + 4 * k)))
+              : gravityOnly[k];
       velocity = _mm256_add_pd(velocity, _mm256_mul_pd(h, acceleration));
       _mm256_storeu_pd(x + 4 * k, _mm256_add_pd(position, _mm256_mul_pd(h, velocity)));
       if (pass.storeVelocities) _mm256_storeu_pd(v + 4 * k, velocity);

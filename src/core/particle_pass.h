@@ -9,14 +9,14 @@
 namespace pliant::detail {
 
 struct PredictionPass {
-  Vec3* x = nullptr;          // m, positions, predicted in place
-  Vec3* xPrev = nullptr;      // m, set to the positions before the prediction
-  Vec3* v = nullptr;          // m/s
-  const double* w = nullptr;  // 1/kg
+  Vec3* x = nullptr;            // m, positions, predicted in place
+  Vec3* xPrev = nullptr;        // m, set to the positions before the prediction
+  Vec3* v = nullptr;            // m/s
+  const double* w = nullptr;    // 1/kg
   const Vec3* force = nullptr;  // N, read only when `forces`
-  double h = 0.0;             // s, the substep
-  double invH = 0.0;          // 1/s
-  double dampingFactor = 1.0;  // velocity factor per substep (1: none)
+  double h = 0.0;               // s, the substep
+  double invH = 0.0;            // 1/s
+  double dampingFactor = 1.0;   // velocity factor per substep (1: none)
   Vec3 gravity = Vec3::Zero();  // m/s^2
   bool forces = false;          // some external force is not zero
   // Form the velocities from the last substep's motion first (the fused velocity pass); else

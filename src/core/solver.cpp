@@ -41,8 +41,7 @@ void SolverSettings::validate() const {
   if (!gravity.allFinite()) throw Error("solver settings: gravity must be finite");
   if (!std::isfinite(velocityDamping) || velocityDamping < 0.0)
     throw Error("solver settings: velocityDamping must be a finite number >= 0 1/s");
-  if (!(maxDisplacementPerStep > 0.0))
-    throw Error("solver settings: maxDisplacementPerStep must be > 0 m");
+  if (!(maxDisplacementPerStep > 0.0)) throw Error("solver settings: maxDisplacementPerStep must be > 0 m");
   if (!std::isfinite(contactMargin) || contactMargin < 0.0)
     throw Error("solver settings: contactMargin must be a finite number >= 0 m, got " + std::to_string(contactMargin));
   if (!(maxDepenetrationVelocity > 0.0))
@@ -102,8 +101,8 @@ namespace {
 
 void checkEditedParticle(const Model& model, ParticleIndex particle, const char* what) {
   if (particle >= model.particleCount())
-    throw Error(std::string("solver: ") + what + ": particle " + std::to_string(particle) + " out of range (model has " +
-                std::to_string(model.particleCount()) + " particles)");
+    throw Error(std::string("solver: ") + what + ": particle " + std::to_string(particle) +
+                " out of range (model has " + std::to_string(model.particleCount()) + " particles)");
   for (const KinematicParticle& k : model.kinematicParticles)
     if (k.particle == particle)
       throw Error(std::string("solver: ") + what + ": particle " + std::to_string(particle) +
@@ -120,7 +119,7 @@ void Solver::setParticleMass(ParticleIndex particle, double mass) {
   const double inverse = (mass == 0.0 || std::isinf(mass)) ? 0.0 : 1.0 / mass;
   Model& model = ownModel();
   if ((model.inverseMass[particle] == 0.0) != (inverse == 0.0)) planStale_ = true;
-  model.mass[particle] = mass;
+  model.mass[particle] = std::isinf(mass) ? 0.0 : mass;  // as ModelBuilder::addParticle stores it
   model.inverseMass[particle] = inverse;
 }
 
@@ -147,7 +146,7 @@ void Solver::setConstraintParameters(ConstraintRef constraint, const ConstraintP
       constraint.index >= model_->constraintCount(constraint.family))
     throw Error("solver: setConstraintParameters: no " +
                 std::string(static_cast<int>(constraint.family) < kConstraintFamilyCount ? familyName(constraint.family)
-                                                                                          : "such") +
+                                                                                         : "such") +
                 " constraint " + std::to_string(constraint.index));
   detail::checkParameters(params, std::string("solver: setConstraintParameters: ") + familyName(constraint.family) +
                                       " constraint " + std::to_string(constraint.index));
@@ -192,11 +191,11 @@ struct Solver::StepFrame {
   detail::PredictionPass pass;
   int threads = 1;
   std::int64_t particles = 0;
-  double h = 0.0;              // s, the substep
-  double stepStart = 0.0;      // s
+  double h = 0.0;          // s, the substep
+  double stepStart = 0.0;  // s
   int substep = 0;
-  double substepStart = 0.0;   // s
-  double substepEnd = 0.0;     // s
+  double substepStart = 0.0;  // s
+  double substepEnd = 0.0;    // s
   // Contacts take their approach velocities from the state after the prediction (stage 3), and
   // tracing checks them: the prediction must store its velocities then.
   bool velocitiesReadInSubstep = false;
@@ -245,8 +244,7 @@ Solver::StepFrame Solver::beginStep(State& state, detail::StepTrace* trace) {
   // Without external forces the prediction reads no force array (particle_pass.cpp).
   pass.forces = std::any_of(state.externalForce.begin(), state.externalForce.end(),
                             [](const Vec3& force) { return force != Vec3::Zero(); });
-  f.velocitiesReadInSubstep =
-      trace || !model.colliders.empty() || particleContacts_->active() || model.selfCollision;
+  f.velocitiesReadInSubstep = trace || !model.colliders.empty() || particleContacts_->active() || model.selfCollision;
   f.projection = trace ? StepFrame::Projection::Traced
                        : (f.threads > 1 ? StepFrame::Projection::Parallel : StepFrame::Projection::Serial);
   const bool movingTargets = std::any_of(model.attachments.begin(), model.attachments.end(),
@@ -399,10 +397,8 @@ void Solver::dampObjects(State& state) {
 StepResult Solver::step(State& state) {
   const Model& model = *model_;
   if (state.position.size() != model.particleCount() || state.velocity.size() != model.particleCount() ||
-      state.previousPosition.size() != model.particleCount() ||
-      state.externalForce.size() != model.particleCount() ||
-      state.lambda.size() != model.totalConstraintCount() ||
-      state.attachmentTarget.size() != model.attachments.size())
+      state.previousPosition.size() != model.particleCount() || state.externalForce.size() != model.particleCount() ||
+      state.lambda.size() != model.totalConstraintCount() || state.attachmentTarget.size() != model.attachments.size())
     throw Error("state does not match the model (create it with State::fromModel)");
   if (planStale_) replan();
   userFunctionError_.clear();

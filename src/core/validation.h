@@ -32,8 +32,8 @@ inline void checkParameters(const ConstraintParameters& p, const std::string& wh
 
 inline void checkIndex(ParticleIndex p, std::size_t count, const std::string& where) {
   if (p >= count)
-    throw Error(where + ": particle index " + std::to_string(p) + " out of range (model has " +
-                std::to_string(count) + " particles)");
+    throw Error(where + ": particle index " + std::to_string(p) + " out of range (model has " + std::to_string(count) +
+                " particles)");
 }
 
 inline void checkLength(double value, const std::string& where, const char* field) {

@@ -149,18 +149,24 @@ class LineReader {
   double real(std::size_t k, const std::string& expected) const {
     double value = 0.0;
     switch (toReal(tokens_[k], value)) {
-      case Parsed::ok: return value;
-      case Parsed::notFinite: fail(shown(tokens_[k]) + " is not a finite number; expected " + expected);
-      default: fail(shown(tokens_[k]) + " is not a number; expected " + expected);
+      case Parsed::ok:
+        return value;
+      case Parsed::notFinite:
+        fail(shown(tokens_[k]) + " is not a finite number; expected " + expected);
+      default:
+        fail(shown(tokens_[k]) + " is not a number; expected " + expected);
     }
   }
 
   long long integer(std::size_t k, const std::string& expected) const {
     long long value = 0;
     switch (toInteger(tokens_[k], value)) {
-      case Parsed::ok: return value;
-      case Parsed::outOfRange: fail(shown(tokens_[k]) + " is out of range; expected " + expected);
-      default: fail(shown(tokens_[k]) + " is not an integer; expected " + expected);
+      case Parsed::ok:
+        return value;
+      case Parsed::outOfRange:
+        fail(shown(tokens_[k]) + " is out of range; expected " + expected);
+      default:
+        fail(shown(tokens_[k]) + " is not an integer; expected " + expected);
     }
   }
 
@@ -214,8 +220,7 @@ void orientTetsAt(TetMesh& mesh, const std::string& path, const std::vector<std:
     hi = hi.cwiseMax(x);
   }
   const double boxVolume = (hi - lo).prod();
-  if (!std::isfinite(boxVolume))
-    throw Error(path + ": coordinates too large (bounding box volume is not finite)");
+  if (!std::isfinite(boxVolume)) throw Error(path + ": coordinates too large (bounding box volume is not finite)");
   const double tiny = 1e-12 * boxVolume;
 
   std::vector<double> volume(mesh.tets.size());
@@ -224,8 +229,9 @@ void orientTetsAt(TetMesh& mesh, const std::string& path, const std::vector<std:
     volume[t] = signedVolume(mesh.vertices, mesh.tets[t]);
     if (!std::isfinite(volume[t])) throw Error(where(t) + ": volume is not finite (coordinates too large)");
     if (!(std::abs(volume[t]) > 0.0) || std::abs(volume[t]) < tiny)
-      throw Error(where(t) + " is degenerate (volume " + format(volume[t]) + " m^3, below 1e-12 of the bounding box volume " +
-                  format(boxVolume) + " m^3); expected four vertices not in one plane");
+      throw Error(where(t) + " is degenerate (volume " + format(volume[t]) +
+                  " m^3, below 1e-12 of the bounding box volume " + format(boxVolume) +
+                  " m^3); expected four vertices not in one plane");
     if (volume[t] > 0.0) ++positive;
   }
   // A file whose tets all use the other vertex order is flipped as a whole; a tie keeps the file's sign.
@@ -257,7 +263,8 @@ long long readNodeFile(const std::string& path, std::vector<Vec3>& vertices) {
   if (!in.next()) throw Error(path + ": empty file; expected " + header);
   if (in.size() > 4) in.fail(std::to_string(in.size()) + " numbers in the header; expected " + header);
   const long long count = in.integer(0, 0, kMaxVertices, "a node count from 0 to " + std::to_string(kMaxVertices));
-  if (in.size() > 1 && in.integer(1, "the dimension 3") != 3) in.fail("dimension " + shown(in[1]) + "; expected 3 (a tetrahedral mesh)");
+  if (in.size() > 1 && in.integer(1, "the dimension 3") != 3)
+    in.fail("dimension " + shown(in[1]) + "; expected 3 (a tetrahedral mesh)");
   const long long attributes = in.size() > 2 ? in.integer(2, 0, kMaxAttributes, "a number of attributes >= 0") : 0;
   const long long markers = in.size() > 3 ? in.integer(3, 0, 1, "a boundary marker flag 0 or 1") : 0;
   if (count == 0) in.fail("the header declares 0 nodes; expected at least 4 (the mesh is empty)");
@@ -270,7 +277,8 @@ long long readNodeFile(const std::string& path, std::vector<Vec3>& vertices) {
   long long first = 0;
   for (long long i = 0; i < count; ++i) {
     if (!in.next())
-      in.fail("file ends after " + std::to_string(i) + " of the " + std::to_string(count) + " nodes the header declares");
+      in.fail("file ends after " + std::to_string(i) + " of the " + std::to_string(count) +
+              " nodes the header declares");
     if (in.size() != fields) in.fail(std::to_string(in.size()) + " numbers on a node line; expected " + recordForm);
     const long long index = in.integer(0, "a node index");
     if (i == 0) {
@@ -281,7 +289,8 @@ long long readNodeFile(const std::string& path, std::vector<Vec3>& vertices) {
       in.fail("node index " + shown(in[0]) + " is out of range; expected " + std::to_string(first) + " to " +
               std::to_string(first + count - 1));
     NodeRecord r{static_cast<std::uint32_t>(index - first), in.line(), Vec3::Zero()};
-    for (int d = 0; d < 3; ++d) r.x[d] = in.real(static_cast<std::size_t>(1 + d), std::string("the ") + "xyz"[d] + " coordinate");
+    for (int d = 0; d < 3; ++d)
+      r.x[d] = in.real(static_cast<std::size_t>(1 + d), std::string("the ") + "xyz"[d] + " coordinate");
     for (std::size_t k = 4; k < 4 + static_cast<std::size_t>(attributes); ++k) in.real(k, "an attribute value");
     if (markers > 0) in.integer(fields - 1, "an integer boundary marker");
     records.push_back(r);
@@ -293,8 +302,9 @@ long long readNodeFile(const std::string& path, std::vector<Vec3>& vertices) {
   vertices.assign(static_cast<std::size_t>(count), Vec3::Zero());
   for (const NodeRecord& r : records) {
     if (lineOf[r.slot] != 0)
-      failAt(path, r.line, "node " + std::to_string(first + r.slot) + " is defined twice (first at line " +
-                               std::to_string(lineOf[r.slot]) + "); expected each index once");
+      failAt(path, r.line,
+             "node " + std::to_string(first + r.slot) + " is defined twice (first at line " +
+                 std::to_string(lineOf[r.slot]) + "); expected each index once");
     lineOf[r.slot] = r.line;
     vertices[r.slot] = r.x;
   }
@@ -310,7 +320,8 @@ void readEleFile(const std::string& path, std::size_t nodeCount, long long first
   if (in.size() > 3) in.fail(std::to_string(in.size()) + " numbers in the header; expected " + header);
   const long long count = in.integer(0, 0, std::numeric_limits<std::int64_t>::max(), "a tetrahedron count >= 0");
   const long long perTet = in.size() > 1 ? in.integer(1, "4 or 10 nodes per tetrahedron") : 4;
-  if (perTet != 4 && perTet != 10) in.fail(shown(in[1]) + " nodes per tetrahedron; expected 4 or 10 (10: quadratic, its first 4 are the corners)");
+  if (perTet != 4 && perTet != 10)
+    in.fail(shown(in[1]) + " nodes per tetrahedron; expected 4 or 10 (10: quadratic, its first 4 are the corners)");
   const long long attributes = in.size() > 2 ? in.integer(2, 0, kMaxAttributes, "a number of attributes >= 0") : 0;
   if (count == 0) in.fail("the header declares 0 tetrahedra; expected at least one (the mesh is empty)");
   const std::size_t fields = static_cast<std::size_t>(1 + perTet + attributes);
@@ -319,16 +330,19 @@ void readEleFile(const std::string& path, std::size_t nodeCount, long long first
 
   for (long long i = 0; i < count; ++i) {
     if (!in.next())
-      in.fail("file ends after " + std::to_string(i) + " of the " + std::to_string(count) + " tetrahedra the header declares");
+      in.fail("file ends after " + std::to_string(i) + " of the " + std::to_string(count) +
+              " tetrahedra the header declares");
     if (in.size() != fields)
-      in.fail(std::to_string(in.size()) + " numbers on a tetrahedron line; expected " + std::to_string(fields) + " '<index> <" +
-              std::to_string(perTet) + " node indices>" + (attributes > 0 ? " <" + std::to_string(attributes) + " attributes>" : std::string()) + "'");
+      in.fail(std::to_string(in.size()) + " numbers on a tetrahedron line; expected " + std::to_string(fields) +
+              " '<index> <" + std::to_string(perTet) + " node indices>" +
+              (attributes > 0 ? " <" + std::to_string(attributes) + " attributes>" : std::string()) + "'");
     in.integer(0, "a tetrahedron index");
     std::array<std::uint32_t, 4> tet{};
     for (std::size_t k = 1; k <= static_cast<std::size_t>(perTet); ++k) {
       const long long node = in.integer(k, "a node index from " + range);
       if (node < first || node > last)
-        in.fail("node index " + shown(in[k]) + " is out of range; expected " + range + " (the nodes of the .node file)");
+        in.fail("node index " + shown(in[k]) + " is out of range; expected " + range +
+                " (the nodes of the .node file)");
       if (k <= 4) tet[k - 1] = static_cast<std::uint32_t>(node - first);
     }
     for (std::size_t k = 1 + static_cast<std::size_t>(perTet); k < fields; ++k) in.real(k, "an attribute value");
@@ -362,11 +376,14 @@ class GmshReader {
       const std::string_view section = in_[0];
       if (section == "$MeshFormat") in_.fail("second $MeshFormat section; expected one");
       if (section == "$Nodes") {
-        if (nodesLine_ != 0) in_.fail("second $Nodes section (the first is at line " + std::to_string(nodesLine_) + "); expected one");
+        if (nodesLine_ != 0)
+          in_.fail("second $Nodes section (the first is at line " + std::to_string(nodesLine_) + "); expected one");
         nodesLine_ = in_.line();
         version41_ ? readNodes41() : readNodes22();
       } else if (section == "$Elements") {
-        if (elementsLine_ != 0) in_.fail("second $Elements section (the first is at line " + std::to_string(elementsLine_) + "); expected one");
+        if (elementsLine_ != 0)
+          in_.fail("second $Elements section (the first is at line " + std::to_string(elementsLine_) +
+                   "); expected one");
         elementsLine_ = in_.line();
         version41_ ? readElements41() : readElements22();
       } else {
@@ -375,8 +392,7 @@ class GmshReader {
     }
     if (nodesLine_ == 0) throw Error(path + ": no $Nodes section; expected the mesh's nodes");
     if (elementsLine_ == 0) throw Error(path + ": no $Elements section; expected the mesh's tetrahedra");
-    if (tets_.empty())
-      failAt(path, elementsLine_, "empty mesh: no 4-node tetrahedra (element type 4) in $Elements");
+    if (tets_.empty()) failAt(path, elementsLine_, "empty mesh: no 4-node tetrahedra (element type 4) in $Elements");
 
     TetMesh mesh;
     mesh.vertices = std::move(vertices_);
@@ -386,7 +402,8 @@ class GmshReader {
       for (int k = 0; k < 4; ++k) {
         const auto found = index_.find(t.tags[k]);
         if (found == index_.end())
-          failAt(path, t.line, "tetrahedron uses node tag " + std::to_string(t.tags[k]) + ", which $Nodes does not define");
+          failAt(path, t.line,
+                 "tetrahedron uses node tag " + std::to_string(t.tags[k]) + ", which $Nodes does not define");
         tet[k] = found->second;
       }
       mesh.tets.push_back(tet);
@@ -399,10 +416,13 @@ class GmshReader {
  private:
   void readFormat() {
     if (!in_.next()) in_.fail("file ends inside $MeshFormat; expected '<version> <file-type> <data-size>'");
-    if (in_.size() != 3) in_.fail(std::to_string(in_.size()) + " values in $MeshFormat; expected '<version 2.2|4.1> <file-type 0> <data-size 8>'");
+    if (in_.size() != 3)
+      in_.fail(std::to_string(in_.size()) +
+               " values in $MeshFormat; expected '<version 2.2|4.1> <file-type 0> <data-size 8>'");
     const double version = in_.real(0, "a format version 2.2 or 4.1");
     const long long fileType = in_.integer(1, "a file type 0 (ASCII) or 1 (binary)");
-    if (fileType == 1) in_.fail("binary .msh is not supported; save as ASCII (Gmsh: Mesh.Binary = 0, no -bin on the command line)");
+    if (fileType == 1)
+      in_.fail("binary .msh is not supported; save as ASCII (Gmsh: Mesh.Binary = 0, no -bin on the command line)");
     if (fileType != 0) in_.fail("file type " + shown(in_[1]) + "; expected 0 (ASCII)");
     if (version == 4.1) {
       version41_ = true;
@@ -419,7 +439,8 @@ class GmshReader {
     const std::size_t opened = in_.line();
     while (in_.next())
       if (in_[0] == end) return;
-    in_.fail("file ends inside section " + shown(section) + " opened at line " + std::to_string(opened) + "; expected " + end);
+    in_.fail("file ends inside section " + shown(section) + " opened at line " + std::to_string(opened) +
+             "; expected " + end);
   }
 
   // Ends a section: the next line must be `end`.
@@ -442,11 +463,13 @@ class GmshReader {
   }
 
   void addNode(long long tag, std::size_t tagLine, const Vec3& x) {
-    if (static_cast<long long>(vertices_.size()) >= kMaxVertices) in_.fail("more than " + std::to_string(kMaxVertices) + " nodes; too many");
+    if (static_cast<long long>(vertices_.size()) >= kMaxVertices)
+      in_.fail("more than " + std::to_string(kMaxVertices) + " nodes; too many");
     const auto [it, inserted] = index_.emplace(tag, static_cast<std::uint32_t>(vertices_.size()));
     if (!inserted)
-      failAt(in_.path(), tagLine, "node tag " + std::to_string(tag) + " is defined twice (first at line " +
-                                      std::to_string(tagLines_[it->second]) + "); expected each tag once");
+      failAt(in_.path(), tagLine,
+             "node tag " + std::to_string(tag) + " is defined twice (first at line " +
+                 std::to_string(tagLines_[it->second]) + "); expected each tag once");
     vertices_.push_back(x);
     tagLines_.push_back(tagLine);
   }
@@ -466,7 +489,8 @@ class GmshReader {
     const long long count = in_.integer(0, 0, kMaxVertices, "a node count >= 0");
     for (long long i = 0; i < count; ++i) {
       nextRecord("nodes the section declares", i, count);
-      if (in_.size() != 4) in_.fail(std::to_string(in_.size()) + " values on a node line; expected 4 '<tag> <x> <y> <z>'");
+      if (in_.size() != 4)
+        in_.fail(std::to_string(in_.size()) + " values on a node line; expected 4 '<tag> <x> <y> <z>'");
       const long long tag = in_.integer(0, 1, std::numeric_limits<long long>::max(), "a node tag >= 1");
       addNode(tag, in_.line(), coordinates(1));
     }
@@ -481,10 +505,13 @@ class GmshReader {
     const long long count = in_.integer(0, 0, std::numeric_limits<std::int64_t>::max(), "an element count >= 0");
     for (long long i = 0; i < count; ++i) {
       nextRecord("elements the section declares", i, count);
-      if (in_.size() < 4) in_.fail(std::to_string(in_.size()) + " values on an element line; expected '<tag> <type> <number of tags> <tags...> <nodes...>'");
+      if (in_.size() < 4)
+        in_.fail(std::to_string(in_.size()) +
+                 " values on an element line; expected '<tag> <type> <number of tags> <tags...> <nodes...>'");
       for (std::size_t k = 0; k < in_.size(); ++k) in_.integer(k, "integers on an element line");
       const long long type = in_.integer(1, "an element type");
-      const long long tagCount = in_.integer(2, 0, static_cast<long long>(in_.size()) - 4, "a number of tags that leaves room for the nodes");
+      const long long tagCount =
+          in_.integer(2, 0, static_cast<long long>(in_.size()) - 4, "a number of tags that leaves room for the nodes");
       if (type != 4) continue;  // only 4-node tetrahedra make the mesh
       const std::size_t firstNode = 3 + static_cast<std::size_t>(tagCount);
       if (in_.size() != firstNode + 4)
@@ -501,7 +528,8 @@ class GmshReader {
   void readNodes41() {
     section_ = "Nodes";
     nextOrFail("'<entity blocks> <nodes> <min tag> <max tag>'");
-    if (in_.size() != 4) in_.fail(std::to_string(in_.size()) + " values; expected 4 '<entity blocks> <nodes> <min tag> <max tag>'");
+    if (in_.size() != 4)
+      in_.fail(std::to_string(in_.size()) + " values; expected 4 '<entity blocks> <nodes> <min tag> <max tag>'");
     const long long blocks = in_.integer(0, 0, std::numeric_limits<std::int64_t>::max(), "a block count >= 0");
     const long long count = in_.integer(1, 0, kMaxVertices, "a node count >= 0");
     const long long minTag = in_.integer(2, "the smallest node tag");
@@ -510,11 +538,15 @@ class GmshReader {
     long long seen = 0;
     for (long long b = 0; b < blocks; ++b) {
       nextRecord("entity blocks the section declares", b, blocks);
-      if (in_.size() != 4) in_.fail(std::to_string(in_.size()) + " values; expected 4 '<entity dim> <entity tag> <parametric 0|1> <nodes in block>'");
+      if (in_.size() != 4)
+        in_.fail(std::to_string(in_.size()) +
+                 " values; expected 4 '<entity dim> <entity tag> <parametric 0|1> <nodes in block>'");
       const long long dim = in_.integer(0, 0, 3, "an entity dimension 0 to 3");
       in_.integer(1, "an entity tag");
       const long long parametric = in_.integer(2, 0, 1, "parametric 0 or 1");
-      const long long inBlock = in_.integer(3, 0, count - seen, "at most the " + std::to_string(count - seen) + " nodes left of the declared " + std::to_string(count));
+      const long long inBlock = in_.integer(
+          3, 0, count - seen,
+          "at most the " + std::to_string(count - seen) + " nodes left of the declared " + std::to_string(count));
       seen += inBlock;
       std::vector<std::pair<long long, std::size_t>> tags;  // grows with the lines actually read
       for (long long i = 0; i < inBlock; ++i) {
@@ -522,8 +554,8 @@ class GmshReader {
         if (in_.size() != 1) in_.fail(std::to_string(in_.size()) + " values; expected one node tag per line");
         const long long tag = in_.integer(0, 1, std::numeric_limits<long long>::max(), "a node tag >= 1");
         if (tag < minTag || tag > maxTag)
-          in_.fail("node tag " + shown(in_[0]) + " is outside " + std::to_string(minTag) + " to " + std::to_string(maxTag) +
-                   " declared at line " + std::to_string(headerLine));
+          in_.fail("node tag " + shown(in_[0]) + " is outside " + std::to_string(minTag) + " to " +
+                   std::to_string(maxTag) + " declared at line " + std::to_string(headerLine));
         tags.emplace_back(tag, in_.line());
       }
       const std::size_t values = 3 + (parametric == 1 ? static_cast<std::size_t>(dim) : 0);
@@ -538,7 +570,8 @@ class GmshReader {
       }
     }
     if (seen != count)
-      failAt(in_.path(), headerLine, "declares " + std::to_string(count) + " nodes but its blocks hold " + std::to_string(seen));
+      failAt(in_.path(), headerLine,
+             "declares " + std::to_string(count) + " nodes but its blocks hold " + std::to_string(seen));
     closeSection("$EndNodes", "the " + std::to_string(blocks) + " node blocks the section declares");
   }
 
@@ -547,7 +580,8 @@ class GmshReader {
   void readElements41() {
     section_ = "Elements";
     nextOrFail("'<entity blocks> <elements> <min tag> <max tag>'");
-    if (in_.size() != 4) in_.fail(std::to_string(in_.size()) + " values; expected 4 '<entity blocks> <elements> <min tag> <max tag>'");
+    if (in_.size() != 4)
+      in_.fail(std::to_string(in_.size()) + " values; expected 4 '<entity blocks> <elements> <min tag> <max tag>'");
     const long long blocks = in_.integer(0, 0, std::numeric_limits<std::int64_t>::max(), "a block count >= 0");
     const long long count = in_.integer(1, 0, std::numeric_limits<std::int64_t>::max(), "an element count >= 0");
     in_.integer(2, "the smallest element tag");
@@ -556,11 +590,15 @@ class GmshReader {
     long long seen = 0;
     for (long long b = 0; b < blocks; ++b) {
       nextRecord("entity blocks the section declares", b, blocks);
-      if (in_.size() != 4) in_.fail(std::to_string(in_.size()) + " values; expected 4 '<entity dim> <entity tag> <element type> <elements in block>'");
+      if (in_.size() != 4)
+        in_.fail(std::to_string(in_.size()) +
+                 " values; expected 4 '<entity dim> <entity tag> <element type> <elements in block>'");
       in_.integer(0, 0, 3, "an entity dimension 0 to 3");
       in_.integer(1, "an entity tag");
       const long long type = in_.integer(2, "an element type");
-      const long long inBlock = in_.integer(3, 0, count - seen, "at most the " + std::to_string(count - seen) + " elements left of the declared " + std::to_string(count));
+      const long long inBlock = in_.integer(
+          3, 0, count - seen,
+          "at most the " + std::to_string(count - seen) + " elements left of the declared " + std::to_string(count));
       seen += inBlock;
       for (long long i = 0; i < inBlock; ++i) {
         nextRecord("elements the block declares", i, inBlock);
@@ -574,7 +612,8 @@ class GmshReader {
       }
     }
     if (seen != count)
-      failAt(in_.path(), headerLine, "declares " + std::to_string(count) + " elements but its blocks hold " + std::to_string(seen));
+      failAt(in_.path(), headerLine,
+             "declares " + std::to_string(count) + " elements but its blocks hold " + std::to_string(seen));
     closeSection("$EndElements", "the " + std::to_string(blocks) + " element blocks the section declares");
   }
 
@@ -607,11 +646,16 @@ TriangleMesh readObj(const std::string& path) {
   char buffer[32];
   while (in.next()) {
     if (in[0] == "v") {
-      if (in.size() < 4) in.fail(std::to_string(in.size() - 1) + " numbers after 'v'; expected three coordinates 'v <x> <y> <z>'");
-      if (in.size() > 8) in.fail(std::to_string(in.size() - 1) + " numbers after 'v'; expected 'v <x> <y> <z> [w]' or 'v <x> <y> <z> <r> <g> <b> [a]'");
-      if (static_cast<long long>(vertices.size()) >= kMaxVertices) in.fail("more than " + std::to_string(kMaxVertices) + " vertices; too many");
+      if (in.size() < 4)
+        in.fail(std::to_string(in.size() - 1) + " numbers after 'v'; expected three coordinates 'v <x> <y> <z>'");
+      if (in.size() > 8)
+        in.fail(std::to_string(in.size() - 1) +
+                " numbers after 'v'; expected 'v <x> <y> <z> [w]' or 'v <x> <y> <z> <r> <g> <b> [a]'");
+      if (static_cast<long long>(vertices.size()) >= kMaxVertices)
+        in.fail("more than " + std::to_string(kMaxVertices) + " vertices; too many");
       Vec3 x;
-      for (int d = 0; d < 3; ++d) x[d] = in.real(static_cast<std::size_t>(1 + d), std::string("the ") + "xyz"[d] + " coordinate");
+      for (int d = 0; d < 3; ++d)
+        x[d] = in.real(static_cast<std::size_t>(1 + d), std::string("the ") + "xyz"[d] + " coordinate");
       for (std::size_t k = 4; k < in.size(); ++k) in.real(k, "a vertex weight or colour");
       vertices.push_back(x);
       clean += 'v';
@@ -622,7 +666,8 @@ TriangleMesh readObj(const std::string& path) {
       }
       clean += '\n';
     } else if (in[0] == "f") {
-      if (in.size() < 4) in.fail(std::to_string(in.size() - 1) + " vertices in a face; expected at least three 'f <i> <j> <k> ...'");
+      if (in.size() < 4)
+        in.fail(std::to_string(in.size() - 1) + " vertices in a face; expected at least three 'f <i> <j> <k> ...'");
       clean += 'f';
       std::vector<long long> used;
       for (std::size_t k = 1; k < in.size(); ++k) {
@@ -635,7 +680,8 @@ TriangleMesh readObj(const std::string& path) {
         while (true) {
           const std::size_t slash = corner.find('/', start);
           if (parts == 3) in.fail(shown(corner) + " has more than two '/'; expected " + form);
-          part[parts++] = corner.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+          part[parts++] =
+              corner.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
           if (slash == std::string_view::npos) break;
           start = slash + 1;
         }
@@ -646,10 +692,11 @@ TriangleMesh readObj(const std::string& path) {
             in.fail(shown(corner) + " is not " + form + " of integers");
         }
         long long v = 0;
-        if (toInteger(part[0], v) == Parsed::ok && v == 0) in.fail("vertex index 0; OBJ indices start at 1 (or -1 for the last vertex)");
+        if (toInteger(part[0], v) == Parsed::ok && v == 0)
+          in.fail("vertex index 0; OBJ indices start at 1 (or -1 for the last vertex)");
         if (toInteger(part[0], v) != Parsed::ok || v < -kMaxVertices || v > kMaxVertices)
-          in.fail("vertex index " + shown(part[0]) + " is out of range; expected 1 to " + std::to_string(vertices.size()) +
-                  " or -1 to -" + std::to_string(vertices.size()) + " (relative)");
+          in.fail("vertex index " + shown(part[0]) + " is out of range; expected 1 to " +
+                  std::to_string(vertices.size()) + " or -1 to -" + std::to_string(vertices.size()) + " (relative)");
         const long long defined = static_cast<long long>(vertices.size());
         if (v < 0) {
           if (-v > defined)
@@ -665,7 +712,8 @@ TriangleMesh readObj(const std::string& path) {
       }
       std::sort(used.begin(), used.end());
       const auto twice = std::adjacent_find(used.begin(), used.end());
-      if (twice != used.end()) in.fail("the face uses vertex " + std::to_string(*twice) + " twice; expected distinct vertices");
+      if (twice != used.end())
+        in.fail("the face uses vertex " + std::to_string(*twice) + " twice; expected distinct vertices");
       clean += '\n';
       faceLines.push_back(in.line());
     }
@@ -675,8 +723,9 @@ TriangleMesh readObj(const std::string& path) {
   if (faceLines.empty()) throw Error(path + ": empty mesh: no faces; expected 'f <i> <j> <k>' lines");
   for (const auto& [v, line] : forward)
     if (v > static_cast<long long>(vertices.size()))
-      failAt(path, line, "vertex index " + std::to_string(v) + " is out of range; the file defines " +
-                             std::to_string(vertices.size()) + " vertices");
+      failAt(path, line,
+             "vertex index " + std::to_string(v) + " is out of range; the file defines " +
+                 std::to_string(vertices.size()) + " vertices");
 
   tinyobj::attrib_t attrib;
   std::vector<tinyobj::shape_t> shapes;
@@ -699,8 +748,8 @@ TriangleMesh readObj(const std::string& path) {
     for (int d = 0; d < 3; ++d) {
       const double theirs = attrib.vertices[3 * i + static_cast<std::size_t>(d)];
       if (!(std::abs(theirs - vertices[i][d]) <= 1e-12 * std::abs(vertices[i][d]) + 1e-300))
-        throw Error(path + ": tinyobjloader read vertex " + std::to_string(i + 1) + " as " + format(theirs) + "; expected " +
-                    format(vertices[i][d]));
+        throw Error(path + ": tinyobjloader read vertex " + std::to_string(i + 1) + " as " + format(theirs) +
+                    "; expected " + format(vertices[i][d]));
     }
 
   TriangleMesh mesh;
@@ -712,21 +761,25 @@ TriangleMesh readObj(const std::string& path) {
       const std::size_t line = face < faceLines.size() ? faceLines[face] : 0;
       ++face;
       if (corners < 3 || offset + corners > shape.mesh.indices.size())
-        failAt(path, line, "tinyobjloader returned a face with " + std::to_string(corners) + " vertices; expected at least three");
+        failAt(path, line,
+               "tinyobjloader returned a face with " + std::to_string(corners) + " vertices; expected at least three");
       std::vector<std::uint32_t> polygon;
       for (std::size_t k = 0; k < corners; ++k) {
         const int v = shape.mesh.indices[offset + k].vertex_index;
         if (v < 0 || static_cast<std::size_t>(v) >= mesh.vertices.size())
-          failAt(path, line, "tinyobjloader returned vertex index " + std::to_string(v) + "; expected 0 to " +
-                                 std::to_string(mesh.vertices.size() - 1));
+          failAt(path, line,
+                 "tinyobjloader returned vertex index " + std::to_string(v) + "; expected 0 to " +
+                     std::to_string(mesh.vertices.size() - 1));
         polygon.push_back(static_cast<std::uint32_t>(v));
       }
       offset += corners;
-      for (std::size_t k = 1; k + 1 < polygon.size(); ++k) mesh.triangles.push_back({polygon[0], polygon[k], polygon[k + 1]});
+      for (std::size_t k = 1; k + 1 < polygon.size(); ++k)
+        mesh.triangles.push_back({polygon[0], polygon[k], polygon[k + 1]});
     }
   }
   if (face != faceLines.size())
-    throw Error(path + ": tinyobjloader read " + std::to_string(face) + " faces; expected " + std::to_string(faceLines.size()));
+    throw Error(path + ": tinyobjloader read " + std::to_string(face) + " faces; expected " +
+                std::to_string(faceLines.size()));
   return mesh;
 }
 
@@ -752,7 +805,8 @@ TetMesh readTetMesh(const std::string& path) {
   const std::string ext = lowerExtension(path);
   if (ext == ".node" || ext == ".ele") return readTetGen(path);
   if (ext == ".msh") return readGmsh(path);
-  throw Error(path + ": unknown tetrahedral mesh extension " + shown(ext) + "; expected .node/.ele (TetGen) or .msh (Gmsh)");
+  throw Error(path + ": unknown tetrahedral mesh extension " + shown(ext) +
+              "; expected .node/.ele (TetGen) or .msh (Gmsh)");
 }
 
 void orientTets(TetMesh& mesh, const std::string& path) { orientTetsAt(mesh, path, nullptr); }

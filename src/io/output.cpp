@@ -319,9 +319,8 @@ std::string vtkXmlFrame(const Topology& topology, const State& state) {
     dst += 4;
   });
   blockHeader(5);
-  forEachCell(topology, n, cells.vertexCells, [&dst](std::uint32_t type, std::span<const ParticleIndex>) {
-    *dst++ = static_cast<char>(type);
-  });
+  forEachCell(topology, n, cells.vertexCells,
+              [&dst](std::uint32_t type, std::span<const ParticleIndex>) { *dst++ = static_cast<char>(type); });
   out += "\n  </AppendedData>\n</VTKFile>\n";
   return out;
 }
@@ -346,13 +345,10 @@ std::string objFrame(const Topology& topology, const State& state) {
   appendNumber(out, state.time);
   out += " s\n";
   const std::size_t headerSize = out.size();
-  out.resize(headerSize + n * kVertexLine + topology.triangles.size() * kFaceLine +
-             topology.lines.size() * kLineLine);
+  out.resize(headerSize + n * kVertexLine + topology.triangles.size() * kFaceLine + topology.lines.size() * kLineLine);
   char* dst = out.data() + headerSize;
   char* const end = out.data() + out.size();
-  auto number = [&dst, end](auto value) {
-    dst = std::to_chars(dst, end, value).ptr;
-  };
+  auto number = [&dst, end](auto value) { dst = std::to_chars(dst, end, value).ptr; };
   for (const Vec3& p : state.position) {
     *dst++ = 'v';
     for (int k = 0; k < 3; ++k) {
@@ -429,12 +425,23 @@ std::string plyFrame(const Topology& topology, const State& state) {
 void appendXmlEscaped(std::string& out, std::string_view text) {
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
 }
@@ -496,8 +503,12 @@ void writeFrame(const std::string& path, FrameFormat format, const Topology& top
     case FrameFormat::Vtk:
       writeFileAtomically(path, endsWithVtu(path) ? vtkXmlFrame(topology, state) : vtkLegacyFrame(topology, state));
       return;
-    case FrameFormat::Obj: writeFileAtomically(path, objFrame(topology, state)); return;
-    case FrameFormat::Ply: writeFileAtomically(path, plyFrame(topology, state)); return;
+    case FrameFormat::Obj:
+      writeFileAtomically(path, objFrame(topology, state));
+      return;
+    case FrameFormat::Ply:
+      writeFileAtomically(path, plyFrame(topology, state));
+      return;
   }
   throw Error("frame '" + path + "': unknown frame format");
 }
@@ -509,7 +520,8 @@ void writePvd(const std::string& path, const std::vector<std::pair<double, std::
       "  <Collection>\n";
   for (std::size_t i = 0; i < frames.size(); ++i) {
     if (!std::isfinite(frames[i].first))
-      throw Error("collection '" + path + "': frame " + std::to_string(i) + " has a non-finite time; expected a finite time in s");
+      throw Error("collection '" + path + "': frame " + std::to_string(i) +
+                  " has a non-finite time; expected a finite time in s");
     out += "    <DataSet timestep=\"";
     appendNumber(out, frames[i].first);
     out += "\" group=\"\" part=\"0\" file=\"";
@@ -546,7 +558,8 @@ void writeCheckpoint(const std::string& path, const State& state) {
     storeLittle64(dst, std::bit_cast<std::uint64_t>(value));
     dst += 8;
   };
-  for (const std::vector<Vec3>* array : {&state.position, &state.velocity, &state.previousPosition, &state.externalForce})
+  for (const std::vector<Vec3>* array :
+       {&state.position, &state.velocity, &state.previousPosition, &state.externalForce})
     for (const Vec3& v : *array)
       for (int k = 0; k < 3; ++k) putDouble(v[k]);
   for (double l : state.lambda) putDouble(l);
@@ -574,12 +587,12 @@ State readCheckpoint(const std::string& path, const Model& model) {
   if (headerBytes < 8 || std::memcmp(header, kCheckpointMagic, 8) != 0)
     checkpointError(path, "not a Pliant checkpoint; expected the file to start with \"PLIANTCK\"");
   if (size < kMinimum)
-    checkpointError(path, "truncated: " + std::to_string(size) + " bytes, expected at least " +
-                              std::to_string(kMinimum));
+    checkpointError(path,
+                    "truncated: " + std::to_string(size) + " bytes, expected at least " + std::to_string(kMinimum));
   const std::uint32_t version = loadLittle32(header + 8);
   if (version != kCheckpointVersion)
-    checkpointError(path, "format version " + std::to_string(version) + ", expected version " +
-                              std::to_string(kCheckpointVersion));
+    checkpointError(
+        path, "format version " + std::to_string(version) + ", expected version " + std::to_string(kCheckpointVersion));
   if (loadLittle32(header + 12) != 0) checkpointError(path, "unknown flags set in the header; expected 0");
   const std::uint64_t particles = loadLittle64(header + 16);
   const std::uint64_t lambdas = loadLittle64(header + 24);
@@ -594,11 +607,11 @@ State readCheckpoint(const std::string& path, const Model& model) {
                               " bytes can hold (truncated or corrupted)");
   const std::uint64_t expected = checkpointSize(particles, lambdas, attachments);
   if (size < expected)
-    checkpointError(path, "truncated: " + std::to_string(size) + " bytes, expected " + std::to_string(expected) +
-                              " for " + counts);
+    checkpointError(
+        path, "truncated: " + std::to_string(size) + " bytes, expected " + std::to_string(expected) + " for " + counts);
   if (size > expected)
-    checkpointError(path, std::to_string(size) + " bytes, expected " + std::to_string(expected) + " for " +
-                              counts + " (trailing data)");
+    checkpointError(path, std::to_string(size) + " bytes, expected " + std::to_string(expected) + " for " + counts +
+                              " (trailing data)");
 
   std::string bytes(static_cast<std::size_t>(size), '\0');
   std::memcpy(bytes.data(), header, kCheckpointHeaderSize);
@@ -606,8 +619,7 @@ State readCheckpoint(const std::string& path, const Model& model) {
   if (!file) checkpointError(path, "read error after the header");
   const std::size_t payload = bytes.size() - kChecksumSize;
   const std::uint64_t stored = loadLittle64(bytes.data() + payload);
-  if (fnv1a(bytes.data(), payload) != stored)
-    checkpointError(path, "checksum mismatch; the file is corrupted");
+  if (fnv1a(bytes.data(), payload) != stored) checkpointError(path, "checksum mismatch; the file is corrupted");
 
   if (particles != model.particleCount() || lambdas != model.totalConstraintCount() ||
       attachments != model.attachments.size())

@@ -18,13 +18,27 @@ std::string ProbeRecorder::header() const {
   };
   for (const Probe& p : scene_->probes) {
     switch (p.kind) {
-      case Probe::Kind::Particle: add(p, {"x", "y", "z", "vx", "vy", "vz"}); break;
-      case Probe::Kind::ConstraintForce: add(p, {"force"}); break;
-      case Probe::Kind::Energy: add(p, {"kinetic", "gravitational", "elastic", "total"}); break;
-      case Probe::Kind::Momentum: add(p, {"px", "py", "pz", "Lx", "Ly", "Lz"}); break;
-      case Probe::Kind::CentreOfMass: add(p, {"x", "y", "z"}); break;
-      case Probe::Kind::Residual: add(p, {"max", "rms"}); break;
-      case Probe::Kind::Intersections: add(p, {"pairs"}); break;
+      case Probe::Kind::Particle:
+        add(p, {"x", "y", "z", "vx", "vy", "vz"});
+        break;
+      case Probe::Kind::ConstraintForce:
+        add(p, {"force"});
+        break;
+      case Probe::Kind::Energy:
+        add(p, {"kinetic", "gravitational", "elastic", "total"});
+        break;
+      case Probe::Kind::Momentum:
+        add(p, {"px", "py", "pz", "Lx", "Ly", "Lz"});
+        break;
+      case Probe::Kind::CentreOfMass:
+        add(p, {"x", "y", "z"});
+        break;
+      case Probe::Kind::Residual:
+        add(p, {"max", "rms"});
+        break;
+      case Probe::Kind::Intersections:
+        add(p, {"pairs"});
+        break;
     }
   }
   return h + "\n";
@@ -57,7 +71,9 @@ void ProbeRecorder::record(const State& state, std::string& out) const {
         for (double c : {x.x(), x.y(), x.z(), v.x(), v.y(), v.z()}) put(c);
         break;
       }
-      case Probe::Kind::ConstraintForce: put(constraintForce(model, state, p.constraint)); break;
+      case Probe::Kind::ConstraintForce:
+        put(constraintForce(model, state, p.constraint));
+        break;
       case Probe::Kind::Energy: {
         EnergyReport e = computeEnergy(model, state, scene_->settings);
         if (subset) {

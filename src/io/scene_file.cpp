@@ -92,7 +92,8 @@ class SceneReader {
   const Json& array(const Node& node, std::size_t minSize = 0) const {
     if (!node.json.is_array()) fail(node, "expected an array, got " + typeName(node.json));
     if (node.json.size() < minSize)
-      fail(node, "expected an array of at least " + std::to_string(minSize) + (minSize == 1 ? " element" : " elements"));
+      fail(node,
+           "expected an array of at least " + std::to_string(minSize) + (minSize == 1 ? " element" : " elements"));
     return node.json;
   }
 
@@ -120,7 +121,8 @@ class SceneReader {
     if (!node.json.is_number_integer())
       fail(node, "expected an integer, got " + (node.json.is_number() ? node.json.dump() : typeName(node.json)));
     if (node.json.is_number_unsigned() && node.json.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
-      fail(node, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + node.json.dump());
+      fail(node, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+                     node.json.dump());
     const std::int64_t v = node.json.get<std::int64_t>();
     if (v < min || v > max)
       fail(node, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
@@ -202,8 +204,7 @@ PathFunction parsePath(const SceneReader& r, const Node& node, const Vec3& offse
     const Node k = r.element(frames, i);
     r.allowOnly(k, {"time", "position"});
     const double t = r.number(r.child(k, "time"));
-    if (!keys.empty() && !(t > keys.back().first))
-      r.fail(k, "keyframe times must increase strictly");
+    if (!keys.empty() && !(t > keys.back().first)) r.fail(k, "keyframe times must increase strictly");
     keys.emplace_back(t, r.vec3(r.child(k, "position")) + offset);
   }
   return [keys](double t) -> Vec3 {
@@ -222,13 +223,14 @@ class SceneLoader {
 
   Scene load(const Json& root) {
     const Node top{root, ""};
-    r_.allowOnly(top, {"$schema", "name", "description", "solver", "frames", "duration", "objects",
-                       "constraints", "attachments", "kinematic", "colliders", "particle_contact",
-                       "surface_contact", "probes", "probe_every"});
+    r_.allowOnly(
+        top, {"$schema", "name", "description", "solver", "frames", "duration", "objects", "constraints", "attachments",
+              "kinematic", "colliders", "particle_contact", "surface_contact", "probes", "probe_every"});
     if (r_.has(top, "name")) scene_.name = r_.string(r_.child(top, "name"));
     if (r_.has(top, "description")) scene_.description = r_.string(r_.child(top, "description"));
     parseSolver(top);
-    r_.forEachElement(top, "objects", [&](const Node& o) { parseObject(o); }, 1);
+    r_.forEachElement(
+        top, "objects", [&](const Node& o) { parseObject(o); }, 1);
     r_.forEachElement(top, "constraints", [&](const Node& n) { parseConstraint(n); });
     r_.forEachElement(top, "attachments", [&](const Node& n) { parseAttachment(n); });
     r_.forEachElement(top, "kinematic", [&](const Node& n) { parseKinematic(n); });
@@ -240,8 +242,7 @@ class SceneLoader {
       builder_.model().particleContactMaterial = contactMaterial(pc);
     }
     if (r_.has(top, "surface_contact")) parseSurfaceContact(r_.child(top, "surface_contact"));
-    if (r_.has(top, "frames") && r_.has(top, "duration"))
-      r_.fail(top, "give either 'frames' or 'duration', not both");
+    if (r_.has(top, "frames") && r_.has(top, "duration")) r_.fail(top, "give either 'frames' or 'duration', not both");
     if (r_.has(top, "frames")) scene_.frames = static_cast<int>(r_.integer(r_.child(top, "frames"), 0, 100000000));
     if (r_.has(top, "duration")) {
       const double duration = r_.number(r_.child(top, "duration"), 0.0, 1e9);
@@ -293,8 +294,8 @@ class SceneLoader {
     if (r_.has(s, "iteration_independent_stiffness"))
       out.iterationIndependentStiffness = r_.boolean(r_.child(s, "iteration_independent_stiffness"));
     out.velocityDamping = r_.number(s, "velocity_damping", 0.0, 0.0, 1e6);
-    out.maxDisplacementPerStep =
-        r_.number(s, "max_displacement", out.maxDisplacementPerStep, 0.0, std::numeric_limits<double>::infinity(), true);
+    out.maxDisplacementPerStep = r_.number(s, "max_displacement", out.maxDisplacementPerStep, 0.0,
+                                           std::numeric_limits<double>::infinity(), true);
     out.contactMargin = r_.number(s, "contact_margin", out.contactMargin, 0.0, 1e6);
     out.maxDepenetrationVelocity = r_.number(s, "max_depenetration_velocity", out.maxDepenetrationVelocity, 0.0,
                                              std::numeric_limits<double>::infinity(), true);
@@ -371,7 +372,8 @@ class SceneLoader {
       r_.allowOnly(c, {"type", "centre", "radius", "friction", "restitution", "path", "angular_velocity"});
       collider = Collider::sphere(r_.vec3(r_.child(c, "centre")), r_.number(r_.child(c, "radius"), 0.0, inf, true));
     } else if (type == "box") {
-      r_.allowOnly(c, {"type", "centre", "half_extents", "rotation", "friction", "restitution", "path", "angular_velocity"});
+      r_.allowOnly(
+          c, {"type", "centre", "half_extents", "rotation", "friction", "restitution", "path", "angular_velocity"});
       const Node halfNode = r_.child(c, "half_extents");
       const Vec3 half = r_.vec3(halfNode);
       if (!(half.array() > 0.0).all()) r_.fail(halfNode, "half extents must be > 0 m");
@@ -423,11 +425,13 @@ class SceneLoader {
       else scale = Vec3::Constant(r_.number(s, 0.0, std::numeric_limits<double>::infinity(), true));
       if (!(scale.array() > 0.0).all()) r_.fail(s, "scale factors must be > 0");
     }
-    if (r_.has(c, "cell_size") && r_.has(c, "max_cells")) r_.fail(c, "give either \"cell_size\" or \"max_cells\", not both");
+    if (r_.has(c, "cell_size") && r_.has(c, "max_cells"))
+      r_.fail(c, "give either \"cell_size\" or \"max_cells\", not both");
     SignedDistanceGridOptions options;
     const double inf = std::numeric_limits<double>::infinity();
     options.cellSize = r_.number(c, "cell_size", 0.0, 0.0, inf, true);
-    if (r_.has(c, "max_cells")) options.maxCellsPerAxis = static_cast<int>(r_.integer(r_.child(c, "max_cells"), 1, 4096));
+    if (r_.has(c, "max_cells"))
+      options.maxCellsPerAxis = static_cast<int>(r_.integer(r_.child(c, "max_cells"), 1, 4096));
     options.padding = r_.number(c, "padding", -1.0, 0.0, inf);
     const Vec3 position = r_.vec3(c, "position", Vec3::Zero());
     const Quat q = r_.has(c, "rotation") ? rotation(r_.child(c, "rotation")) : Quat::Identity();
@@ -548,7 +552,9 @@ class SceneLoader {
       else if (type == "softbody") made = parseSoftBody(o, name);
       else if (type == "balloon") made = parseBalloon(o, name);
       else if (type == "particles") made = parseParticles(o, name);
-      else r_.fail(r_.child(o, "type"), "unknown object type '" + type + "' (expected cloth, rope, softbody, balloon or particles)");
+      else
+        r_.fail(r_.child(o, "type"),
+                "unknown object type '" + type + "' (expected cloth, rope, softbody, balloon or particles)");
     } catch (const Error& e) {
       // Errors from builders and mesh readers do not know the JSON path; add it.
       const std::string message = e.what();
@@ -602,11 +608,12 @@ class SceneLoader {
   }
 
   GeneratedObject parseCloth(const Node& o, const std::string& name) {
-    r_.allowOnly(o, {"type", "name", "grid", "mesh", "transform", "mass", "stretch", "bending", "damping", "pins", "tethers",
-                     "particle_radius", "self_collision"});
+    r_.allowOnly(o, {"type", "name", "grid", "mesh", "transform", "mass", "stretch", "bending", "damping", "pins",
+                     "tethers", "particle_radius", "self_collision"});
     if (r_.has(o, "grid") == r_.has(o, "mesh")) r_.fail(o, "a cloth needs exactly one of \"grid\" or \"mesh\"");
     const double mass = r_.number(r_.child(o, "mass"), 0.0, std::numeric_limits<double>::infinity(), true);
-    const ConstraintParameters stretch = r_.has(o, "stretch") ? r_.material(r_.child(o, "stretch")) : ConstraintParameters{};
+    const ConstraintParameters stretch =
+        r_.has(o, "stretch") ? r_.material(r_.child(o, "stretch")) : ConstraintParameters{};
     BendingModel bending = BendingModel::None;
     ConstraintParameters bendingParams;
     if (r_.has(o, "bending")) parseBending(r_.child(o, "bending"), bending, bendingParams);
@@ -630,7 +637,8 @@ class SceneLoader {
       def.origin = r_.vec3(g, "origin", def.origin);
       def.axisX = r_.vec3(g, "axis_x", def.axisX);
       def.axisY = r_.vec3(g, "axis_y", def.axisY);
-      if (!(def.axisX.norm() > 0.0) || !(def.axisY.norm() > 0.0) || !(def.axisX.cross(def.axisY).norm() > 1e-9 * def.axisX.norm() * def.axisY.norm()))
+      if (!(def.axisX.norm() > 0.0) || !(def.axisY.norm() > 0.0) ||
+          !(def.axisX.cross(def.axisY).norm() > 1e-9 * def.axisX.norm() * def.axisY.norm()))
         r_.fail(g, "axis_x and axis_y must be non-zero and not parallel");
       def.axisX.normalize();
       def.axisY.normalize();
@@ -657,13 +665,15 @@ class SceneLoader {
   }
 
   GeneratedObject parseRope(const Node& o, const std::string& name) {
-    r_.allowOnly(o, {"type", "name", "start", "end", "particles", "mass", "stretch", "damping", "pins", "tethers", "particle_radius"});
+    r_.allowOnly(o, {"type", "name", "start", "end", "particles", "mass", "stretch", "damping", "pins", "tethers",
+                     "particle_radius"});
     ChainDef def;
     def.name = name;
     def.start = r_.vec3(r_.child(o, "start"));
     def.end = r_.vec3(r_.child(o, "end"));
     def.particles = static_cast<int>(r_.integer(r_.child(o, "particles"), 2, 10000000));
-    def.particleMass = r_.number(r_.child(o, "mass"), 0.0, std::numeric_limits<double>::infinity(), true) / def.particles;
+    def.particleMass =
+        r_.number(r_.child(o, "mass"), 0.0, std::numeric_limits<double>::infinity(), true) / def.particles;
     def.fixStart = false;
     if (r_.has(o, "stretch")) def.stretch = r_.material(r_.child(o, "stretch"));
     def.dampingFactor = r_.number(o, "damping", 0.0, 0.0, 1.0);
@@ -671,7 +681,8 @@ class SceneLoader {
   }
 
   GeneratedObject parseSoftBody(const Node& o, const std::string& name) {
-    r_.allowOnly(o, {"type", "name", "box", "mesh", "transform", "density", "volume", "edges", "damping", "pins", "tethers", "particle_radius"});
+    r_.allowOnly(o, {"type", "name", "box", "mesh", "transform", "density", "volume", "edges", "damping", "pins",
+                     "tethers", "particle_radius"});
     if (r_.has(o, "box") == r_.has(o, "mesh")) r_.fail(o, "a soft body needs exactly one of \"box\" or \"mesh\"");
     TetMeshDef def;
     def.name = name;
@@ -728,7 +739,8 @@ class SceneLoader {
   }
 
   GeneratedObject parseParticles(const Node& o, const std::string& name) {
-    r_.allowOnly(o, {"type", "name", "positions", "velocities", "mass", "masses", "damping", "pins", "tethers", "particle_radius"});
+    r_.allowOnly(o, {"type", "name", "positions", "velocities", "mass", "masses", "damping", "pins", "tethers",
+                     "particle_radius"});
     const Node positions = r_.child(o, "positions");
     r_.array(positions, 1);
     const std::size_t n = positions.json.size();
@@ -767,7 +779,8 @@ class SceneLoader {
     std::vector<ParticleIndex> p;
     for (std::size_t i = 0; i < list.json.size(); ++i) p.push_back(particleRef(r_.element(list, i)));
     auto need = [&](std::size_t count) {
-      if (p.size() != count) r_.fail(list, "a " + type + " constraint needs exactly " + std::to_string(count) + " particles");
+      if (p.size() != count)
+        r_.fail(list, "a " + type + " constraint needs exactly " + std::to_string(count) + " particles");
     };
     try {
       if (type == "distance") {
@@ -860,7 +873,9 @@ class SceneLoader {
       probe.constraint = {family, begin + static_cast<std::uint32_t>(index)};
     } else if (type == "energy" || type == "momentum" || type == "centre_of_mass") {
       r_.allowOnly(p, {"name", "type", "object"});
-      probe.kind = type == "energy" ? Probe::Kind::Energy : type == "momentum" ? Probe::Kind::Momentum : Probe::Kind::CentreOfMass;
+      probe.kind = type == "energy"     ? Probe::Kind::Energy
+                   : type == "momentum" ? Probe::Kind::Momentum
+                                        : Probe::Kind::CentreOfMass;
       if (r_.has(p, "object")) probe.object = objectIndex(r_.child(p, "object"));
     } else if (type == "residual") {
       r_.allowOnly(p, {"name", "type"});
@@ -910,7 +925,8 @@ std::size_t findNumberToken(const std::string& text, const std::string& token) {
       inString = true;
       continue;
     }
-    if (text.compare(i, token.size(), token) == 0 && (i == 0 || std::string("[,: \t\r\n").find(text[i - 1]) != std::string::npos))
+    if (text.compare(i, token.size(), token) == 0 &&
+        (i == 0 || std::string("[,: \t\r\n").find(text[i - 1]) != std::string::npos))
       return i;
   }
   return std::string::npos;

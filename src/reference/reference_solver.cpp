@@ -66,13 +66,13 @@ constexpr std::array<double, 3> kShifts = {0.0, 1e-10, 1e-6};
 
 struct Slot {
   ConstraintRef ref;
-  Index row = 0;     // first multiplier row in z
-  int rows = 1;      // 3 in the vector form
+  Index row = 0;  // first multiplier row in z
+  int rows = 1;   // 3 in the vector form
   double alphaTilde = 0.0;
   bool unilateral = false;
   bool vectorForm = false;
-  bool frozen = false;   // touches no dynamic particle
-  bool active = true;    // unilateral: in the active set
+  bool frozen = false;                   // touches no dynamic particle
+  bool active = true;                    // unilateral: in the active set
   std::vector<ParticleIndex> particles;  // as the family lists them
   std::vector<Index> dof;                // per listed particle: first unknown, or -1 if not dynamic
   std::vector<double> sign;              // vector form: +1 for x_a, -1 for x_b
@@ -117,8 +117,8 @@ class ImplicitStep {
   Index unknowns_ = 0;
   std::vector<Slot> slots_;
 
-  std::vector<Vec3> x_;      // current iterate (m)
-  Eigen::VectorXd lambda_;   // current multipliers, one per row
+  std::vector<Vec3> x_;     // current iterate (m)
+  Eigen::VectorXd lambda_;  // current multipliers, one per row
   Eigen::VectorXd F_, D_;
   std::vector<Vec3> trialX_;
   Eigen::VectorXd trialLambda_, trialF_;
@@ -197,9 +197,8 @@ void ImplicitStep::evaluateConstraints(const std::vector<Vec3>& x) {
   for (Slot& slot : slots_) {
     if (slot.vectorForm) {
       const ParticleIndex a = slot.particles[0];
-      slot.vectorValue = slot.ref.family == ConstraintFamily::Attachment
-                             ? Vec3(x[a] - targets_[slot.ref.index])
-                             : Vec3(x[a] - x[slot.particles[1]]);
+      slot.vectorValue = slot.ref.family == ConstraintFamily::Attachment ? Vec3(x[a] - targets_[slot.ref.index])
+                                                                         : Vec3(x[a] - x[slot.particles[1]]);
       double wSum = 0.0;  // the gradient blocks are +-I
       for (std::size_t i = 0; i < slot.particles.size(); ++i)
         if (slot.dof[i] >= 0) wSum += model_.inverseMass[slot.particles[i]];
@@ -220,8 +219,7 @@ void ImplicitStep::evaluateConstraints(const std::vector<Vec3>& x) {
   }
 }
 
-void ImplicitStep::residual(const std::vector<Vec3>& x, const Eigen::VectorXd& lambda,
-                            Eigen::VectorXd& F) const {
+void ImplicitStep::residual(const std::vector<Vec3>& x, const Eigen::VectorXd& lambda, Eigen::VectorXd& F) const {
   F.setZero(unknowns_);
   // g = M (x - x~) - gradC^T lambda   (kg m)
   for (std::size_t p = 0; p < dof_.size(); ++p)

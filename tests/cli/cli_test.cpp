@@ -14,8 +14,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -115,9 +115,7 @@ struct Mesh {
   std::size_t tets = 0;
 };
 
-std::uint64_t littleEndian64(const char* p) {
-  return (std::uint64_t{littleEndian32(p + 4)} << 32) | littleEndian32(p);
-}
+std::uint64_t littleEndian64(const char* p) { return (std::uint64_t{littleEndian32(p + 4)} << 32) | littleEndian32(p); }
 
 // The value of attribute `name` in an XML start tag (empty when absent).
 std::string attribute(const std::string& tag, const std::string& name) {
@@ -155,7 +153,8 @@ Mesh readVtu(const fs::path& path) {
   // Name -> (type, bytes of the block).
   std::map<std::string, std::pair<std::string, std::string>> arrays;
   std::size_t dataEnd = data;
-  for (std::size_t tagAt = xml.find("<DataArray "); tagAt != std::string::npos; tagAt = xml.find("<DataArray ", tagAt + 1)) {
+  for (std::size_t tagAt = xml.find("<DataArray "); tagAt != std::string::npos;
+       tagAt = xml.find("<DataArray ", tagAt + 1)) {
     const std::string tag = xml.substr(tagAt, xml.find('>', tagAt) - tagAt);
     if (attribute(tag, "format") != "appended") continue;  // e.g. the ascii TIME field
     const std::string name = attribute(tag, "Name");
@@ -496,7 +495,8 @@ TEST_F(CliRun, EveryBuiltinSceneRunsFiveFrames) {
 
 TEST_F(CliRun, SceneFileAndBuiltinNameGiveTheSameResult) {
   const RunResult a = run("run rope --out a --frames 5 --no-frames --quiet");
-  const RunResult b = run("run " + shellQuote(std::string(PLIANT_SOURCE_DIR) + "/scenes/rope.json") + " --out b --frames 5 --no-frames --quiet");
+  const RunResult b = run("run " + shellQuote(std::string(PLIANT_SOURCE_DIR) + "/scenes/rope.json") +
+                          " --out b --frames 5 --no-frames --quiet");
   ASSERT_EQ(a.exitCode, kExitOk) << a.err;
   ASSERT_EQ(b.exitCode, kExitOk) << b.err;
   EXPECT_EQ(readJson(path("a/summary.json")).at("state_hash"), readJson(path("b/summary.json")).at("state_hash"));
@@ -574,9 +574,10 @@ TEST_F(CliBadInput, MissingSceneFileFolderAndUnknownBuiltin) {
 }
 
 TEST_F(CliBadInput, BadOptionsExit2) {
-  for (const std::string& args : {std::string("run --bogus"), std::string("run --format xyz"), std::string("run --frames -1"),
-                                  std::string("run --every 0"), std::string("run --frames ten"), std::string("frobnicate"),
-                                  std::string("validate"), std::string("info")}) {
+  for (const std::string& args :
+       {std::string("run --bogus"), std::string("run --format xyz"), std::string("run --frames -1"),
+        std::string("run --every 0"), std::string("run --frames ten"), std::string("frobnicate"),
+        std::string("validate"), std::string("info")}) {
     SCOPED_TRACE(args);
     const RunResult r = run(args + " --out out");
     EXPECT_EQ(r.exitCode, kExitBadInput);
@@ -676,8 +677,9 @@ TEST_F(CliCommands, VersionAndHelp) {
 
   const std::vector<std::pair<std::string, std::vector<std::string>>> helps = {
       {"--help", {"run", "scenes", "validate", "info"}},
-      {"run --help", {"--out", "--frames", "--format", "--every", "--no-frames", "--threads", "--checkpoint-every",
-                      "--checkpoint-at", "--resume", "--quiet"}},
+      {"run --help",
+       {"--out", "--frames", "--format", "--every", "--no-frames", "--threads", "--checkpoint-every", "--checkpoint-at",
+        "--resume", "--quiet"}},
       {"scenes --help", {"name"}},
       {"validate --help", {"file"}},
       {"info --help", {"file"}},
@@ -740,7 +742,8 @@ TEST_F(CliCheckpoint, CheckpointEveryAndAListOfFrames) {
   // A checkpoint from --checkpoint-every resumes like one from --checkpoint-at.
   r = run("run rope --frames 6 --resume every/checkpoints/frame_000004.ckpt --no-frames --out resumed --quiet");
   ASSERT_EQ(r.exitCode, kExitOk) << r.err;
-  EXPECT_EQ(readJson(path("every/summary.json")).at("state_hash"), readJson(path("resumed/summary.json")).at("state_hash"));
+  EXPECT_EQ(readJson(path("every/summary.json")).at("state_hash"),
+            readJson(path("resumed/summary.json")).at("state_hash"));
 }
 
 TEST_F(CliCheckpoint, DamagedOrForeignCheckpointExits2) {
@@ -834,7 +837,8 @@ TEST_F(CliBench, WritesOneCsvRowPerSceneAndThreadCountToStdout) {
   ASSERT_EQ(unbound.exitCode, kExitOk) << unbound.err;
   const std::vector<std::string> unboundRows = lines(unbound.out);
   ASSERT_EQ(unboundRows.size(), rows.size());
-  for (std::size_t row = 1; row < rows.size(); ++row) EXPECT_EQ(split(unboundRows[row], ',')[6], split(rows[row], ',')[6]);
+  for (std::size_t row = 1; row < rows.size(); ++row)
+    EXPECT_EQ(split(unboundRows[row], ',')[6], split(rows[row], ',')[6]);
 }
 
 // The contact workloads: the built-in contact scenes with finer cloths (self-collision on), the

@@ -89,8 +89,11 @@ TEST_F(CliViewer, ViewEmbedsTheFoldersSummaryWhenThereIsOne) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   // A summary with a convergence section (as a run that checks convergence writes it) is shown as it is.
   nlohmann::json summary = nlohmann::json::parse(readFile(path("out/summary.json")));
-  summary["convergence"] = {{"converged", false}, {"threshold", 1e-3}, {"worst_relative_residual", 0.02},
-                            {"unconverged_frames", {{1, 2}}}, {"advice", "raise substeps"}};
+  summary["convergence"] = {{"converged", false},
+                            {"threshold", 1e-3},
+                            {"worst_relative_residual", 0.02},
+                            {"unconverged_frames", {{1, 2}}},
+                            {"advice", "raise substeps"}};
   std::ofstream(path("out/summary.json")) << summary.dump(2);
   r = run("view out");
   ASSERT_EQ(r.exitCode, 0) << r.err;

@@ -39,8 +39,8 @@ ModelPtr contactScene() {
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.05, 1.0, 0.0), {0.6, 0.4, 0.2}));
   b.addCollider(Collider::sphere(Vec3::Zero(), 0.3, {0.3, 0.2, 0.0}),
                 [](double t) { return Vec3(0.2 * t, 0.35, 0.0); });
-  b.addCollider(Collider::box(Vec3(1.0, 0.1, 0.0), Vec3(0.3, 0.1, 0.3), Quat::Identity(), {0.8, 0.5, 0.5}),
-                {}, [](double t) { return Quat(Eigen::AngleAxisd(0.5 * t, Vec3::UnitY())); });
+  b.addCollider(Collider::box(Vec3(1.0, 0.1, 0.0), Vec3(0.3, 0.1, 0.3), Quat::Identity(), {0.8, 0.5, 0.5}), {},
+                [](double t) { return Quat(Eigen::AngleAxisd(0.5 * t, Vec3::UnitY())); });
   b.addCollider(Collider::capsule(Vec3(0.6, 0.2, -0.5), Vec3(1.3, 0.25, -0.4), 0.1, {0.1, 0.1, 0.9}));
   b.model().particleContactMaterial = {0.4, 0.3, 0.1};
   return b.build();

@@ -58,7 +58,8 @@ ModelPtr mixedScene(BendingModel bending) {
   balloon.stretch.compliance = 1e-5;
   balloon.dampingFactor = 0.1;
   const GeneratedObject ball = addBalloon(b, balloon);
-  b.addAttachment(ball.firstParticle, b.position(ball.firstParticle) + Vec3(0, 0.1, 0), ConstraintParameters{1e-4, 0, 1});
+  b.addAttachment(ball.firstParticle, b.position(ball.firstParticle) + Vec3(0, 0.1, 0),
+                  ConstraintParameters{1e-4, 0, 1});
   return b.build();
 }
 
@@ -134,7 +135,9 @@ TEST(Determinism, HashSeesOneBitOfOneCoordinate) {
   State state = State::fromModel(*model);
   ASSERT_TRUE(solver.run(state, 5).ok());
   const std::uint64_t reference = state.hash();
-  auto flip = [](double& v, int bit) { v = std::bit_cast<double>(std::bit_cast<std::uint64_t>(v) ^ (std::uint64_t{1} << bit)); };
+  auto flip = [](double& v, int bit) {
+    v = std::bit_cast<double>(std::bit_cast<std::uint64_t>(v) ^ (std::uint64_t{1} << bit));
+  };
   // The lowest mantissa bit, a middle one and the sign, in positions, velocities and multipliers.
   for (int bit : {0, 31, 63}) {
     State s = state;

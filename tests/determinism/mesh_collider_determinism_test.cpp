@@ -47,11 +47,13 @@ ModelPtr meshScene() {
   b.setParticleRadius(c.firstParticle, c.particleCount, 0.01);
   SignedDistanceGridOptions options;
   options.cellSize = 0.05;
-  b.addCollider(Collider::mesh(meshPath("sdf_icosphere.obj"), Vec3::Zero(), Quat::Identity(), options, {0.4, 0.3, 0.2}));
-  b.addCollider(Collider::mesh(meshPath("sdf_cube.obj"), Vec3(0.0, -0.2, 0.0), Quat::Identity(), options,
-                               {0.6, 0.5, 0.0}, Vec3(2.0, 0.2, 2.0)),
-                [](double t) { return Vec3(0.1 * t, -0.2, 0.0); },
-                [](double t) { return Quat(Eigen::AngleAxisd(0.8 * t, Vec3::UnitY())); });
+  b.addCollider(
+      Collider::mesh(meshPath("sdf_icosphere.obj"), Vec3::Zero(), Quat::Identity(), options, {0.4, 0.3, 0.2}));
+  b.addCollider(
+      Collider::mesh(meshPath("sdf_cube.obj"), Vec3(0.0, -0.2, 0.0), Quat::Identity(), options, {0.6, 0.5, 0.0},
+                     Vec3(2.0, 0.2, 2.0)),
+      [](double t) { return Vec3(0.1 * t, -0.2, 0.0); },
+      [](double t) { return Quat(Eigen::AngleAxisd(0.8 * t, Vec3::UnitY())); });
   return b.build();
 }
 

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "solve_plan.h"
 #include "pliant/builders.h"
 #include "pliant/colliders.h"
 #include "pliant/model.h"
 #include "pliant/parallel.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "solve_plan.h"
 
 namespace pliant {
 namespace {
@@ -280,7 +280,7 @@ TEST_F(ParallelDeterminism, TimedCutsChangedThreadCountsAndSmallerTeamsGiveTheSa
 // anchor makes its tethers share a movable particle, so a solver that kept its old plan would
 // project them as independent, in SIMD lanes and on several threads, and leave other bits.
 TEST_F(ParallelDeterminism, PinChangesBetweenStepsGiveTheBitsOfAFreshSolver) {
-  const ParticleIndex anchor = 23;                 // the second pinned top corner
+  const ParticleIndex anchor = 23;                  // the second pinned top corner
   const ParticleIndex bottomMiddle = 24 * 19 + 12;  // free at first
   const ParticleIndex bottomLeft = 24 * 19;
   const ParticleIndex heavy = 24 * 10 + 5;

@@ -28,8 +28,8 @@ double smallestClearance(const Model& model, const State& state, std::uint32_t c
   for (std::size_t i = 0; i < model.particleCount(); ++i) {
     if (model.inverseMass[i] == 0.0) continue;
     Vec3 n;
-    const double d = colliderDistance(model.colliders[c], pose, state.position[i], n) -
-                     model.radius(static_cast<ParticleIndex>(i));
+    const double d =
+        colliderDistance(model.colliders[c], pose, state.position[i], n) - model.radius(static_cast<ParticleIndex>(i));
     smallest = std::min(smallest, d);
   }
   return smallest;
@@ -273,8 +273,8 @@ TEST(V13_SlopeFriction, TetBoxSlidesAtTheCoulombRate) {
 // V14 Restitution: a particle dropped from H bounces to e^2 H (within the O(h) error).
 
 struct BounceRun {
-  double apex = 0.0;     // m, highest point after the first bounce
-  double lowest = 0.0;   // m, lowest clearance seen
+  double apex = 0.0;    // m, highest point after the first bounce
+  double lowest = 0.0;  // m, lowest clearance seen
 };
 BounceRun bounce(double e, double H, double timeStep, int substeps) {
   ModelBuilder b;
@@ -307,7 +307,8 @@ TEST(V14_Restitution, BounceApexIsESquaredHWithinOrderH) {
       const double error = std::abs(run.apex - e * e * H);
       SCOPED_TRACE("e " + std::to_string(e) + " substeps " + std::to_string(substeps) + " apex " +
                    std::to_string(run.apex));
-      RecordProperty("apex_e" + std::to_string(e).substr(0, 3) + "_n" + std::to_string(substeps), scenario::sci(run.apex));
+      RecordProperty("apex_e" + std::to_string(e).substr(0, 3) + "_n" + std::to_string(substeps),
+                     scenario::sci(run.apex));
       // O(h): a bound of a few impact speeds times h.
       EXPECT_LT(error, 3.0 * std::sqrt(2.0 * kG * H) * h);
       EXPECT_GT(run.lowest, -kContactTolerance);

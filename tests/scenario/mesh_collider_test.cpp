@@ -72,7 +72,8 @@ TEST(MeshContact, IcosphereKeepsDroppedParticlesOutside) {
   const double h = 0.04, r = 0.03;
   ModelBuilder b;
   // Friction 1 holds particles where the slope is below 45 degrees.
-  b.addCollider(Collider::mesh(meshPath("sdf_icosphere.obj"), Vec3::Zero(), Quat::Identity(), cells(h), {1.0, 1.0, 0.0}));
+  b.addCollider(
+      Collider::mesh(meshPath("sdf_icosphere.obj"), Vec3::Zero(), Quat::Identity(), cells(h), {1.0, 1.0, 0.0}));
   std::vector<ParticleIndex> particles;
   for (int i = 0; i < 5; ++i)
     for (int k = 0; k < 5; ++k) {

@@ -46,7 +46,8 @@ double stretchScale(const Model& model, const ReferenceStep& r) {
   std::vector<Vec3> gradient;
   double scale = 0.0;
   for (std::uint32_t c = 0; c < model.distances.size(); ++c)
-    scale = std::max(scale, std::abs(detail::evaluateDistance(model, r.position.data(), nullptr, c, particles, gradient)));
+    scale =
+        std::max(scale, std::abs(detail::evaluateDistance(model, r.position.data(), nullptr, c, particles, gradient)));
   return scale;
 }
 
@@ -149,7 +150,7 @@ TEST(Xpbd2016_ConvergesToImplicitStep, ChainAlongItsLineFollowsImplicitEuler) {
   }
   for (std::size_t i = 0; i < viaXpbd.position.size(); ++i)
     travel = std::max(travel, (viaReference.position[i] - model->initialPosition[i]).norm());
-  ASSERT_GT(travel, 1e-3);  // the chain has moved
+  ASSERT_GT(travel, 1e-3);      // the chain has moved
   ReferenceStep trajectoryEnd;  // the reference-integrated state, to measure against
   trajectoryEnd.position = viaReference.position;
   trajectoryEnd.velocity = viaReference.velocity;

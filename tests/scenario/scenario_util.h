@@ -2,15 +2,15 @@
 // inline so each test file can include it.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "pliant/pliant.h"
 
@@ -52,8 +52,8 @@ struct HangingChain {
   int links = 0;
   double spacing = 0.0;
 };
-inline HangingChain makeHangingChain(int links, double mass, double spacing,
-                                     const ConstraintParameters& params, double endMass = -1.0) {
+inline HangingChain makeHangingChain(int links, double mass, double spacing, const ConstraintParameters& params,
+                                     double endMass = -1.0) {
   ModelBuilder b;
   ParticleIndex previous = b.addParticle(Vec3::Zero(), 0.0);
   for (int k = 1; k <= links; ++k) {
@@ -100,17 +100,17 @@ inline MomentumScale momentumScale(const Model& model, const State& state) {
 }
 
 struct SpringStep {
-  double u = 0.0;  // m, C = |x| - L after the step
-  double v = 0.0;  // m/s, velocity along the line
+  double u = 0.0;        // m, C = |x| - L after the step
+  double v = 0.0;        // m/s, velocity along the line
   double offLine = 0.0;  // m/s, velocity component off the line
 };
 
 inline const Vec3 kLine = Vec3(2.0, -1.0, 2.0) / 3.0;  // unit direction of the line
-inline constexpr double kRestLength = 0.7;               // m
+inline constexpr double kRestLength = 0.7;             // m
 
 // Runs `steps` steps of `substeps` substeps each from (u, v) along kLine.
 inline SpringStep springSteps(bool anchorAsParticle, double mass, double alpha, double beta, double timeStep,
-                       int substeps, int iterations, double u, double v, int steps) {
+                              int substeps, int iterations, double u, double v, int steps) {
   ModelBuilder b;
   ConstraintRef ref;
   const ConstraintParameters params{alpha, beta, 1.0};
@@ -155,9 +155,11 @@ inline void checkSpringAgainstBackwardEuler(double beta) {
               backwardEulerSpring(mass, alpha, beta, h, u, v);
               // Neither u' nor v' is near zero for these starts, so plain relative errors are meaningful.
               EXPECT_LE(relativeError(got.u, u), 1e-10)
-                  << "m=" << mass << " alpha=" << alpha << " beta=" << beta << " h=" << h << " n=" << n << " u'=" << got.u << " expected " << u;
+                  << "m=" << mass << " alpha=" << alpha << " beta=" << beta << " h=" << h << " n=" << n
+                  << " u'=" << got.u << " expected " << u;
               EXPECT_LE(relativeError(got.v, v), 1e-10)
-                  << "m=" << mass << " alpha=" << alpha << " beta=" << beta << " h=" << h << " n=" << n << " v'=" << got.v << " expected " << v;
+                  << "m=" << mass << " alpha=" << alpha << " beta=" << beta << " h=" << h << " n=" << n
+                  << " v'=" << got.v << " expected " << v;
               EXPECT_LE(got.offLine / std::abs(v), 1e-10);
               ++checked;
             }
@@ -171,7 +173,7 @@ inline void checkSpringAgainstBackwardEuler(double beta) {
       for (int k = 0; k < 12 * substeps; ++k) backwardEulerSpring(mass, alpha, beta, dt / substeps, u, v);
       // Measured against the oscillation's amplitude, since u and v pass through zero.
       const double amplitude = std::sqrt(0.08 * 0.08 + mass * alpha * 0.4 * 0.4);  // m
-      const double omega = 1.0 / std::sqrt(mass * alpha);                         // rad/s
+      const double omega = 1.0 / std::sqrt(mass * alpha);                          // rad/s
       EXPECT_LE(std::abs(got.u - u) / amplitude, 1e-10) << "substeps=" << substeps << " n=" << n;
       EXPECT_LE(std::abs(got.v - v) / (amplitude * omega), 1e-10) << "substeps=" << substeps << " n=" << n;
     }

@@ -158,13 +158,13 @@ TEST(SelfCollisionScenario, FastEdgeDoesNotTunnelThroughAnEdgeInOneSubstep) {
     const double middle = 0.5 * (state.position[3].y() + state.position[4].y());
     EXPECT_GE(middle, t.model->surfaceThickness - 1e-9);
     EXPECT_LT(middle, 0.1);
-    EXPECT_EQ(countIntersectingTrianglePairs(state.position,
-                                             std::vector<std::array<ParticleIndex, 3>>{{0, 1, 2}, {3, 4, 5}}),
-              0u);
+    EXPECT_EQ(
+        countIntersectingTrianglePairs(state.position, std::vector<std::array<ParticleIndex, 3>>{{0, 1, 2}, {3, 4, 5}}),
+        0u);
     ASSERT_TRUE(solver.run(state, 10).ok());
-    EXPECT_EQ(countIntersectingTrianglePairs(state.position,
-                                             std::vector<std::array<ParticleIndex, 3>>{{0, 1, 2}, {3, 4, 5}}),
-              0u);
+    EXPECT_EQ(
+        countIntersectingTrianglePairs(state.position, std::vector<std::array<ParticleIndex, 3>>{{0, 1, 2}, {3, 4, 5}}),
+        0u);
   }
 }
 

@@ -178,11 +178,10 @@ void expectBitIdentical(const State& a, const State& b, const std::string& what)
 }
 
 TEST(V2_XpbdHardEqualsPbdStiff, SameTrajectoryBitForBit) {
-  const std::vector<std::pair<std::string, ModelPtr>> scenes = {
-      {"chain with floor", v2SwingingChainWithFloor()},
-      {"pinned cloth", v2PinnedCloth()},
-      {"cantilever", v2Cantilever()},
-      {"balloon and isometric sheet", v2HangingBalloon()}};
+  const std::vector<std::pair<std::string, ModelPtr>> scenes = {{"chain with floor", v2SwingingChainWithFloor()},
+                                                                {"pinned cloth", v2PinnedCloth()},
+                                                                {"cantilever", v2Cantilever()},
+                                                                {"balloon and isometric sheet", v2HangingBalloon()}};
   struct Config {
     int substeps, iterations;
     bool independentStiffness;  // k' = 1 - 0^(1/n) = 1 too
@@ -197,8 +196,8 @@ TEST(V2_XpbdHardEqualsPbdStiff, SameTrajectoryBitForBit) {
       Solver solverP(model, pbd);
       State x = State::fromModel(*model);
       State p = State::fromModel(*model);
-      const std::string what = name + " substeps=" + std::to_string(c.substeps) +
-                               " iterations=" + std::to_string(c.iterations);
+      const std::string what =
+          name + " substeps=" + std::to_string(c.substeps) + " iterations=" + std::to_string(c.iterations);
       for (int k = 0; k < 60; ++k) {
         ASSERT_TRUE(solverX.step(x).ok()) << what;
         ASSERT_TRUE(solverP.step(p).ok()) << what;
@@ -226,9 +225,9 @@ struct Hanging {
   double speed = 0.0;
   double force = 0.0;
 };
-Hanging settleHangingParticle(SolverMode mode, double mass, const ConstraintParameters& params,
-                              double timeStep, int substeps, int iterations, bool anchorAsParticle,
-                              double velocityDamping, double duration) {
+Hanging settleHangingParticle(SolverMode mode, double mass, const ConstraintParameters& params, double timeStep,
+                              int substeps, int iterations, bool anchorAsParticle, double velocityDamping,
+                              double duration) {
   const double length = 1.0;
   ModelBuilder b;
   ConstraintRef ref;
@@ -270,9 +269,12 @@ TEST(V3_StaticElongation, DampingDoesNotChangeTheStaticAnswer) {
   // Global velocity damping, XPBD constraint damping beta (eq. 26), or no damping at all but a
   // long run (backward Euler dissipates by itself): the same elongation.
   const double mass = 0.5, alpha = 2e-3, expected = mass * kG * alpha;
-  const Hanging viscous = settleHangingParticle(SolverMode::Xpbd, mass, {alpha, 0.0, 1.0}, 1.0 / 60.0, 1, 2, true, 40.0, 3.0);
-  const Hanging beta = settleHangingParticle(SolverMode::Xpbd, mass, {alpha, 20.0, 1.0}, 1.0 / 60.0, 1, 2, true, 0.0, 3.0);
-  const Hanging none = settleHangingParticle(SolverMode::Xpbd, mass, {alpha, 0.0, 1.0}, 1.0 / 60.0, 1, 2, true, 0.0, 30.0);
+  const Hanging viscous =
+      settleHangingParticle(SolverMode::Xpbd, mass, {alpha, 0.0, 1.0}, 1.0 / 60.0, 1, 2, true, 40.0, 3.0);
+  const Hanging beta =
+      settleHangingParticle(SolverMode::Xpbd, mass, {alpha, 20.0, 1.0}, 1.0 / 60.0, 1, 2, true, 0.0, 3.0);
+  const Hanging none =
+      settleHangingParticle(SolverMode::Xpbd, mass, {alpha, 0.0, 1.0}, 1.0 / 60.0, 1, 2, true, 0.0, 30.0);
   EXPECT_LE(relativeError(viscous.elongation, expected), 1e-6);
   EXPECT_LE(relativeError(beta.elongation, expected), 1e-6);
   EXPECT_LE(relativeError(none.elongation, expected), 1e-6);
@@ -285,7 +287,8 @@ struct ChainRest {
   double total = 0.0;
   double speed = 0.0;
 };
-ChainRest settleChain(const scenario::HangingChain& chain, double timeStep, int substeps, int iterations, double duration) {
+ChainRest settleChain(const scenario::HangingChain& chain, double timeStep, int substeps, int iterations,
+                      double duration) {
   SolverSettings s = scenario::makeSettings(SolverMode::Xpbd, timeStep, substeps, iterations);
   s.velocityDamping = 10.0;
   Solver solver(chain.model, s);
@@ -300,9 +303,9 @@ ChainRest settleChain(const scenario::HangingChain& chain, double timeStep, int 
 }
 
 constexpr int kChainLinks = 5;
-constexpr double kChainMass = 1.0;       // kg
-constexpr double kChainAlpha = 2e-3;     // m/N
-constexpr double kChainSpacing = 0.5;    // m
+constexpr double kChainMass = 1.0;     // kg
+constexpr double kChainAlpha = 2e-3;   // m/N
+constexpr double kChainSpacing = 0.5;  // m
 
 TEST(V3_StaticElongation, ChainStretchesNTimesNPlusOneOverTwoMgAlpha) {
   const scenario::HangingChain chain =
@@ -339,12 +342,12 @@ std::vector<double> truncatedSweepRestElongation(int links, double mass, double 
   const int N = links;
   Eigen::MatrixXd J = Eigen::MatrixXd::Zero(N, N);  // rows: constraints top down; cols: particles 1..N (y)
   for (int k = 0; k < N; ++k) {
-    J(k, k) = -1.0;                 // C_k = y_{k-1} - y_k - l
+    J(k, k) = -1.0;  // C_k = y_{k-1} - y_k - l
     if (k > 0) J(k, k - 1) = 1.0;
   }
   const double alphaTilde = alpha / (h * h);
-  const Eigen::MatrixXd A = J * (Eigen::MatrixXd::Identity(N, N) / mass) * J.transpose() +
-                            alphaTilde * Eigen::MatrixXd::Identity(N, N);
+  const Eigen::MatrixXd A =
+      J * (Eigen::MatrixXd::Identity(N, N) / mass) * J.transpose() + alphaTilde * Eigen::MatrixXd::Identity(N, N);
   Eigen::MatrixXd M(N, N);  // column j: n sweeps from lambda = 0 with b = e_j
   for (int j = 0; j < N; ++j) {
     Eigen::VectorXd b = Eigen::VectorXd::Unit(N, j), lambda = Eigen::VectorXd::Zero(N);
@@ -382,7 +385,8 @@ TEST(V3_StaticElongation, ChainWithFewSweepsRestsAtTheTruncatedGaussSeidelFixedP
     EXPECT_LE(relativeError(r.total, predictedTotal), 1e-6)
         << "dt=" << c.timeStep << " substeps=" << c.substeps << " n=" << c.iterations << " total=" << r.total
         << " predicted=" << predictedTotal << " converged answer=" << exact;
-    for (int k = 0; k < kChainLinks; ++k) EXPECT_NEAR(r.elongation[k], predicted[k], 1e-6 * predictedTotal) << "link " << k;
+    for (int k = 0; k < kChainLinks; ++k)
+      EXPECT_NEAR(r.elongation[k], predicted[k], 1e-6 * predictedTotal) << "link " << k;
     EXPECT_LE(r.speed, 1e-9);
     // The departure is real (more than the tolerance) and always a softer chain.
     EXPECT_GT(r.total, exact * (1.0 + 1e-5));
@@ -403,8 +407,8 @@ TEST(V4_PbdSteadyElongation, MatchesClosedFormForStiffnessIterationsAndStep) {
           const double expected = r * h * h * kG / (1.0 - r);
           // No damping: the deviation from rest decays by sqrt((1-k)^n) per substep on its own (the
           // update matrix [[r, r], [r-1, r]], r = (1-k)^n, has |eigenvalue|^2 = r); 1500 steps suffice.
-          const Hanging rest = settleHangingParticle(SolverMode::Pbd, 0.3, {0.0, 0.0, k}, timeStep, substeps, n,
-                                                     true, 0.0, 1500 * timeStep);
+          const Hanging rest = settleHangingParticle(SolverMode::Pbd, 0.3, {0.0, 0.0, k}, timeStep, substeps, n, true,
+                                                     0.0, 1500 * timeStep);
           EXPECT_LE(relativeError(rest.elongation, expected), 1e-6)
               << "k=" << k << " n=" << n << " h=" << h << " elongation=" << rest.elongation << " expected=" << expected;
           EXPECT_LE(rest.speed, 1e-9);

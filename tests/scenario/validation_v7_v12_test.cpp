@@ -258,7 +258,8 @@ ModelPtr dampedCloud(double dampingFactor, bool withConstraints) {
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> u(-0.5, 0.5), m(0.1, 2.0);
   std::vector<ParticleIndex> members;
-  for (int i = 0; i < 24; ++i) members.push_back(b.addParticle(Vec3(u(rng), u(rng), u(rng)) + Vec3(1.0, 2.0, -0.5), m(rng)));
+  for (int i = 0; i < 24; ++i)
+    members.push_back(b.addParticle(Vec3(u(rng), u(rng), u(rng)) + Vec3(1.0, 2.0, -0.5), m(rng)));
   if (withConstraints)
     for (int i = 0; i + 1 < 24; ++i) b.addDistance(members[i], members[i + 1], {1e-4, 0.0, 1.0});
   b.addObject("cloud", members, dampingFactor);
@@ -279,7 +280,8 @@ TEST(V9_MomentumConservingDamping, FreeParticlesKeepMomentumAndLoseNonRigidEnerg
       const double kinetic = computeEnergy(*model, state, solver.settings()).kinetic;
       // The damping fits the rigid motion at the drifted positions x + h v: split v there too.
       State drifted = state;
-      for (std::size_t i = 0; i < model->particleCount(); ++i) drifted.position[i] += (1.0 / 60.0) * drifted.velocity[i];
+      for (std::size_t i = 0; i < model->particleCount(); ++i)
+        drifted.position[i] += (1.0 / 60.0) * drifted.velocity[i];
       const RigidFit fitBefore = fitRigid(*model, drifted);
       ASSERT_TRUE(solver.step(state).ok());
       const MomentumReport after = computeMomentum(*model, state);
@@ -289,8 +291,7 @@ TEST(V9_MomentumConservingDamping, FreeParticlesKeepMomentumAndLoseNonRigidEnerg
       const RigidFit fitAfter = fitRigid(*model, state);
       const double kineticAfter = computeEnergy(*model, state, solver.settings()).kinetic;
       // The non-rigid kinetic energy scales by (1-k)^2; the rigid part is untouched.
-      EXPECT_NEAR(fitAfter.deviationEnergy, (1.0 - k) * (1.0 - k) * fitBefore.deviationEnergy,
-                  1e-12 * kinetic)
+      EXPECT_NEAR(fitAfter.deviationEnergy, (1.0 - k) * (1.0 - k) * fitBefore.deviationEnergy, 1e-12 * kinetic)
           << "k=" << k;
       EXPECT_NEAR(kinetic - kineticAfter, (1.0 - (1.0 - k) * (1.0 - k)) * fitBefore.deviationEnergy, 1e-12 * kinetic)
           << "k=" << k;
@@ -408,7 +409,8 @@ TEST(V10_FixedParticles, NeverMoveWhateverPullsOnThem) {
     }
     // Everything else did move.
     EXPECT_GT((state.position[heavy] - model->initialPosition[heavy]).norm(), 0.1);
-    EXPECT_GT((state.position[sheet.firstParticle + 35] - model->initialPosition[sheet.firstParticle + 35]).norm(), 0.1);
+    EXPECT_GT((state.position[sheet.firstParticle + 35] - model->initialPosition[sheet.firstParticle + 35]).norm(),
+              0.1);
     // In XPBD the compliant attachment pulls its fixed particle with the full spring force -C/alpha
     // (the hard one on a w = 0 particle has nothing to solve and is skipped: lambda stays 0).
     if (c.mode == SolverMode::Xpbd) {
@@ -447,10 +449,12 @@ TEST(V11_ForceEstimate, TopLinkCarriesNmgAtRest) {
                                  " n=" + std::to_string(c.iterations);
         EXPECT_LE(scenario::maxSpeed(state), 1e-9) << what;
         const double top = constraintForce(*chain.model, state, {ConstraintFamily::Distance, 0});
-        testing::Test::RecordProperty(what, "top force relative error " + scenario::sci(relativeError(top, -N * mass * kG)));
+        testing::Test::RecordProperty(what,
+                                      "top force relative error " + scenario::sci(relativeError(top, -N * mass * kG)));
         EXPECT_LE(relativeError(top, -N * mass * kG), 1e-9) << what << " force " << top;
         for (int k = 1; k < N; ++k)
-          EXPECT_LE(relativeError(constraintForce(*chain.model, state, {ConstraintFamily::Distance, static_cast<std::uint32_t>(k)}),
+          EXPECT_LE(relativeError(constraintForce(*chain.model, state,
+                                                  {ConstraintFamily::Distance, static_cast<std::uint32_t>(k)}),
                                   -(N - k) * mass * kG),
                     1e-9)
               << what << " link " << k;

@@ -1,12 +1,12 @@
 // The cuts between the threads' parts of a parallel batch follow measured time (src/batch_split.h).
 // The bits never depend on the cuts (the determinism tests check that with real timings); these
 // tests check that the cuts balance uneven work and stay a valid split.
+#include "batch_split.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
-
-#include "batch_split.h"
 
 namespace pliant::detail {
 namespace {

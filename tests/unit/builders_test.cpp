@@ -1,5 +1,7 @@
 // Unit tests of the generators in src/builders.cpp: counts of particles and constraints against
 // closed-form mesh combinatorics, masses, rest values, and the orientation of generated surfaces.
+#include "pliant/builders.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include <vector>
 
 #include "constraints/families.h"
-#include "pliant/builders.h"
 #include "pliant/error.h"
 #include "pliant/model.h"
 
@@ -83,7 +84,8 @@ TEST(Builders, ClothGridCountsFollowTheGrid) {
       EXPECT_NEAR((last - Vec3(1.0, 0.5, 1.5)).norm(), 0.0, 1e-14);
       // Rest lengths are the geometric lengths; all triangles face +Y (axisY x axisX).
       for (const DistanceConstraint& d : m->distances)
-        EXPECT_NEAR(d.restLength, (m->initialPosition[d.particles[0]] - m->initialPosition[d.particles[1]]).norm(), 1e-15);
+        EXPECT_NEAR(d.restLength, (m->initialPosition[d.particles[0]] - m->initialPosition[d.particles[1]]).norm(),
+                    1e-15);
       const double area = 2.0 * 1.5 / static_cast<double>(2 * quads);
       for (const auto& t : cloth.triangles) {
         const Vec3 n = normal(*m, t);
@@ -227,8 +229,8 @@ TEST(Builders, TethersConnectEveryFreeParticleToEveryAnchor) {
   const ParticleIndex a1 = cloth.firstParticle + 4;
   b.fixParticle(a0);
   b.fixParticle(a1);
-  const std::size_t added = addTethers(b, {a0, a1}, cloth.firstParticle, cloth.particleCount,
-                                       ConstraintParameters{}, 1.1);
+  const std::size_t added =
+      addTethers(b, {a0, a1}, cloth.firstParticle, cloth.particleCount, ConstraintParameters{}, 1.1);
   const ModelPtr m = b.build();
   EXPECT_EQ(added, 2u * (20u - 2u));
   ASSERT_EQ(m->maxDistances.size(), added);

@@ -2,6 +2,8 @@
 // closed form, poses of kinematic colliders) and of the contact stages in
 // src/collision/contacts.cpp that no VALIDATION case covers: particle-particle contacts, the rest
 // neighbour exclusion, the depenetration cap, kinematic colliders, validation and step refusal.
+#include "pliant/colliders.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include <vector>
 
 #include "pliant/builders.h"
-#include "pliant/colliders.h"
 #include "pliant/diagnostics.h"
 #include "pliant/error.h"
 #include "pliant/model.h"
@@ -376,8 +377,16 @@ TEST(ColliderValidation, BadShapesMaterialsAndRadiiNameTheField) {
   expectError([&] { b.addCollider(Collider::capsule(Vec3::Zero(), Vec3::UnitX(), -1.0)); }, "capsule radius");
   expectError([&] { b.addCollider(Collider::box(Vec3::Zero(), Vec3(1, 0, 1))); }, "half extents");
   expectError([&] { b.addCollider(Collider::plane(Vec3::Zero(), Vec3::Zero())); }, "non-zero normal");
-  expectError([&] { b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {-0.1, 0.0, 0.0})); }, "static friction");
-  expectError([&] { b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.0, -1.0, 0.0})); }, "dynamic friction");
+  expectError(
+      [&] {
+        b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {-0.1, 0.0, 0.0}));
+      },
+      "static friction");
+  expectError(
+      [&] {
+        b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.0, -1.0, 0.0}));
+      },
+      "dynamic friction");
   expectError([&] { b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.0, 0.0, 1.5})); }, "restitution");
   expectError([&] { b.setParticleRadius(0, -0.1); }, "radius");
   expectError([&] { b.setParticleRadius(3, 0.1); }, "out of range");
@@ -438,7 +447,8 @@ std::string sceneWith(const std::string& colliders, const std::string& extra = "
 }
 
 TEST(ColliderSceneFile, EveryShapeMaterialAndPathIsRead) {
-  const Scene scene = parseScene(sceneWith(R"([
+  const Scene scene =
+      parseScene(sceneWith(R"([
       {"type": "plane", "normal": [0, 2, 0], "friction": {"static": 0.6, "dynamic": 0.4}, "restitution": 0.3},
       {"type": "sphere", "centre": [1, 2, 3], "radius": 0.5, "friction": 0.7,
        "path": {"keyframes": [{"time": 0, "position": [10, 0, 0]}, {"time": 1, "position": [11, 0, 0]}]}},
@@ -446,9 +456,9 @@ TEST(ColliderSceneFile, EveryShapeMaterialAndPathIsRead) {
        "friction": {"static": 0.5}},
       {"type": "capsule", "start": [0, 0, 0], "end": [0, 0, 2], "radius": 0.25}
     ])",
-                                           R"(, "particle_contact": {"enabled": false, "friction": 0.2, "restitution": 0.1},
+                           R"(, "particle_contact": {"enabled": false, "friction": 0.2, "restitution": 0.1},
         "solver": {"contact_margin": 0.01, "max_depenetration_velocity": 5, "dynamic_friction": "velocity_pass"})"),
-                                 "test", "");
+                 "test", "");
   const Model& m = *scene.model;
   ASSERT_EQ(m.colliders.size(), 4u);
   EXPECT_EQ(m.colliders[0].shape, ColliderShape::Plane);
@@ -464,7 +474,8 @@ TEST(ColliderSceneFile, EveryShapeMaterialAndPathIsRead) {
   EXPECT_EQ(m.colliders[2].shape, ColliderShape::Box);
   EXPECT_EQ(m.colliders[2].material.dynamicFriction, 0.5);  // a missing one takes the other's value
   Vec3 n;
-  EXPECT_NEAR(colliderDistance(m.colliders[2], m.colliders[2].pose, Vec3(0, 1, 0) + 0.3 * Vec3(-std::sin(0.5), std::cos(0.5), 0), n),
+  EXPECT_NEAR(colliderDistance(m.colliders[2], m.colliders[2].pose,
+                               Vec3(0, 1, 0) + 0.3 * Vec3(-std::sin(0.5), std::cos(0.5), 0), n),
               0.2, 1e-12);
   EXPECT_EQ(m.colliders[3].shape, ColliderShape::Capsule);
   EXPECT_NEAR(m.colliders[3].halfHeight, 1.0, 1e-12);
@@ -492,15 +503,21 @@ TEST(ColliderSceneFile, BadCollidersNameThePathAndTheExpectation) {
     EXPECT_NE(message.find(part), std::string::npos) << "got: '" << message << "' for " << colliders;
   };
   expectError(R"([{"type": "cylinder"}])", "/colliders/0/type: unknown collider type 'cylinder'");
-  expectError(R"([{"type": "sphere", "centre": [0, 0, 0], "radius": 1, "colour": 3}])", "/colliders/0: unknown field 'colour'");
-  expectError(R"([{"type": "sphere", "centre": [0, 0, 0], "radius": -1}])", "/colliders/0/radius: expected a number > 0");
+  expectError(R"([{"type": "sphere", "centre": [0, 0, 0], "radius": 1, "colour": 3}])",
+              "/colliders/0: unknown field 'colour'");
+  expectError(R"([{"type": "sphere", "centre": [0, 0, 0], "radius": -1}])",
+              "/colliders/0/radius: expected a number > 0");
   expectError(R"([{"type": "plane", "normal": [0, 0, 0]}])", "/colliders/0/normal: the normal must not be zero");
   expectError(R"([{"type": "plane"}])", "/colliders/0: missing required field 'normal'");
   expectError(R"([{"type": "box", "centre": [0, 0, 0], "half_extents": [1, 0, 1]}])", "/colliders/0/half_extents");
-  expectError(R"([{"type": "plane", "normal": [0, 1, 0], "restitution": 1.5}])", "/colliders/0/restitution: expected a number >= 0 and <= 1");
-  expectError(R"([{"type": "plane", "normal": [0, 1, 0], "friction": {"kinetic": 0.5}}])", "/colliders/0/friction: unknown field 'kinetic'");
-  expectError(R"([{"type": "plane", "normal": [0, 1, 0], "friction": -0.5}])", "/colliders/0/friction: expected a number >= 0");
-  expectError(R"([{"type": "capsule", "start": [0, 0, 0], "end": [0, 1, 0]}])", "/colliders/0: missing required field 'radius'");
+  expectError(R"([{"type": "plane", "normal": [0, 1, 0], "restitution": 1.5}])",
+              "/colliders/0/restitution: expected a number >= 0 and <= 1");
+  expectError(R"([{"type": "plane", "normal": [0, 1, 0], "friction": {"kinetic": 0.5}}])",
+              "/colliders/0/friction: unknown field 'kinetic'");
+  expectError(R"([{"type": "plane", "normal": [0, 1, 0], "friction": -0.5}])",
+              "/colliders/0/friction: expected a number >= 0");
+  expectError(R"([{"type": "capsule", "start": [0, 0, 0], "end": [0, 1, 0]}])",
+              "/colliders/0: missing required field 'radius'");
   EXPECT_EQ(errorOf("[]"), "");  // no colliders is fine
 }
 

@@ -25,8 +25,8 @@ struct Evaluation {
 Evaluation evaluate(const Model& model, const std::vector<Vec3>& x, const std::vector<Vec3>& targets,
                     ConstraintRef ref) {
   Evaluation e;
-  e.value = detail::familyKernels(ref.family)
-                .evaluate(model, x.data(), targets.data(), ref.index, e.particles, e.gradient);
+  e.value =
+      detail::familyKernels(ref.family).evaluate(model, x.data(), targets.data(), ref.index, e.particles, e.gradient);
   return e;
 }
 
@@ -38,9 +38,8 @@ double gradientNorm(const Evaluation& e) {
 
 // Compares the analytic gradient with central differences dC/dx ~ (C(x+s) - C(x-s)) / 2s, to a
 // relative 1e-6 of the gradient's norm (truncation O(s^2) and round-off O(eps/s) are far below).
-void expectGradientMatchesFiniteDifferences(const Model& model, std::vector<Vec3> x,
-                                            const std::vector<Vec3>& targets, ConstraintRef ref,
-                                            double step = 1e-6) {
+void expectGradientMatchesFiniteDifferences(const Model& model, std::vector<Vec3> x, const std::vector<Vec3>& targets,
+                                            ConstraintRef ref, double step = 1e-6) {
   const Evaluation e = evaluate(model, x, targets, ref);
   ASSERT_EQ(e.particles.size(), e.gradient.size());
   const double scale = gradientNorm(e);
@@ -56,16 +55,15 @@ void expectGradientMatchesFiniteDifferences(const Model& model, std::vector<Vec3
       x[p][d] = saved;
       const double difference = (plus - minus) / (2.0 * step);
       EXPECT_NEAR(e.gradient[k][d], difference, 1e-6 * scale)
-          << familyName(ref.family) << " constraint " << ref.index << ", particle " << p
-          << ", coordinate " << d;
+          << familyName(ref.family) << " constraint " << ref.index << ", particle " << p << ", coordinate " << d;
     }
   }
 }
 
 // Internal constraints depend only on relative positions and are unchanged by rotations, so
 // sum_i gradC_i = 0 (they conserve linear momentum, V8) and sum_i x_i x gradC_i = 0 (angular).
-void expectInvariances(const Model& model, const std::vector<Vec3>& x,
-                       const std::vector<Vec3>& targets, ConstraintRef ref) {
+void expectInvariances(const Model& model, const std::vector<Vec3>& x, const std::vector<Vec3>& targets,
+                       ConstraintRef ref) {
   const Evaluation e = evaluate(model, x, targets, ref);
   Vec3 sum = Vec3::Zero();
   Vec3 torque = Vec3::Zero();
@@ -121,12 +119,18 @@ std::vector<Vec3> cubeCorners(const Vec3& origin, double side) {
 std::vector<std::array<ParticleIndex, 3>> cubeTriangles(ParticleIndex first) {
   // Corner index i + 2j + 4k.
   const std::array<std::array<ParticleIndex, 3>, 12> local = {{
-      {0, 2, 1}, {1, 2, 3},  // z = 0, normal -z
-      {4, 5, 6}, {5, 7, 6},  // z = 1, normal +z
-      {0, 1, 4}, {1, 5, 4},  // y = 0, normal -y
-      {2, 6, 3}, {3, 6, 7},  // y = 1, normal +y
-      {0, 4, 2}, {2, 4, 6},  // x = 0, normal -x
-      {1, 3, 5}, {3, 7, 5},  // x = 1, normal +x
+      {0, 2, 1},
+      {1, 2, 3},  // z = 0, normal -z
+      {4, 5, 6},
+      {5, 7, 6},  // z = 1, normal +z
+      {0, 1, 4},
+      {1, 5, 4},  // y = 0, normal -y
+      {2, 6, 3},
+      {3, 6, 7},  // y = 1, normal +y
+      {0, 4, 2},
+      {2, 4, 6},  // x = 0, normal -x
+      {1, 3, 5},
+      {3, 7, 5},  // x = 1, normal +x
   }};
   std::vector<std::array<ParticleIndex, 3>> out;
   for (const auto& t : local) out.push_back({first + t[0], first + t[1], first + t[2]});
@@ -239,8 +243,8 @@ TEST(ConstraintGradients, TetVolumeMatchesFiniteDifferencesAndIsInvariant) {
     const std::vector<Vec3> x = random.points(kParticles);
     const Evaluation e = evaluate(*model, x, {}, ref);
     ASSERT_EQ(e.particles, (std::vector<ParticleIndex>{2, 7, 4, 0}));
-    EXPECT_NEAR(e.value + model->tetVolumes[0].restVolume,
-                (x[7] - x[2]).dot((x[4] - x[2]).cross(x[0] - x[2])) / 6.0, 1e-15);
+    EXPECT_NEAR(e.value + model->tetVolumes[0].restVolume, (x[7] - x[2]).dot((x[4] - x[2]).cross(x[0] - x[2])) / 6.0,
+                1e-15);
     expectGradientMatchesFiniteDifferences(*model, x, {}, ref);
     expectInvariances(*model, x, {}, ref);
   }
@@ -329,16 +333,16 @@ TEST(DihedralAngle, ConstraintValueIsTheAngleMinusRestWrappedIntoPlusMinusPi) {
   ModelBuilder builder;
   const auto flat = foldedStencil(0.0);
   for (const Vec3& p : flat) builder.addParticle(p, 1.0);
-  builder.addDihedralBending(0, 1, 2, 3, kHard);                       // rest = current = 0
-  builder.addDihedralBending(0, 1, 2, 3, kHard, 3.0);                  // rest near +pi
+  builder.addDihedralBending(0, 1, 2, 3, kHard);       // rest = current = 0
+  builder.addDihedralBending(0, 1, 2, 3, kHard, 3.0);  // rest near +pi
   const ModelPtr model = builder.build();
   EXPECT_EQ(model->dihedralBendings[0].restAngle, 0.0);
   const auto folded = foldedStencil(-3.0);  // theta = -3.0
   const std::vector<Vec3> x(folded.begin(), folded.end());
   EXPECT_NEAR(evaluate(*model, x, {}, {ConstraintFamily::DihedralBending, 0}).value, -3.0, 1e-14);
   // -3 - 3 = -6 wraps to 2 pi - 6: the short way round through +-pi.
-  EXPECT_NEAR(evaluate(*model, x, {}, {ConstraintFamily::DihedralBending, 1}).value,
-              2.0 * std::numbers::pi - 6.0, 1e-14);
+  EXPECT_NEAR(evaluate(*model, x, {}, {ConstraintFamily::DihedralBending, 1}).value, 2.0 * std::numbers::pi - 6.0,
+              1e-14);
 }
 
 TEST(IsometricBending, WeightsVanishOnEveryFlatStencilAndMeasureAFold) {
@@ -358,8 +362,8 @@ TEST(IsometricBending, WeightsVanishOnEveryFlatStencilAndMeasureAFold) {
     double K[4];
     if (!detail::isometricBendingWeights(x0, x1, x2, x3, K)) continue;
     ++checked;
-    const double scale = std::abs(K[0]) * x0.norm() + std::abs(K[1]) * x1.norm() +
-                         std::abs(K[2]) * x2.norm() + std::abs(K[3]) * x3.norm();
+    const double scale = std::abs(K[0]) * x0.norm() + std::abs(K[1]) * x1.norm() + std::abs(K[2]) * x2.norm() +
+                         std::abs(K[3]) * x3.norm();
     EXPECT_NEAR(K[0] + K[1] + K[2] + K[3], 0.0, 1e-12 * (std::abs(K[0]) + std::abs(K[1])));
     EXPECT_LT((K[0] * x0 + K[1] * x1 + K[2] * x2 + K[3] * x3).norm(), 1e-12 * scale);
     // Any affine image of a flat stencil is flat too, and K x is linear: still zero.
@@ -423,8 +427,8 @@ TEST(GlobalVolume, ClosedTetrahedronAndCubeMeshesAreExact) {
   EXPECT_NEAR(model->globalVolumes[1].restVolume, 0.7 * 0.7 * 0.7, 1e-14);
   // C = V - pressure V0: zero for pressure 1, -V0 for pressure 2 at rest.
   EXPECT_NEAR(evaluate(*model, model->initialPosition, {}, {ConstraintFamily::GlobalVolume, 0}).value, 0.0, 1e-14);
-  EXPECT_NEAR(evaluate(*model, model->initialPosition, {}, {ConstraintFamily::GlobalVolume, 1}).value,
-              -0.7 * 0.7 * 0.7, 1e-14);
+  EXPECT_NEAR(evaluate(*model, model->initialPosition, {}, {ConstraintFamily::GlobalVolume, 1}).value, -0.7 * 0.7 * 0.7,
+              1e-14);
 }
 
 TEST(GlobalVolume, BalloonEnclosesAPolyhedralSphere) {

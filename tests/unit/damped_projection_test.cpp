@@ -1,7 +1,7 @@
 // The written-out XPBD projections (distance and isometric bending) against the update of Macklin
 // et al. 2016, eq. 26, evaluated here from the family's C and gradient:
-//   dlambda = (-C - alpha~ lambda - gamma sum_i gradC_i . (x_i - x_i^n)) / ((1 + gamma) sum_i w_i |gradC_i|^2 + alpha~),
-//   dx_i = w_i gradC_i dlambda,   alpha~ = alpha / h^2,   gamma = alpha beta / h.
+//   dlambda = (-C - alpha~ lambda - gamma sum_i gradC_i . (x_i - x_i^n)) / ((1 + gamma) sum_i w_i |gradC_i|^2 +
+//   alpha~), dx_i = w_i gradC_i dlambda,   alpha~ = alpha / h^2,   gamma = alpha beta / h.
 // Damped and undamped, with a nonzero starting lambda and one fixed particle.
 #include <gtest/gtest.h>
 

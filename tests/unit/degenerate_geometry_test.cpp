@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "constraints/families.h"
-#include "solve_plan.h"
 #include "pliant/builders.h"
 #include "pliant/diagnostics.h"
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "solve_plan.h"
 
 namespace pliant {
 namespace {
@@ -119,8 +119,7 @@ TEST(DegenerateGeometry, CollinearAndCoincidentDihedralStencilsStayFinite) {
         for (double x : {0.0, 1.0, 2.0, 3.0}) b.addParticle(Vec3(x, 2, 0), 1.0);
         b.addDihedralBending(4, 5, 6, 7, p, 1.0);
         // Zero-length hinge edge.
-        for (const Vec3& v : {Vec3(0, 4, 0), Vec3(0, 4, 0), Vec3(0.5, 5, 0), Vec3(0.5, 3, 0.2)})
-          b.addParticle(v, 1.0);
+        for (const Vec3& v : {Vec3(0, 4, 0), Vec3(0, 4, 0), Vec3(0.5, 5, 0), Vec3(0.5, 3, 0.2)}) b.addParticle(v, 1.0);
         b.addDihedralBending(8, 9, 10, 11, p, 0.0);
         // Nearly collinear wing (1e-7 edge lengths off the line): steep but defined.
         for (const Vec3& v : {Vec3(0, 6, 0), Vec3(1, 6, 0), Vec3(0.5, 6 + 1e-7, 0), Vec3(0.5, 5, 0)})
@@ -142,20 +141,29 @@ TEST(DegenerateGeometry, CollinearAndCollapsedIsometricStencilsStayFinite) {
       model.inverseMass.push_back(1.0);
     };
     IsometricBendingConstraint c;
-    ASSERT_TRUE(detail::isometricBendingWeights(Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0.4, 0.8, 0),
-                                                Vec3(0.6, -0.9, 0), c.weights));
+    ASSERT_TRUE(detail::isometricBendingWeights(Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0.4, 0.8, 0), Vec3(0.6, -0.9, 0),
+                                                c.weights));
     c.params = v.params;
     // Stencil 0: all four collinear (non-uniformly spaced, so K x != 0).
     for (double x : {0.0, 1.0, 0.3, 2.5}) add(Vec3(x, 0, 0));
-    c.particles[0] = 0; c.particles[1] = 1; c.particles[2] = 2; c.particles[3] = 3;
+    c.particles[0] = 0;
+    c.particles[1] = 1;
+    c.particles[2] = 2;
+    c.particles[3] = 3;
     model.isometricBendings.push_back(c);
     // Stencil 1: all four coincident (K x = 0: nothing to correct).
     for (int k = 0; k < 4; ++k) add(Vec3(5, 5, 5));
-    c.particles[0] = 4; c.particles[1] = 5; c.particles[2] = 6; c.particles[3] = 7;
+    c.particles[0] = 4;
+    c.particles[1] = 5;
+    c.particles[2] = 6;
+    c.particles[3] = 7;
     model.isometricBendings.push_back(c);
     // Stencil 2: the hinge edge collapsed, wings apart.
     for (const Vec3& x : {Vec3(0, 3, 0), Vec3(0, 3, 0), Vec3(0, 4, 0), Vec3(0, 2, 1)}) add(x);
-    c.particles[0] = 8; c.particles[1] = 9; c.particles[2] = 10; c.particles[3] = 11;
+    c.particles[0] = 8;
+    c.particles[1] = 9;
+    c.particles[2] = 10;
+    c.particles[3] = 11;
     model.isometricBendings.push_back(c);
     detail::fillLambdaOffsets(model);
     model.validate();

@@ -1,5 +1,7 @@
 // Unit tests of src/diagnostics.cpp: energy, momentum, residual and force estimates on
 // configurations whose values are known by hand.
+#include "pliant/diagnostics.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "pliant/builders.h"
-#include "pliant/diagnostics.h"
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
@@ -36,11 +37,19 @@ Known knownConfiguration() {
   b.addAttachment(2, Vec3(0, -1, 0), {0.5, 0.0, 1.0});  // C = 2: U = 4 / 1 = 4 J
   const std::array<ParticleIndex, 1> p0 = {0};
   // Satisfied unilateral generic (C = 3 >= 0) stores nothing even though it is compliant.
-  b.addGeneric([](std::span<const Vec3> x, std::span<Vec3> g) { g[0] = Vec3(0, 1, 0); return x[0].y(); }, p0, true,
-               {2.0, 0.0, 1.0});
+  b.addGeneric(
+      [](std::span<const Vec3> x, std::span<Vec3> g) {
+        g[0] = Vec3(0, 1, 0);
+        return x[0].y();
+      },
+      p0, true, {2.0, 0.0, 1.0});
   // Violated one (C = 3 - 4 = -1), compliance 0.25: U = 1 / 0.5 = 2 J.
-  b.addGeneric([](std::span<const Vec3> x, std::span<Vec3> g) { g[0] = Vec3(0, 1, 0); return x[0].y() - 4.0; }, p0,
-               true, {0.25, 0.0, 1.0});
+  b.addGeneric(
+      [](std::span<const Vec3> x, std::span<Vec3> g) {
+        g[0] = Vec3(0, 1, 0);
+        return x[0].y() - 4.0;
+      },
+      p0, true, {0.25, 0.0, 1.0});
   Known k;
   k.model = b.build();
   k.state = State::fromModel(*k.model);
@@ -195,7 +204,8 @@ TEST(Diagnostics, ResidualIsZeroForEveryFamilyAtRest) {
   const ResidualReport r = computeResidual(*m, state, settings);
   EXPECT_EQ(r.count, m->totalConstraintCount());
   EXPECT_LT(r.max, 1e-12);
-  for (std::size_t i = 0; i < m->particleCount(); ++i) EXPECT_LT((state.position[i] - m->initialPosition[i]).norm(), 1e-12);
+  for (std::size_t i = 0; i < m->particleCount(); ++i)
+    EXPECT_LT((state.position[i] - m->initialPosition[i]).norm(), 1e-12);
   const EnergyReport e = computeEnergy(*m, state, settings);
   EXPECT_LT(e.kinetic, 1e-20);
   EXPECT_LT(e.elastic, 1e-12);

@@ -65,7 +65,8 @@ void expectSameTrajectory(const SolverSettings& settings, const ConstraintParame
   for (int step = 0; step < 100; ++step) {
     ASSERT_TRUE(a.step(sa).ok());
     ASSERT_TRUE(b.step(sb).ok());
-    for (std::size_t i = 0; i < sa.position.size(); ++i) worst = std::max(worst, (sa.position[i] - sb.position[i]).norm());
+    for (std::size_t i = 0; i < sa.position.size(); ++i)
+      worst = std::max(worst, (sa.position[i] - sb.position[i]).norm());
     for (std::uint32_t c = 0; c < 4; ++c) {
       const double la = sa.lambda[builtIn->lambdaIndex({ConstraintFamily::Distance, c})];
       const double lb = sb.lambda[user->lambdaIndex({ConstraintFamily::Generic, c})];
@@ -103,7 +104,8 @@ struct FloorScene {
 FloorScene floorScene(const std::vector<Vec3>& positions, const std::vector<Vec3>& velocities,
                       const ConstraintParameters& params, bool withFloor) {
   ModelBuilder b;
-  for (std::size_t i = 0; i < positions.size(); ++i) b.addParticle(positions[i], 0.5 + 0.25 * static_cast<double>(i), velocities[i]);
+  for (std::size_t i = 0; i < positions.size(); ++i)
+    b.addParticle(positions[i], 0.5 + 0.25 * static_cast<double>(i), velocities[i]);
   FloorScene s;
   if (withFloor) {
     const std::uint32_t floor = b.addGenericFunction([](std::span<const Vec3> x, std::span<Vec3> g) {

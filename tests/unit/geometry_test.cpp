@@ -1,6 +1,8 @@
 // Unit tests of pliant/geometry.h: the triangle-triangle intersection test (crossing, disjoint,
 // touching, sharing a vertex, coplanar, degenerate) and the pair count over a mesh, which must skip
 // neighbours and agree with a brute-force count.
+#include "pliant/geometry.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -9,7 +11,6 @@
 #include <vector>
 
 #include "pliant/builders.h"
-#include "pliant/geometry.h"
 #include "pliant/model.h"
 
 namespace pliant {
@@ -62,8 +63,8 @@ TEST(TrianglesIntersect, SharedVertexMeetsThereAndPairCountSkipsIt) {
   const std::vector<Triangle> triangles = {{0, 1, 2}, {0, 3, 4}};
   EXPECT_EQ(countIntersectingTrianglePairs(positions, triangles), 0u);
   // A shared vertex does not hide a real crossing elsewhere from the predicate either.
-  EXPECT_TRUE(trianglesIntersect(kFloor[0], kFloor[1], kFloor[2], Vec3(0, 0, 0), Vec3(0.5, -0.5, 0.5),
-                                 Vec3(0.5, 0.5, 0.1)));
+  EXPECT_TRUE(
+      trianglesIntersect(kFloor[0], kFloor[1], kFloor[2], Vec3(0, 0, 0), Vec3(0.5, -0.5, 0.5), Vec3(0.5, 0.5, 0.1)));
 }
 
 TEST(TrianglesIntersect, CoplanarTriangles) {

@@ -58,7 +58,8 @@ void expectOutwardUnitCube(const std::vector<Vec3>& x, const Triangles& triangle
 
 // The reference decomposition the files encode: the cube's corners i -> (i&1, i>>1&1, i>>2&1),
 // four corner tets of 1/6 m^3 and a central one of 1/3 m^3.
-const std::vector<std::array<std::uint32_t, 4>> kCubeTets = {{0, 1, 2, 4}, {3, 2, 1, 7}, {5, 1, 4, 7}, {6, 4, 2, 7}, {1, 2, 4, 7}};
+const std::vector<std::array<std::uint32_t, 4>> kCubeTets = {
+    {0, 1, 2, 4}, {3, 2, 1, 7}, {5, 1, 4, 7}, {6, 4, 2, 7}, {1, 2, 4, 7}};
 
 void expectUnitCube(const TetMesh& m) {
   ASSERT_EQ(m.vertices.size(), 8u);
@@ -81,7 +82,8 @@ void expectError(const std::function<void()>& read, std::initializer_list<std::s
     ADD_FAILURE() << "expected pliant::Error containing '" << *fragments.begin() << "'";
   } catch (const pliant::Error& e) {
     const std::string message = e.what();
-    for (const std::string& f : fragments) EXPECT_NE(message.find(f), std::string::npos) << "'" << f << "' not in: " << message;
+    for (const std::string& f : fragments)
+      EXPECT_NE(message.find(f), std::string::npos) << "'" << f << "' not in: " << message;
   }
 }
 void expectTetGenError(const std::string& name, std::initializer_list<std::string> fragments) {
@@ -115,9 +117,13 @@ TEST(MeshIo_TetGen, QuadraticTetKeepsItsFourCorners) {
   EXPECT_NEAR(tetVolume(m.vertices, m.tets[0]), 1.0 / 6.0, 1e-15);
 }
 
-TEST(MeshIo_Gmsh, ReadsAscii22AndIgnoresOtherElementTypes) { expectUnitCube(pliant::io::readGmsh(mesh("cube_v22.msh"))); }
+TEST(MeshIo_Gmsh, ReadsAscii22AndIgnoresOtherElementTypes) {
+  expectUnitCube(pliant::io::readGmsh(mesh("cube_v22.msh")));
+}
 
-TEST(MeshIo_Gmsh, ReadsAscii41WithSparseTagsAndParametricBlock) { expectUnitCube(pliant::io::readGmsh(mesh("cube_v41.msh"))); }
+TEST(MeshIo_Gmsh, ReadsAscii41WithSparseTagsAndParametricBlock) {
+  expectUnitCube(pliant::io::readGmsh(mesh("cube_v41.msh")));
+}
 
 TEST(MeshIo_TetMesh, AllFormatsGiveTheSameMesh) {
   const TetMesh reference = pliant::io::readTetMesh(mesh("cube.ele"));
@@ -126,7 +132,8 @@ TEST(MeshIo_TetMesh, AllFormatsGiveTheSameMesh) {
     EXPECT_EQ(m.vertices, reference.vertices) << name;
     EXPECT_EQ(m.tets, reference.tets) << name;
   }
-  expectError([] { pliant::io::readTetMesh(mesh("cube.obj")); }, {"cube.obj: unknown tetrahedral mesh extension", ".msh"});
+  expectError([] { pliant::io::readTetMesh(mesh("cube.obj")); },
+              {"cube.obj: unknown tetrahedral mesh extension", ".msh"});
 }
 
 TEST(MeshIo_Surface, CubeSurfaceHasTwelveOutwardTriangles) {
@@ -160,18 +167,21 @@ TEST(MeshIo_Orient, FlipsAllNegativeMeshAndRejectsMinorityDegenerateEmptyAndOutO
   minority.tets.push_back({1, 2, 4, 3});  // negative: (4, 3, 2, 1) is positive and this is an odd permutation of it
   ASSERT_LT(tetVolume(m.vertices, minority.tets[2]), 0.0);
   const TetMesh before = minority;
-  expectError([&] { pliant::io::orientTets(minority, "made.msh"); }, {"made.msh: tet 2 is inverted", "2 of the 3 tets"});
+  expectError([&] { pliant::io::orientTets(minority, "made.msh"); },
+              {"made.msh: tet 2 is inverted", "2 of the 3 tets"});
   EXPECT_EQ(minority.tets, before.tets);  // a throw leaves the mesh untouched
 
   TetMesh flippedMinority = minority;  // all reversed but one: the one is the inverted tet
   for (auto& t : flippedMinority.tets) std::swap(t[2], t[3]);
-  expectError([&] { pliant::io::orientTets(flippedMinority, "made.msh"); }, {"made.msh: tet 2 is inverted", "2 of the 3 tets"});
+  expectError([&] { pliant::io::orientTets(flippedMinority, "made.msh"); },
+              {"made.msh: tet 2 is inverted", "2 of the 3 tets"});
   EXPECT_EQ(flippedMinority.tets[0], (std::array<std::uint32_t, 4>{0, 1, 3, 2}));
 
   TetMesh flat = m;
   flat.vertices[4] = Vec3(0.5, 0.5, 0.0);  // tet 0 = (0, 1, 2, 4) lies in the plane z = 0
   flat.tets = {{0, 1, 2, 4}, {0, 1, 2, 3}};
-  expectError([&] { pliant::io::orientTets(flat, "made.msh"); }, {"made.msh: tet 0 is degenerate", "expected four vertices not in one plane"});
+  expectError([&] { pliant::io::orientTets(flat, "made.msh"); },
+              {"made.msh: tet 0 is degenerate", "expected four vertices not in one plane"});
 
   TetMesh empty;
   empty.vertices = m.vertices;
@@ -179,13 +189,15 @@ TEST(MeshIo_Orient, FlipsAllNegativeMeshAndRejectsMinorityDegenerateEmptyAndOutO
 
   TetMesh outside = m;
   outside.tets[1][0] = 5;
-  expectError([&] { pliant::io::orientTets(outside, "made.msh"); }, {"made.msh: tet 1 uses vertex 5; expected an index below 5"});
+  expectError([&] { pliant::io::orientTets(outside, "made.msh"); },
+              {"made.msh: tet 1 uses vertex 5; expected an index below 5"});
 }
 
 TEST(MeshIo_Obj, ReadsCubeQuadsWithTexturesNormalsGroupsAndRelativeIndices) {
   const TriangleMesh m = pliant::io::readObj(mesh("cube.obj"));
   ASSERT_EQ(m.vertices.size(), 8u);
-  for (std::uint32_t i = 0; i < 8; ++i) EXPECT_EQ(m.vertices[i], Vec3(i & 1, (i >> 1) & 1, (i >> 2) & 1)) << "vertex " << i;
+  for (std::uint32_t i = 0; i < 8; ++i)
+    EXPECT_EQ(m.vertices[i], Vec3(i & 1, (i >> 1) & 1, (i >> 2) & 1)) << "vertex " << i;
   expectOutwardUnitCube(m.vertices, m.triangles);
   // The first quad 'f 1 3 4 2' is fanned from its first corner.
   EXPECT_EQ(m.triangles[0], (std::array<std::uint32_t, 3>{0, 2, 3}));
@@ -200,7 +212,8 @@ TEST(MeshIo_Obj, PentagonIsFanned) {
   const Triangles expected = {{0, 1, 2}, {0, 2, 3}, {0, 3, 4}};
   EXPECT_EQ(m.triangles, expected);
   double area = 0.0;
-  for (const auto& t : m.triangles) area += 0.5 * (m.vertices[t[1]] - m.vertices[t[0]]).cross(m.vertices[t[2]] - m.vertices[t[0]]).z();
+  for (const auto& t : m.triangles)
+    area += 0.5 * (m.vertices[t[1]] - m.vertices[t[0]]).cross(m.vertices[t[2]] - m.vertices[t[0]]).z();
   EXPECT_NEAR(area, 2.0, 1e-15);  // shoelace area of the pentagon
 }
 
@@ -222,8 +235,10 @@ TEST(MeshIo_Obj, KeepsCoordinatesCorrectlyRounded) {
 // Malformed TetGen files: each names the file, the line and what was expected.
 
 TEST(MeshIo_TetGenErrors, NodeFileSyntax) {
-  expectTetGenError("node_token_count.node", {"node_token_count.node:4:", "3 numbers on a node line; expected 4 numbers"});
-  expectTetGenError("node_non_numeric.node", {"node_non_numeric.node:5:", "'abc' is not a number; expected the y coordinate"});
+  expectTetGenError("node_token_count.node",
+                    {"node_token_count.node:4:", "3 numbers on a node line; expected 4 numbers"});
+  expectTetGenError("node_non_numeric.node",
+                    {"node_non_numeric.node:5:", "'abc' is not a number; expected the y coordinate"});
   expectTetGenError("node_nan.node", {"node_nan.node:3:", "'nan' is not a finite number; expected the x coordinate"});
   expectTetGenError("node_inf.node", {"node_inf.node:6:", "'-inf' is not a finite number; expected the z coordinate"});
   expectTetGenError("node_huge_number.node", {"node_huge_number.node:7:", "'1e999' is not a finite number"});
@@ -232,14 +247,18 @@ TEST(MeshIo_TetGenErrors, NodeFileSyntax) {
 
 TEST(MeshIo_TetGenErrors, NodeIndicesAndCounts) {
   expectTetGenError("node_duplicate.node", {"node_duplicate.node:6:", "node 3 is defined twice (first at line 4)"});
-  expectTetGenError("node_out_of_range.node", {"node_out_of_range.node:9:", "node index '9' is out of range; expected 1 to 8"});
+  expectTetGenError("node_out_of_range.node",
+                    {"node_out_of_range.node:9:", "node index '9' is out of range; expected 1 to 8"});
   expectTetGenError("node_first_index.node", {"node_first_index.node:2:", "first node index '5'; expected 0 or 1"});
   expectTetGenError("node_truncated.node", {"node_truncated.node:7:", "file ends after 6 of the 8 nodes"});
   expectTetGenError("node_trailing.node", {"node_trailing.node:10:", "unexpected data after the 8 nodes"});
-  expectTetGenError("node_negative_count.node", {"node_negative_count.node:1:", "'-8' is out of range; expected a node count from 0"});
-  expectTetGenError("node_count_overflow.node", {"node_count_overflow.node:1:", "is out of range; expected a node count"});
+  expectTetGenError("node_negative_count.node",
+                    {"node_negative_count.node:1:", "'-8' is out of range; expected a node count from 0"});
+  expectTetGenError("node_count_overflow.node",
+                    {"node_count_overflow.node:1:", "is out of range; expected a node count"});
   // A header claiming two billion nodes must fail at the end of the file, not allocate for them.
-  expectTetGenError("node_count_larger_than_file.node", {"node_count_larger_than_file.node:9:", "file ends after 8 of the 2000000000 nodes"});
+  expectTetGenError("node_count_larger_than_file.node",
+                    {"node_count_larger_than_file.node:9:", "file ends after 8 of the 2000000000 nodes"});
   expectTetGenError("node_dimension.node", {"node_dimension.node:1:", "dimension '2'; expected 3"});
   expectTetGenError("node_empty.node", {"node_empty.node:2:", "declares 0 nodes", "empty"});
 }
@@ -249,7 +268,8 @@ TEST(MeshIo_TetGenErrors, EleFile) {
   expectTetGenError("ele_token_count", {"ele_token_count.ele:3:", "4 numbers on a tetrahedron line; expected 5"});
   expectTetGenError("ele_nodes_per_tet", {"ele_nodes_per_tet.ele:1:", "'3' nodes per tetrahedron; expected 4 or 10"});
   expectTetGenError("ele_truncated", {"ele_truncated.ele:4:", "file ends after 3 of the 5 tetrahedra"});
-  expectTetGenError("ele_non_numeric", {"ele_non_numeric.ele:6:", "'x' is not an integer; expected a node index from 1 to 8"});
+  expectTetGenError("ele_non_numeric",
+                    {"ele_non_numeric.ele:6:", "'x' is not an integer; expected a node index from 1 to 8"});
   expectTetGenError("ele_empty", {"ele_empty.ele:1:", "declares 0 tetrahedra", "empty"});
   expectTetGenError("ele_missing.node", {"ele_missing.ele: cannot open"});
   expectTetGenError("does_not_exist", {"does_not_exist.node: cannot open"});
@@ -266,29 +286,43 @@ TEST(MeshIo_TetGenErrors, InvertedAndDegenerateTets) {
 TEST(MeshIo_GmshErrors, FormatHeader) {
   expectGmshError("msh_binary22.msh", {"msh_binary22.msh:2:", "binary .msh is not supported; save as ASCII"});
   expectGmshError("msh_binary41.msh", {"msh_binary41.msh:2:", "binary .msh is not supported; save as ASCII"});
-  expectGmshError("msh_version.msh", {"msh_version.msh:2:", "format version '3.0' is not supported; expected 2.2 or 4.1"});
+  expectGmshError("msh_version.msh",
+                  {"msh_version.msh:2:", "format version '3.0' is not supported; expected 2.2 or 4.1"});
   expectGmshError("msh_no_format.msh", {"msh_no_format.msh:1:", "expected $MeshFormat"});
-  expectGmshError("msh22_unclosed_section.msh", {"msh22_unclosed_section.msh:5:", "'$PhysicalNames' opened at line 4", "$EndPhysicalNames"});
+  expectGmshError("msh22_unclosed_section.msh",
+                  {"msh22_unclosed_section.msh:5:", "'$PhysicalNames' opened at line 4", "$EndPhysicalNames"});
   expectError([] { pliant::io::readGmsh(mesh("missing.msh")); }, {"missing.msh: cannot open"});
   expectError([] { pliant::io::readGmsh(dataDir()); }, {"is a folder"});
 }
 
 TEST(MeshIo_GmshErrors, Version22Records) {
-  expectGmshError("msh22_unknown_node.msh", {"msh22_unknown_node.msh:25:", "node tag 99, which $Nodes does not define"});
+  expectGmshError("msh22_unknown_node.msh",
+                  {"msh22_unknown_node.msh:25:", "node tag 99, which $Nodes does not define"});
   expectGmshError("msh22_nan.msh", {"msh22_nan.msh:12:", "'NaN' is not a finite number; expected the y coordinate"});
-  expectGmshError("msh22_non_numeric.msh", {"msh22_non_numeric.msh:13:", "'0,5' is not a number; expected the z coordinate"});
-  expectGmshError("msh22_duplicate_node.msh", {"msh22_duplicate_node.msh:14:", "node tag 4 is defined twice (first at line 13)"});
+  expectGmshError("msh22_non_numeric.msh",
+                  {"msh22_non_numeric.msh:13:", "'0,5' is not a number; expected the z coordinate"});
+  expectGmshError("msh22_duplicate_node.msh",
+                  {"msh22_duplicate_node.msh:14:", "node tag 4 is defined twice (first at line 13)"});
   expectGmshError("msh22_tet_nodes.msh", {"msh22_tet_nodes.msh:24:", "3 nodes for a tetrahedron (type 4); expected 4"});
-  expectGmshError("msh22_truncated.msh", {"msh22_truncated.msh:13:", "file ends inside $Nodes after 4 of the 8 nodes the section declares"});
-  expectGmshError("msh22_count_mismatch.msh", {"msh22_count_mismatch.msh:17:", "found '8'; expected $EndNodes after the 7 nodes"});
-  expectGmshError("msh22_elements_truncated.msh", {"msh22_elements_truncated.msh:24:", "found '$EndElements' after 3 of the 8 elements the section declares; expected another"});
-  expectGmshError("msh22_only_triangles.msh", {"msh22_only_triangles.msh:19:", "empty mesh: no 4-node tetrahedra (element type 4)"});
+  expectGmshError("msh22_truncated.msh",
+                  {"msh22_truncated.msh:13:", "file ends inside $Nodes after 4 of the 8 nodes the section declares"});
+  expectGmshError("msh22_count_mismatch.msh",
+                  {"msh22_count_mismatch.msh:17:", "found '8'; expected $EndNodes after the 7 nodes"});
+  expectGmshError("msh22_elements_truncated.msh",
+                  {"msh22_elements_truncated.msh:24:",
+                   "found '$EndElements' after 3 of the 8 elements the section declares; expected another"});
+  expectGmshError("msh22_only_triangles.msh",
+                  {"msh22_only_triangles.msh:19:", "empty mesh: no 4-node tetrahedra (element type 4)"});
 }
 
 TEST(MeshIo_GmshErrors, Version41Blocks) {
-  expectGmshError("msh41_block_overflow.msh", {"msh41_block_overflow.msh:19:", "'9' is out of range; expected at most the 5 nodes left of the declared 8"});
-  expectGmshError("msh41_truncated.msh", {"msh41_truncated.msh:27:", "file ends inside $Nodes after 3 of the 5 coordinate lines the block needs"});
-  expectGmshError("msh41_tag_range.msh", {"msh41_tag_range.msh:20:", "node tag '400' is outside 3 to 100 declared at line 10"});
+  expectGmshError(
+      "msh41_block_overflow.msh",
+      {"msh41_block_overflow.msh:19:", "'9' is out of range; expected at most the 5 nodes left of the declared 8"});
+  expectGmshError("msh41_truncated.msh", {"msh41_truncated.msh:27:",
+                                          "file ends inside $Nodes after 3 of the 5 coordinate lines the block needs"});
+  expectGmshError("msh41_tag_range.msh",
+                  {"msh41_tag_range.msh:20:", "node tag '400' is outside 3 to 100 declared at line 10"});
   expectGmshError("msh41_sum_mismatch.msh", {"msh41_sum_mismatch.msh:10:", "declares 9 nodes but its blocks hold 8"});
   expectGmshError("msh41_inverted.msh", {"msh41_inverted.msh:39: tetrahedron is inverted", "4 of the 5 tets"});
 }
@@ -300,15 +334,19 @@ TEST(MeshIo_ObjErrors, Numbers) {
   expectObjError("obj_nan.obj", {"obj_nan.obj:2:", "'nan' is not a finite number; expected the y coordinate"});
   expectObjError("obj_inf.obj", {"obj_inf.obj:3:", "'1e999' is not a finite number; expected the z coordinate"});
   expectObjError("obj_non_numeric.obj", {"obj_non_numeric.obj:4:", "'one' is not a number; expected the z coordinate"});
-  expectObjError("obj_too_few_coordinates.obj", {"obj_too_few_coordinates.obj:2:", "2 numbers after 'v'; expected three coordinates"});
+  expectObjError("obj_too_few_coordinates.obj",
+                 {"obj_too_few_coordinates.obj:2:", "2 numbers after 'v'; expected three coordinates"});
   expectObjError("obj_binary.obj", {"obj_binary.obj:2:", "binary data"});
 }
 
 TEST(MeshIo_ObjErrors, Faces) {
-  expectObjError("obj_index_out_of_range.obj", {"obj_index_out_of_range.obj:7:", "vertex index 9 is out of range; the file defines 4 vertices"});
+  expectObjError("obj_index_out_of_range.obj",
+                 {"obj_index_out_of_range.obj:7:", "vertex index 9 is out of range; the file defines 4 vertices"});
   expectObjError("obj_zero_index.obj", {"obj_zero_index.obj:6:", "vertex index 0; OBJ indices start at 1"});
-  expectObjError("obj_relative_out_of_range.obj", {"obj_relative_out_of_range.obj:5:", "relative vertex index '-7' reaches before the first vertex"});
-  expectObjError("obj_two_vertex_face.obj", {"obj_two_vertex_face.obj:8:", "2 vertices in a face; expected at least three"});
+  expectObjError("obj_relative_out_of_range.obj",
+                 {"obj_relative_out_of_range.obj:5:", "relative vertex index '-7' reaches before the first vertex"});
+  expectObjError("obj_two_vertex_face.obj",
+                 {"obj_two_vertex_face.obj:8:", "2 vertices in a face; expected at least three"});
   expectObjError("obj_bad_corner.obj", {"obj_bad_corner.obj:6:", "'1/a/1' is not a vertex reference"});
   expectObjError("obj_repeated_vertex.obj", {"obj_repeated_vertex.obj:5:", "uses vertex 1 twice"});
 }
@@ -328,7 +366,9 @@ TEST(MeshIo_ObjErrors, EmptyAndUnreadable) {
 // memory-backed /dev/shm where there is one: thousands of small files on a busy disk take seconds.
 class MutationDir {
  public:
-  MutationDir() : dir_(base() / ("pliant_meshio_" + std::to_string(::getpid()))) { std::filesystem::create_directories(dir_); }
+  MutationDir() : dir_(base() / ("pliant_meshio_" + std::to_string(::getpid()))) {
+    std::filesystem::create_directories(dir_);
+  }
   ~MutationDir() {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
@@ -408,9 +448,12 @@ TEST(MeshIo_Robustness, MutatedFilesReadOrThrowPliantError) {
     dir.write(node, ".node", false);
     pliant::io::readTetGen(path);
   });
-  const int v22Ok = readMutations(slurp(mesh("cube_v22.msh")), [&](const std::string& c) { pliant::io::readGmsh(dir.write(c, ".msh")); });
-  const int v41Ok = readMutations(slurp(mesh("cube_v41.msh")), [&](const std::string& c) { pliant::io::readGmsh(dir.write(c, ".msh")); });
-  const int objOk = readMutations(slurp(mesh("cube.obj")), [&](const std::string& c) { pliant::io::readObj(dir.write(c, ".obj")); });
+  const int v22Ok = readMutations(slurp(mesh("cube_v22.msh")),
+                                  [&](const std::string& c) { pliant::io::readGmsh(dir.write(c, ".msh")); });
+  const int v41Ok = readMutations(slurp(mesh("cube_v41.msh")),
+                                  [&](const std::string& c) { pliant::io::readGmsh(dir.write(c, ".msh")); });
+  const int objOk =
+      readMutations(slurp(mesh("cube.obj")), [&](const std::string& c) { pliant::io::readObj(dir.write(c, ".obj")); });
   // Some edits are harmless (a digit in a comment, a space for a space), so some reads succeed.
   EXPECT_GT(nodeOk, 0);
   EXPECT_GT(eleOk, 0);

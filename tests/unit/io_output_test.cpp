@@ -1,7 +1,5 @@
 // Unit tests of src/io/output.cpp: frame files read back byte for byte, atomic replacement, and
 // checkpoints that restore a State bit for bit (a resumed run matches an uninterrupted one).
-#include "pliant/io/output.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -20,6 +18,7 @@
 
 #include "pliant/builders.h"
 #include "pliant/error.h"
+#include "pliant/io/output.h"
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
@@ -184,7 +183,8 @@ TEST_F(OutputTest, VtkFrameWithoutTopologyDrawsVertexCells) {
 // Little-endian reads from a byte string.
 std::uint64_t littleEndian(const std::string& bytes, std::size_t at, int size) {
   std::uint64_t v = 0;
-  for (int i = size - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes.at(at + static_cast<std::size_t>(i)));
+  for (int i = size - 1; i >= 0; --i)
+    v = (v << 8) | static_cast<unsigned char>(bytes.at(at + static_cast<std::size_t>(i)));
   return v;
 }
 
@@ -197,8 +197,8 @@ TEST_F(OutputTest, VtuFrameHasAppendedBlocksAtTheDeclaredOffsets) {
   EXPECT_TRUE(contains(bytes, "Name=\"TIME\" NumberOfTuples=\"1\" format=\"ascii\">0.25</DataArray>"));
   EXPECT_TRUE(contains(bytes, "<Piece NumberOfPoints=\"4\" NumberOfCells=\"3\">"));
   // Blocks in declaration order: velocity, speed, points, connectivity, offsets, types.
-  const std::vector<std::string> names = {"\"velocity\"", "\"speed\"", "\"Points\"", "\"connectivity\"", "\"offsets\"",
-                                          "\"types\""};
+  const std::vector<std::string> names = {"\"velocity\"",     "\"speed\"",   "\"Points\"",
+                                          "\"connectivity\"", "\"offsets\"", "\"types\""};
   std::vector<std::size_t> offsets;
   for (const std::string& name : names) {
     const std::size_t at = bytes.find("offset=\"", bytes.find("Name=" + name));
@@ -212,7 +212,9 @@ TEST_F(OutputTest, VtuFrameHasAppendedBlocksAtTheDeclaredOffsets) {
     EXPECT_EQ(littleEndian(bytes, at, 8), expectedBytes) << names[static_cast<std::size_t>(index)];
     return at + 8;
   };
-  auto real = [&](std::size_t at) { return std::bit_cast<float>(static_cast<std::uint32_t>(littleEndian(bytes, at, 4))); };
+  auto real = [&](std::size_t at) {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(littleEndian(bytes, at, 4)));
+  };
   std::size_t at = block(0, 48);
   for (const Vec3& v : s.velocity)
     for (int k = 0; k < 3; ++k, at += 4) EXPECT_EQ(real(at), static_cast<float>(v[k]));
@@ -344,8 +346,7 @@ TEST_F(OutputTest, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
 
 TEST_F(OutputTest, AtomicWriteIntoMissingFolderThrowsAndLeavesNothing) {
   const std::string path = file("missing/frame.vtk");
-  const std::string message =
-      errorOf([&] { io::writeFrame(path, io::FrameFormat::Vtk, tinyTopology(), tinyState()); });
+  const std::string message = errorOf([&] { io::writeFrame(path, io::FrameFormat::Vtk, tinyTopology(), tinyState()); });
   EXPECT_TRUE(contains(message, path)) << message;
   EXPECT_FALSE(fs::exists(file("missing")));
   EXPECT_TRUE(listDirectory(dir_).empty());
@@ -395,8 +396,9 @@ ModelPtr clothModel(int nodesX = 6, BendingModel bending = BendingModel::Isometr
   builder.fixParticle(cloth.firstParticle + static_cast<ParticleIndex>(nodesX - 1));
   ConstraintParameters soft;
   soft.compliance = 1.0e-3;
-  builder.addMovingAttachment(cloth.firstParticle + cloth.particleCount - 1,
-                              [](double t) { return Vec3(0.5 + 0.1 * std::sin(3.0 * t), -0.2, 0.4); }, soft);
+  builder.addMovingAttachment(
+      cloth.firstParticle + cloth.particleCount - 1,
+      [](double t) { return Vec3(0.5 + 0.1 * std::sin(3.0 * t), -0.2, 0.4); }, soft);
   return builder.build();
 }
 

@@ -222,8 +222,8 @@ TEST(MeshCollider, PoseMovesTheMeshLikeTheBoxCollider) {
     EXPECT_NEAR(nMesh.norm(), 1.0, 1e-12);
   }
   // Scale is applied to the OBJ coordinates before the grid is built.
-  const Collider scaled = Collider::mesh(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), options, {},
-                                         Vec3(2.0, 1.0, 1.0));
+  const Collider scaled =
+      Collider::mesh(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), options, {}, Vec3(2.0, 1.0, 1.0));
   Vec3 n;
   EXPECT_NEAR(colliderDistance(scaled, scaled.pose, Vec3(1.5, 0.0, 0.0), n), 0.5, 1e-12);
   EXPECT_NEAR(n.x(), 1.0, 1e-12);
@@ -242,11 +242,13 @@ TEST(MeshCollider, RefusedMeshesNameTheFileAndTheProblem) {
     return errorOf([&] { (void)Collider::mesh(meshPath(name), Vec3::Zero(), Quat::Identity(), options); });
   };
   std::string e = load("bad/sdf_open_cube.obj");
-  EXPECT_NE(e.find(meshPath("bad/sdf_open_cube.obj") + ": not closed: the edge between vertices"), std::string::npos) << e;
+  EXPECT_NE(e.find(meshPath("bad/sdf_open_cube.obj") + ": not closed: the edge between vertices"), std::string::npos)
+      << e;
   EXPECT_NE(e.find("belongs to 1 triangle"), std::string::npos) << e;
   e = load("bad/sdf_nonmanifold.obj");
   EXPECT_NE(e.find("sdf_nonmanifold.obj: not manifold: the edge between vertices 1 and 2 belongs to 4 triangles"),
-            std::string::npos) << e;
+            std::string::npos)
+      << e;
   e = load("bad/sdf_inconsistent_cube.obj");
   EXPECT_NE(e.find("sdf_inconsistent_cube.obj: inconsistent orientation: the edge between vertices"), std::string::npos)
       << e;
@@ -279,7 +281,8 @@ TEST(MeshCollider, RefusedMeshesNameTheFileAndTheProblem) {
   bad = options;
   bad.cellSize = 0.0;
   bad.maxCellsPerAxis = 0;
-  EXPECT_NE(build(cube.vertices, cube.triangles, bad).find("max cells per axis must be in [1, 4096]"), std::string::npos);
+  EXPECT_NE(build(cube.vertices, cube.triangles, bad).find("max cells per axis must be in [1, 4096]"),
+            std::string::npos);
   // Two disjoint closed cubes are fine; one cube plus a stray triangle is not closed.
   std::vector<std::array<std::uint32_t, 3>> stray = cube.triangles;
   stray.push_back({0, 1, 2});

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "solve_plan.h"
 #include "pliant/builders.h"
 #include "pliant/error.h"
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "solve_plan.h"
 
 namespace pliant {
 namespace {

@@ -1,13 +1,13 @@
 // The prediction pass (src/particle_pass.cpp): its AVX2 loop gives the scalar loop's bits in every
 // mode (fused velocity update or not, damping, external forces, stored velocities or not), with
 // immovable particles anywhere and ranges that start and end inside a group of four.
+#include "particle_pass.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
 #include <vector>
-
-#include "particle_pass.h"
 
 namespace pliant::detail {
 namespace {

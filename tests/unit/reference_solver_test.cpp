@@ -1,6 +1,8 @@
 // Unit tests of the reference implicit solver (src/reference_solver.cpp): Newton on Macklin et al.
 // 2016, eqs. (8)-(9). Its answers are checked against closed forms (V6: backward Euler for a linear
 // spring) and against the equations themselves, re-evaluated here with the families' evaluators.
+#include "pliant/reference_solver.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -12,7 +14,6 @@
 #include "constraints/families.h"
 #include "pliant/builders.h"
 #include "pliant/error.h"
-#include "pliant/reference_solver.h"
 #include "pliant/solver.h"
 
 namespace pliant {
@@ -26,8 +27,7 @@ struct EquationResidual {
   double h = 0.0;
 };
 
-EquationResidual equationResidual(const Model& model, const State& start, const ReferenceStep& r,
-                                  const Vec3& gravity) {
+EquationResidual equationResidual(const Model& model, const State& start, const ReferenceStep& r, const Vec3& gravity) {
   const double h = r.timeStep;
   std::vector<Vec3> g(model.particleCount(), Vec3::Zero());
   for (std::size_t i = 0; i < model.particleCount(); ++i) {
@@ -216,8 +216,8 @@ TEST(ReferenceSolver, SatisfiesEquationsForEveryFamily) {
   b.addKinematic(sheet.firstParticle, [](double t) { return Vec3(0.05 * std::sin(3.0 * t), 0.02 * t, 0.0); });
   ConstraintParameters soft;
   soft.compliance = 1e-3;
-  b.addMovingAttachment(sheet.firstParticle + 2, [](double t) { return Vec3(0.2 + 0.1 * t, 0.05, 0.0); }, soft,
-                        0.0);
+  b.addMovingAttachment(
+      sheet.firstParticle + 2, [](double t) { return Vec3(0.2 + 0.1 * t, 0.05, 0.0); }, soft, 0.0);
   b.addAttachment(sheet.firstParticle + 8, Vec3(0.2, 0.1, 0.25), soft, 0.05);
 
   TetBoxDef box;
@@ -263,9 +263,10 @@ TEST(ReferenceSolver, SatisfiesEquationsForEveryFamily) {
   const double t = settings.timeStep;
   EXPECT_EQ(r.position[sheet.firstParticle], Vec3(0.05 * std::sin(3.0 * t), 0.02 * t, 0.0));
   EXPECT_EQ(r.attachmentTarget[0], Vec3(0.2 + 0.1 * t, 0.05, 0.0));
-  EXPECT_LT((r.velocity[sheet.firstParticle] - (r.position[sheet.firstParticle] - state.position[sheet.firstParticle]) / t)
-                .norm(),
-            1e-12);
+  EXPECT_LT(
+      (r.velocity[sheet.firstParticle] - (r.position[sheet.firstParticle] - state.position[sheet.firstParticle]) / t)
+          .norm(),
+      1e-12);
 }
 
 // Unilateral constraints: a slack max-distance does nothing; a taut hard one holds its length

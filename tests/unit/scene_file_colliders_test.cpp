@@ -32,11 +32,14 @@ std::string errorOf(const std::function<void()>& f) {
 // A scene with one particle and the given collider JSON, parsed with the test data folder as base.
 Scene withCollider(const std::string& collider) {
   return parseScene(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 3, 0]], "mass": 0.1}],
-                        "colliders": [)" + collider + "]}",
+                        "colliders": [)" +
+                        collider + "]}",
                     "inline.json", dataPath("meshes"));
 }
 
-std::string colliderError(const std::string& collider) { return errorOf([&] { (void)withCollider(collider); }); }
+std::string colliderError(const std::string& collider) {
+  return errorOf([&] { (void)withCollider(collider); });
+}
 
 TEST(SceneFileMeshCollider, ExampleSceneLoadsWithTwoMeshColliders) {
   const Scene scene = loadSceneFile(dataPath("scenes/mesh_collider.json"));
@@ -76,8 +79,9 @@ TEST(SceneFileMeshCollider, PositionRotationScaleAndGridFields) {
   EXPECT_NEAR(colliderDistance(c, c.pose, Vec3(1.0 + std::sqrt(2.0) + 0.5, 2.0, 3.0), n), 0.5, 1e-6);
   EXPECT_NEAR(n.x(), 1.0, 1e-6);
   // 10 cells over the default-padded 1.2 m.
-  EXPECT_NEAR(withCollider(R"({"type": "mesh", "file": "sdf_cube.obj", "max_cells": 10})").model->colliders[0].grid->cellSize,
-              0.12, 1e-15);
+  EXPECT_NEAR(
+      withCollider(R"({"type": "mesh", "file": "sdf_cube.obj", "max_cells": 10})").model->colliders[0].grid->cellSize,
+      0.12, 1e-15);
 }
 
 TEST(SceneFileMeshCollider, BadFieldsNameThePathAndTheProblem) {
@@ -138,9 +142,10 @@ TEST(SceneFileColliderSpin, AngularVelocityRotatesAboutTheOriginFromTheInitialOr
                    .model->colliders[0]
                    .kinematic());
   // Every shape accepts it.
-  for (const char* c : {R"({"type": "plane", "normal": [0, 1, 0], "angular_velocity": [1, 0, 0]})",
-                        R"({"type": "capsule", "start": [0, 0, 0], "end": [1, 0, 0], "radius": 0.1, "angular_velocity": [1, 0, 0]})",
-                        R"({"type": "mesh", "file": "sdf_cube.obj", "max_cells": 8, "angular_velocity": [1, 0, 0]})"})
+  for (const char* c :
+       {R"({"type": "plane", "normal": [0, 1, 0], "angular_velocity": [1, 0, 0]})",
+        R"({"type": "capsule", "start": [0, 0, 0], "end": [1, 0, 0], "radius": 0.1, "angular_velocity": [1, 0, 0]})",
+        R"({"type": "mesh", "file": "sdf_cube.obj", "max_cells": 8, "angular_velocity": [1, 0, 0]})"})
     EXPECT_TRUE(withCollider(c).model->colliders[0].kinematic()) << c;
 }
 

@@ -31,13 +31,16 @@ std::string errorOf(const std::function<void()>& f) {
 // Two 4 x 4 cloths; `first` and `second` are extra fields of each, `top` extra top-level fields.
 std::string twoCloths(const std::string& first, const std::string& second, const std::string& top) {
   return R"({"objects": [
-      {"type": "cloth", "name": "a", "grid": {"nodes": [4, 4], "size": [1, 1]}, "mass": 0.1)" + first + R"(},
+      {"type": "cloth", "name": "a", "grid": {"nodes": [4, 4], "size": [1, 1]}, "mass": 0.1)" +
+         first + R"(},
       {"type": "cloth", "name": "b", "grid": {"nodes": [4, 4], "size": [1, 1], "origin": [0, 0.5, 0]}, "mass": 0.1)" +
          second + "}]" + top + "}";
 }
 
 Scene parse(const std::string& text) { return parseScene(text, "inline.json", ""); }
-std::string parseError(const std::string& text) { return errorOf([&] { (void)parse(text); }); }
+std::string parseError(const std::string& text) {
+  return errorOf([&] { (void)parse(text); });
+}
 
 TEST(SceneFileSelfCollision, OffByDefault) {
   const Scene scene = parse(twoCloths("", "", ""));
@@ -46,8 +49,9 @@ TEST(SceneFileSelfCollision, OffByDefault) {
 }
 
 TEST(SceneFileSelfCollision, EachClothOptsInWithItsTriangles) {
-  const Scene scene = parse(twoCloths(R"(, "self_collision": true)", R"(, "self_collision": false)",
-                                      R"(, "surface_contact": {"thickness": 0.004, "friction": {"static": 0.5, "dynamic": 0.4}, "restitution": 0.1})"));
+  const Scene scene = parse(twoCloths(
+      R"(, "self_collision": true)", R"(, "self_collision": false)",
+      R"(, "surface_contact": {"thickness": 0.004, "friction": {"static": 0.5, "dynamic": 0.4}, "restitution": 0.1})"));
   EXPECT_TRUE(scene.model->selfCollision);
   ASSERT_EQ(scene.model->collisionTriangles.size(), 2u * 3u * 3u);  // cloth a only
   for (const CollisionTriangle& t : scene.model->collisionTriangles)

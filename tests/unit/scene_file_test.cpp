@@ -24,9 +24,7 @@ using pliant::Vec3;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
-std::string scenePath(const std::string& relative) {
-  return std::string(PLIANT_TEST_DATA_DIR) + "/scenes/" + relative;
-}
+std::string scenePath(const std::string& relative) { return std::string(PLIANT_TEST_DATA_DIR) + "/scenes/" + relative; }
 
 std::string readText(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -125,7 +123,7 @@ TEST(SceneFileBuiltin, SizesMatchTheirDescriptions) {
   const pliant::Scene cloth = pliant::makeBuiltinScene("cloth");
   EXPECT_EQ(cloth.model->particleCount(), 48u * 48u);
   EXPECT_EQ(cloth.topology.triangles.size(), 2u * 47u * 47u);
-  EXPECT_EQ(cloth.model->inverseMass[0], 0.0);   // pinned corners
+  EXPECT_EQ(cloth.model->inverseMass[0], 0.0);  // pinned corners
   EXPECT_EQ(cloth.model->inverseMass[47], 0.0);
   EXPECT_GT(cloth.model->inverseMass[1], 0.0);
   EXPECT_EQ(cloth.settings.substeps, 15);
@@ -237,7 +235,7 @@ TEST_F(FullScene, ObjectsAndParticles) {
   for (std::size_t p = 0; p < m.particleCount(); ++p) fixedCount += m.inverseMass[p] == 0.0;
   EXPECT_EQ(fixedCount, fixedParticles.size());
   for (pliant::ParticleIndex p : fixedParticles) EXPECT_EQ(m.inverseMass[p], 0.0) << "particle " << p;
-  EXPECT_DOUBLE_EQ(m.mass[particle(kFixed, 0)], 0.5);  // pinned particles keep their mass
+  EXPECT_DOUBLE_EQ(m.mass[particle(kFixed, 0)], 0.5);           // pinned particles keep their mass
   EXPECT_DOUBLE_EQ(m.inverseMass[particle(kSheet, 1)], 100.0);  // 12 nodes share 0.12 kg
   EXPECT_DOUBLE_EQ(m.inverseMass[particle(kRope, 1)], 100.0);   // 11 particles share 0.11 kg
   EXPECT_DOUBLE_EQ(m.inverseMass[particle(kPts, 0)], 1.0);
@@ -262,7 +260,8 @@ TEST_F(FullScene, ConstraintCountsPerFamilyAndObject) {
   EXPECT_EQ(m.kinematicParticles.size(), 1u);
 
   const int distance = static_cast<int>(ConstraintFamily::Distance);
-  const std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges = {{0, 23}, {23, 33}, {33, 66}, {66, 186}, {186, 186}, {186, 186}};
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges = {{0, 23},   {23, 33},   {33, 66},
+                                                                       {66, 186}, {186, 186}, {186, 186}};
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     SCOPED_TRACE(s.objects[i].name);
     EXPECT_EQ(s.objects[i].constraintBegin[distance], ranges[i].first);
@@ -353,9 +352,13 @@ TEST_F(FullScene, MovingAttachmentTargetFollowsItsKeyframes) {
   // whose keyframes are (0 s, 0), (1 s, (0,1,0)), (2 s, (1,1,0)), held outside [0, 2] s.
   const Vec3 x0(3.2, 1.1, 0.1);
   ASSERT_TRUE(m.initialPosition[particle(kBlock, 11)].isApprox(x0, 1e-12));
-  const std::vector<std::pair<double, Vec3>> expected = {
-      {-1.0, x0}, {0.0, x0}, {0.5, x0 + Vec3(0, 0.5, 0)}, {1.0, x0 + Vec3(0, 1, 0)},
-      {1.25, x0 + Vec3(0.25, 1, 0)}, {2.0, x0 + Vec3(1, 1, 0)}, {10.0, x0 + Vec3(1, 1, 0)}};
+  const std::vector<std::pair<double, Vec3>> expected = {{-1.0, x0},
+                                                         {0.0, x0},
+                                                         {0.5, x0 + Vec3(0, 0.5, 0)},
+                                                         {1.0, x0 + Vec3(0, 1, 0)},
+                                                         {1.25, x0 + Vec3(0.25, 1, 0)},
+                                                         {2.0, x0 + Vec3(1, 1, 0)},
+                                                         {10.0, x0 + Vec3(1, 1, 0)}};
   for (const auto& [t, x] : expected) EXPECT_LT((path(t) - x).norm(), 1e-12) << "t = " << t;
 }
 
@@ -366,7 +369,8 @@ TEST(SceneFileAttachment, HardAttachedParticleTracksTheMovingTargetWhileStepping
     "objects": [{"type": "particles", "name": "p", "positions": [[0, 1, 0]], "mass": 1.0}],
     "attachments": [{"object": "p", "select": {"all": true},
                      "path": {"keyframes": [{"time": 0, "position": [0, 0, 0]}, {"time": 1, "position": [1, 0, 0]}]}}]
-  })", "inline.json", "");
+  })",
+                                                 "inline.json", "");
   pliant::Solver solver(scene.model, scene.settings);
   pliant::State state = pliant::State::fromModel(*scene.model);
   for (int frame = 1; frame <= 30; ++frame) {
@@ -385,7 +389,8 @@ TEST(SceneFileSolver, PbdModeWithDurationAndIterationIndependentStiffness) {
     "duration": 1.0,
     "objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 3, "mass": 0.3,
                  "stretch": {"stiffness": 0.5}}]
-  })", "inline.json", "");
+  })",
+                                                 "inline.json", "");
   EXPECT_EQ(scene.settings.mode, pliant::SolverMode::Pbd);
   EXPECT_EQ(scene.settings.iterations, 8);
   EXPECT_EQ(scene.settings.substeps, 1);
@@ -401,7 +406,8 @@ TEST(SceneFileSolver, SmallStepsDefaultsAndDurationRoundsUp) {
     "solver": {"mode": "small-steps"},
     "duration": 0.1,
     "objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1.0}]
-  })", "inline.json", "");
+  })",
+                                                 "inline.json", "");
   EXPECT_EQ(scene.settings.mode, pliant::SolverMode::Xpbd);
   EXPECT_EQ(scene.settings.substeps, 10);
   EXPECT_EQ(scene.settings.iterations, 1);
@@ -450,7 +456,8 @@ TEST(SceneFileMesh, ClothFromObjAndSoftBodyFromTetGenWithTransforms) {
 
 TEST(SceneFileBadInput, SyntaxErrorGivesLineAndColumn) {
   const std::string message = badFileError("syntax_error.json");
-  EXPECT_THAT(message, HasSubstr("syntax_error.json:5:31: JSON syntax error: unexpected '}'; expected '[', '{', or a literal"));
+  EXPECT_THAT(message,
+              HasSubstr("syntax_error.json:5:31: JSON syntax error: unexpected '}'; expected '[', '{', or a literal"));
 }
 
 TEST(SceneFileBadInput, NanIsNotJsonAndIsASyntaxError) {
@@ -462,8 +469,9 @@ TEST(SceneFileBadInput, NumberTooLargeForADoubleIsNamedWithItsLine) {
   // nlohmann::json refuses 1e999 (out_of_range 406, "number overflow") rather than reading infinity.
   const std::string message = badFileError("infinity.json");
   EXPECT_THAT(message, HasSubstr("infinity.json:4:14: number 1e999 is out of range; expected a finite number"));
-  EXPECT_THAT(parseError(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, -1e999, 0]], "mass": 1}]})"),
-              HasSubstr("inline.json:1:67: number -1e999 is out of range"));
+  EXPECT_THAT(
+      parseError(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, -1e999, 0]], "mass": 1}]})"),
+      HasSubstr("inline.json:1:67: number -1e999 is out of range"));
 }
 
 TEST(SceneFileBadInput, MissingRequiredField) {
@@ -472,10 +480,13 @@ TEST(SceneFileBadInput, MissingRequiredField) {
 }
 
 TEST(SceneFileBadInput, UnknownFieldIsATypoNotADefault) {
-  EXPECT_THAT(badFileError("unknown_field.json"),
-              HasSubstr(": /objects/0/stretch: unknown field 'complience' (expected one of: compliance, damping, stiffness)"));
-  EXPECT_THAT(parseError(R"({"frame": 10, "objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1}]})"),
-              HasSubstr("inline.json: /: unknown field 'frame' (expected one of: "));
+  EXPECT_THAT(
+      badFileError("unknown_field.json"),
+      HasSubstr(": /objects/0/stretch: unknown field 'complience' (expected one of: compliance, damping, stiffness)"));
+  EXPECT_THAT(
+      parseError(
+          R"({"frame": 10, "objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1}]})"),
+      HasSubstr("inline.json: /: unknown field 'frame' (expected one of: "));
   EXPECT_THAT(parseError(R"({"solver": {"substep": 4}, "objects": []})"),
               HasSubstr("inline.json: /solver: unknown field 'substep'"));
 }
@@ -485,8 +496,10 @@ TEST(SceneFileBadInput, WrongType) {
   EXPECT_THAT(parseError(R"({"objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0],
                              "particles": 3, "mass": 1, "stretch": 1e-6}]})"),
               HasSubstr("inline.json: /objects/0/stretch: expected an object, got a number"));
-  EXPECT_THAT(parseError(R"({"objects": {"type": "rope"}})"), HasSubstr("inline.json: /objects: expected an array, got an object"));
-  EXPECT_THAT(parseError(R"({"objects": [5]})"), HasSubstr("inline.json: /objects/0: expected an object, got a number"));
+  EXPECT_THAT(parseError(R"({"objects": {"type": "rope"}})"),
+              HasSubstr("inline.json: /objects: expected an array, got an object"));
+  EXPECT_THAT(parseError(R"({"objects": [5]})"),
+              HasSubstr("inline.json: /objects/0: expected an object, got a number"));
   EXPECT_THAT(parseError(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1}],
                              "probes": ["tip"]})"),
               HasSubstr("inline.json: /probes/0: expected an object, got a string"));
@@ -515,21 +528,26 @@ TEST(SceneFileBadInput, NegativeCompliance) {
 }
 
 TEST(SceneFileBadInput, PinIndexOutOfRange) {
-  EXPECT_THAT(badFileError("pin_index.json"), ContainsRegex(": /objects/0/pins/0/index: expected an integer (in \\[0, 40\\]|<= 40), got 41$"));
+  EXPECT_THAT(badFileError("pin_index.json"),
+              ContainsRegex(": /objects/0/pins/0/index: expected an integer (in \\[0, 40\\]|<= 40), got 41$"));
 }
 
 TEST(SceneFileBadInput, NegativePinIndex) {
-  EXPECT_THAT(parseError(R"({"objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 3,
+  EXPECT_THAT(
+      parseError(R"({"objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 3,
                              "mass": 1, "pins": [{"indices": [0, -1]}]}]})"),
-              HasSubstr("inline.json: /objects/0/pins/0/indices/1: expected an integer in [0, 2], got -1"));
+      HasSubstr("inline.json: /objects/0/pins/0/indices/1: expected an integer in [0, 2], got -1"));
 }
 
 TEST(SceneFileBadInput, ProbeIndexOutOfRange) {
-  EXPECT_THAT(badFileError("probe_index.json"), ContainsRegex(": /probes/0/index: expected an integer (in \\[0, 40\\]|<= 40), got 99$"));
+  EXPECT_THAT(badFileError("probe_index.json"),
+              ContainsRegex(": /probes/0/index: expected an integer (in \\[0, 40\\]|<= 40), got 99$"));
   // A constraint-force probe's index counts the object's constraints of that family (40 here).
-  EXPECT_THAT(parseError(R"({"objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 3, "mass": 1}],
+  EXPECT_THAT(
+      parseError(
+          R"({"objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 3, "mass": 1}],
                              "probes": [{"name": "f", "type": "constraint_force", "object": "r", "family": "distance", "index": 2}]})"),
-              ContainsRegex("inline.json: /probes/0/index: expected an integer (in \\[0, 1\\]|<= 1), got 2$"));
+      ContainsRegex("inline.json: /probes/0/index: expected an integer (in \\[0, 1\\]|<= 1), got 2$"));
 }
 
 TEST(SceneFileBadInput, ParticleReferenceOutOfRange) {
@@ -538,7 +556,8 @@ TEST(SceneFileBadInput, ParticleReferenceOutOfRange) {
 }
 
 TEST(SceneFileBadInput, UnknownObjectName) {
-  EXPECT_THAT(badFileError("unknown_object.json"), HasSubstr(": /attachments/0/object: no object named 'rop' (objects: rope)"));
+  EXPECT_THAT(badFileError("unknown_object.json"),
+              HasSubstr(": /attachments/0/object: no object named 'rop' (objects: rope)"));
 }
 
 TEST(SceneFileBadInput, DuplicateObjectName) {
@@ -546,8 +565,10 @@ TEST(SceneFileBadInput, DuplicateObjectName) {
 }
 
 TEST(SceneFileBadInput, UnknownObjectType) {
-  EXPECT_THAT(badFileError("unknown_type.json"),
-              HasSubstr(": /objects/0/type: unknown object type 'clth' (expected cloth, rope, softbody, balloon or particles)"));
+  EXPECT_THAT(
+      badFileError("unknown_type.json"),
+      HasSubstr(
+          ": /objects/0/type: unknown object type 'clth' (expected cloth, rope, softbody, balloon or particles)"));
 }
 
 TEST(SceneFileBadInput, EmptyObjectsArray) {
@@ -555,7 +576,8 @@ TEST(SceneFileBadInput, EmptyObjectsArray) {
 }
 
 TEST(SceneFileBadInput, BoxSelectingNothing) {
-  EXPECT_THAT(badFileError("empty_box.json"), HasSubstr(": /objects/0/pins/0/box: the box selects no particle of object 'rope'"));
+  EXPECT_THAT(badFileError("empty_box.json"),
+              HasSubstr(": /objects/0/pins/0/box: the box selects no particle of object 'rope'"));
 }
 
 TEST(SceneFileBadInput, FramesAndDurationBoth) {
@@ -569,7 +591,8 @@ TEST(SceneFileBadInput, SmallStepsWithTwoIterations) {
 
 TEST(SceneFileBadInput, TimeStepAboveItsMaximum) {
   // An exclusive minimum must not switch off the maximum.
-  EXPECT_THAT(badFileError("time_step_too_large.json"), HasSubstr(": /solver/time_step: expected a number > 0 and <= 10, got 20"));
+  EXPECT_THAT(badFileError("time_step_too_large.json"),
+              HasSubstr(": /solver/time_step: expected a number > 0 and <= 10, got 20"));
   EXPECT_THAT(parseError(R"({"solver": {"time_step": 0}, "objects": []})"),
               HasSubstr("inline.json: /solver/time_step: expected a number > 0 and <= 10, got 0"));
 }
@@ -628,13 +651,32 @@ TEST(SceneFileBadInput, FolderGivenAsScene) {
 TEST(SceneFileBadInput, EveryFileUnderBadFails) {
   // Guards the data folder: each file there must be rejected with a pliant::Error naming it.
   int files = 0;
-  for (const char* name :
-       {"syntax_error.json", "nan.json", "infinity.json", "missing_field.json", "unknown_field.json", "wrong_type.json",
-        "negative_mass.json", "stiffness_above_one.json", "negative_compliance.json", "pin_index.json", "probe_index.json",
-        "particle_reference.json", "unknown_object.json", "duplicate_name.json", "unknown_type.json",
-        "empty_objects.json", "empty_box.json", "frames_and_duration.json", "small_steps_iterations.json",
-        "time_step_too_large.json", "probe_family.json", "top_level_array.json", "mesh_missing.json", "mesh_empty.json",
-        "mesh_index.json", "mesh_inverted_tet.json"}) {
+  for (const char* name : {"syntax_error.json",
+                           "nan.json",
+                           "infinity.json",
+                           "missing_field.json",
+                           "unknown_field.json",
+                           "wrong_type.json",
+                           "negative_mass.json",
+                           "stiffness_above_one.json",
+                           "negative_compliance.json",
+                           "pin_index.json",
+                           "probe_index.json",
+                           "particle_reference.json",
+                           "unknown_object.json",
+                           "duplicate_name.json",
+                           "unknown_type.json",
+                           "empty_objects.json",
+                           "empty_box.json",
+                           "frames_and_duration.json",
+                           "small_steps_iterations.json",
+                           "time_step_too_large.json",
+                           "probe_family.json",
+                           "top_level_array.json",
+                           "mesh_missing.json",
+                           "mesh_empty.json",
+                           "mesh_index.json",
+                           "mesh_inverted_tet.json"}) {
     SCOPED_TRACE(name);
     (void)badFileError(name);
     ++files;

@@ -2,6 +2,8 @@
 // SolverSettings::parallelBlockSize) and the SIMD kernels it enables: batches cover each family in
 // order, an independent batch really shares no movable particle, colours of generated objects
 // become long independent batches, and the SIMD kernels give the scalar kernels' bits.
+#include "solve_plan.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 #include <vector>
 
 #include "constraints/families.h"
-#include "solve_plan.h"
 #include "pliant/builders.h"
 #include "pliant/model.h"
 #include "pliant/solver.h"
@@ -23,9 +24,12 @@ namespace {
 
 std::vector<ParticleIndex> particlesOf(const Model& m, ConstraintFamily family, std::uint32_t c) {
   switch (family) {
-    case ConstraintFamily::Attachment: return {m.attachments[c].particle};
-    case ConstraintFamily::Distance: return {m.distances[c].particles[0], m.distances[c].particles[1]};
-    case ConstraintFamily::MaxDistance: return {m.maxDistances[c].particles[0], m.maxDistances[c].particles[1]};
+    case ConstraintFamily::Attachment:
+      return {m.attachments[c].particle};
+    case ConstraintFamily::Distance:
+      return {m.distances[c].particles[0], m.distances[c].particles[1]};
+    case ConstraintFamily::MaxDistance:
+      return {m.maxDistances[c].particles[0], m.maxDistances[c].particles[1]};
     case ConstraintFamily::IsometricBending: {
       const auto& p = m.isometricBendings[c].particles;
       return {p[0], p[1], p[2], p[3]};
@@ -38,7 +42,8 @@ std::vector<ParticleIndex> particlesOf(const Model& m, ConstraintFamily family, 
       const auto& p = m.tetVolumes[c].particles;
       return {p[0], p[1], p[2], p[3]};
     }
-    default: return {};
+    default:
+      return {};
   }
 }
 
@@ -159,10 +164,12 @@ TEST(SolvePlan, ConstraintsInNoParticularOrderFormFewDependentBatches) {
   // Families the plan never splits: one serial batch each.
   ModelBuilder g;
   const ParticleIndex q = g.addParticle(Vec3::Zero(), 1.0);
-  g.addGeneric([](std::span<const Vec3> x, std::span<Vec3> grad) {
-    grad[0] = Vec3::UnitY();
-    return x[0].y();
-  }, std::span<const ParticleIndex>(&q, 1), false, ConstraintParameters{});
+  g.addGeneric(
+      [](std::span<const Vec3> x, std::span<Vec3> grad) {
+        grad[0] = Vec3::UnitY();
+        return x[0].y();
+      },
+      std::span<const ParticleIndex>(&q, 1), false, ConstraintParameters{});
   const ModelPtr gm = g.build();
   const SolvePlan generic = planSolve(*gm, 1);
   ASSERT_EQ(generic.batches[static_cast<int>(ConstraintFamily::Generic)].size(), 1u);
@@ -214,8 +221,8 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
   };
   for (const Run run : {Run{SolverMode::Xpbd, 0.0, 1.0}, Run{SolverMode::Xpbd, 0.25, 1.0},
                         Run{SolverMode::Pbd, 0.0, 1.0}, Run{SolverMode::Pbd, 0.0, 1.0 / 3.0}}) {
-    SCOPED_TRACE(::testing::Message() << (run.mode == SolverMode::Xpbd ? "XPBD" : "PBD") << " lambda0 "
-                                      << run.lambda0 << " exponent " << run.stiffnessExponent);
+    SCOPED_TRACE(::testing::Message() << (run.mode == SolverMode::Xpbd ? "XPBD" : "PBD") << " lambda0 " << run.lambda0
+                                      << " exponent " << run.stiffnessExponent);
     std::fill(s.lambda.begin(), s.lambda.end(), run.lambda0);
     State scalar = s, simd = s;
     auto context = [&](State& state) {
@@ -240,7 +247,6 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
     }
   }
 }
-
 
 // The same for isometric bending: scalar kernel in order, the independent kernel, and 1 or 4 lanes.
 TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
@@ -270,7 +276,6 @@ TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
     EXPECT_NE(a.hash(), s.hash());
   }
 }
-
 
 // Tethers and limits: the independent kernel (slackness tested four at a time, taut undamped XPBD
 // lanes projected in the lanes) against the scalar loop. Tethers of a pinned anchor, and limits

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "solve_plan.h"
 #include "pliant/builders.h"
 #include "pliant/diagnostics.h"
 #include "pliant/error.h"
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "solve_plan.h"
 
 namespace pliant {
 namespace {
@@ -207,16 +207,17 @@ TEST(SolverEdit, EditsCopyTheModelAndLeaveItsOtherUsersAlone) {
 // solver's model as it was (not even copied).
 TEST(SolverEdit, BadArgumentsNameTheParticleOrConstraint) {
   ModelBuilder b;
-  b.addParticle(Vec3::Zero(), 0.0);                // 0: fixed, mass 0
-  b.addParticle(Vec3(0.0, -1.0, 0.0), 1.0);        // 1: free
-  b.addParticle(Vec3(1.0, 0.0, 0.0), 1.0);         // 2: kinematic
+  b.addParticle(Vec3::Zero(), 0.0);          // 0: fixed, mass 0
+  b.addParticle(Vec3(0.0, -1.0, 0.0), 1.0);  // 1: free
+  b.addParticle(Vec3(1.0, 0.0, 0.0), 1.0);   // 2: kinematic
   b.addKinematic(2, [](double t) { return Vec3(1.0, 0.0, t); });
   b.addDistance(0, 1, ConstraintParameters{});
   b.addAttachment(1, Vec3(0.0, -1.0, 0.0), ConstraintParameters{1e-4, 0.0, 1.0});
   const ModelPtr model = b.build();
   Solver solver(model, SolverSettings{});
 
-  expectError([&] { solver.setParticleMass(3, 1.0); }, {"setParticleMass", "particle 3", "out of range", "3 particles"});
+  expectError([&] { solver.setParticleMass(3, 1.0); },
+              {"setParticleMass", "particle 3", "out of range", "3 particles"});
   expectError([&] { solver.fixParticle(7); }, {"fixParticle", "particle 7", "out of range"});
   expectError([&] { solver.releaseParticle(7); }, {"releaseParticle", "particle 7", "out of range"});
   expectError([&] { solver.setParticleMass(2, 1.0); }, {"setParticleMass", "particle 2", "kinematic"});
@@ -227,18 +228,36 @@ TEST(SolverEdit, BadArgumentsNameTheParticleOrConstraint) {
   expectError([&] { solver.releaseParticle(0); }, {"releaseParticle", "particle 0", "has mass", "setParticleMass"});
 
   const ConstraintParameters good{1e-3, 0.0, 1.0};
-  expectError([&] { solver.setConstraintParameters({ConstraintFamily::Distance, 1}, good); },
-              {"setConstraintParameters", "distance constraint 1"});
-  expectError([&] { solver.setConstraintParameters({ConstraintFamily::TetVolume, 0}, good); },
-              {"setConstraintParameters", "tet-volume constraint 0"});
-  expectError([&] { solver.setConstraintParameters({static_cast<ConstraintFamily>(kConstraintFamilyCount), 0}, good); },
-              {"setConstraintParameters", "constraint 0"});
-  expectError([&] { solver.setConstraintParameters({ConstraintFamily::Distance, 0}, {-1.0, 0.0, 1.0}); },
-              {"distance constraint 0", "compliance"});
-  expectError([&] { solver.setConstraintParameters({ConstraintFamily::Attachment, 0}, {0.0, kNaN, 1.0}); },
-              {"attachment constraint 0", "damping"});
-  expectError([&] { solver.setConstraintParameters({ConstraintFamily::Attachment, 0}, {0.0, 0.0, 1.5}); },
-              {"attachment constraint 0", "stiffness"});
+  expectError(
+      [&] {
+        solver.setConstraintParameters({ConstraintFamily::Distance, 1}, good);
+      },
+      {"setConstraintParameters", "distance constraint 1"});
+  expectError(
+      [&] {
+        solver.setConstraintParameters({ConstraintFamily::TetVolume, 0}, good);
+      },
+      {"setConstraintParameters", "tet-volume constraint 0"});
+  expectError(
+      [&] {
+        solver.setConstraintParameters({static_cast<ConstraintFamily>(kConstraintFamilyCount), 0}, good);
+      },
+      {"setConstraintParameters", "constraint 0"});
+  expectError(
+      [&] {
+        solver.setConstraintParameters({ConstraintFamily::Distance, 0}, {-1.0, 0.0, 1.0});
+      },
+      {"distance constraint 0", "compliance"});
+  expectError(
+      [&] {
+        solver.setConstraintParameters({ConstraintFamily::Attachment, 0}, {0.0, kNaN, 1.0});
+      },
+      {"attachment constraint 0", "damping"});
+  expectError(
+      [&] {
+        solver.setConstraintParameters({ConstraintFamily::Attachment, 0}, {0.0, 0.0, 1.5});
+      },
+      {"attachment constraint 0", "stiffness"});
 
   EXPECT_EQ(solver.modelPtr(), model);  // nothing was copied or changed
   State state = State::fromModel(*model);

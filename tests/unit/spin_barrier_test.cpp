@@ -1,13 +1,13 @@
 // The barrier between parallel batches (src/spin_barrier.h): no thread leaves a round before every
 // thread has arrived, and what each wrote before it is visible to all after it, round after round,
 // also with more threads than this machine's cores (the waiting threads then yield).
+#include "spin_barrier.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 #include <vector>
-
-#include "spin_barrier.h"
 
 namespace pliant::detail {
 namespace {

@@ -9,13 +9,13 @@
 #include <new>
 #include <vector>
 
-#include "solve_plan.h"
 #include "pliant/builders.h"
 #include "pliant/colliders.h"
 #include "pliant/model.h"
 #include "pliant/parallel.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "solve_plan.h"
 
 namespace {
 std::atomic<bool> counting{false};

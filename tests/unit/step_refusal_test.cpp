@@ -104,15 +104,20 @@ TEST(StepRefusal, GenericConstraintReturningNaNIsNamed) {
   // Generic 0 is well behaved; generic 1 returns NaN with a nonzero gradient.
   const Chain chain = makeChain([](ModelBuilder& b) {
     const std::array<ParticleIndex, 1> first = {2};
-    b.addGeneric([](std::span<const Vec3> x, std::span<Vec3> g) { g[0] = Vec3(0, 1, 0); return x[0].y() + 10.0; },
-                 first, true, ConstraintParameters{});
+    b.addGeneric(
+        [](std::span<const Vec3> x, std::span<Vec3> g) {
+          g[0] = Vec3(0, 1, 0);
+          return x[0].y() + 10.0;
+        },
+        first, true, ConstraintParameters{});
     const std::array<ParticleIndex, 2> pair = {4, 1};
-    b.addGeneric([](std::span<const Vec3>, std::span<Vec3> g) {
-                   g[0] = Vec3(1, 0, 0);
-                   g[1] = Vec3(-1, 0, 0);
-                   return kNaN;
-                 },
-                 pair, false, ConstraintParameters{});
+    b.addGeneric(
+        [](std::span<const Vec3>, std::span<Vec3> g) {
+          g[0] = Vec3(1, 0, 0);
+          g[1] = Vec3(-1, 0, 0);
+          return kNaN;
+        },
+        pair, false, ConstraintParameters{});
   });
   Solver solver(chain.model, chain.settings);
   State state = State::fromModel(*chain.model);
@@ -133,10 +138,18 @@ TEST(StepRefusal, HugeCorrectionIsExcessiveDisplacementNamingTheConstraint) {
   // the 10 m bound. Everything else in the model is tame.
   const Chain chain = makeChain([](ModelBuilder& b) {
     const std::array<ParticleIndex, 1> p = {3};
-    b.addGeneric([](std::span<const Vec3>, std::span<Vec3> g) { g[0] = Vec3(0, 0, 1); return 0.0; }, p, false,
-                 ConstraintParameters{});
-    b.addGeneric([](std::span<const Vec3> x, std::span<Vec3> g) { g[0] = Vec3(1, 0, 0); return x[0].x() + 50.0; },
-                 p, false, ConstraintParameters{});
+    b.addGeneric(
+        [](std::span<const Vec3>, std::span<Vec3> g) {
+          g[0] = Vec3(0, 0, 1);
+          return 0.0;
+        },
+        p, false, ConstraintParameters{});
+    b.addGeneric(
+        [](std::span<const Vec3> x, std::span<Vec3> g) {
+          g[0] = Vec3(1, 0, 0);
+          return x[0].x() + 50.0;
+        },
+        p, false, ConstraintParameters{});
   });
   SolverSettings settings = chain.settings;
   settings.maxDisplacementPerStep = 10.0;

@@ -1,5 +1,7 @@
 // Unit tests of the viewer library (viewer/): base64, the frame size budget and subsampling, the
 // viewer data file, the page and the PNG renderer. The page in a real browser: tests/browser.
+#include "viewer.h"
+
 #include <gtest/gtest.h>
 #include <zlib.h>
 
@@ -8,7 +10,6 @@
 #include <nlohmann/json.hpp>
 
 #include "pliant/pliant.h"
-#include "viewer.h"
 
 namespace {
 
@@ -75,7 +76,9 @@ Image decodePng(const std::string& png) {
   const std::size_t row = std::size_t(image.width) * 3;
   std::string raw((row + 1) * std::size_t(image.height), '\0');
   uLongf size = raw.size();
-  EXPECT_EQ(uncompress(reinterpret_cast<Bytef*>(raw.data()), &size, reinterpret_cast<const Bytef*>(idat.data()), idat.size()), Z_OK);
+  EXPECT_EQ(
+      uncompress(reinterpret_cast<Bytef*>(raw.data()), &size, reinterpret_cast<const Bytef*>(idat.data()), idat.size()),
+      Z_OK);
   EXPECT_EQ(size, raw.size());
   for (int y = 0; y < image.height; ++y) {
     EXPECT_EQ(raw[std::size_t(y) * (row + 1)], '\0');
@@ -117,7 +120,8 @@ TEST(ViewerRecorder, KeepsEveryFrameWithinTheBudgetAndTheirPositionsAsFloat32) {
   ASSERT_EQ(last.size(), 64u * 3u);
   for (std::size_t i = 0; i < 64; ++i)
     for (int k = 0; k < 3; ++k) EXPECT_EQ(last[3 * i + std::size_t(k)], static_cast<float>(state.position[i][k]));
-  EXPECT_EQ(base64Decode(data.at("topology").at("triangles").get<std::string>()).size(), scene.topology.triangles.size() * 12);
+  EXPECT_EQ(base64Decode(data.at("topology").at("triangles").get<std::string>()).size(),
+            scene.topology.triangles.size() * 12);
   ASSERT_EQ(data.at("colliders").size(), 3u);
   EXPECT_EQ(data.at("colliders")[0].at("shape"), "sphere");
   EXPECT_DOUBLE_EQ(data.at("colliders")[0].at("radius").get<double>(), 0.3);
@@ -203,10 +207,13 @@ TEST(ViewerPage, EmbedsTheRunSummaryAsWrittenOrNull) {
   pliant::Scene scene = clothScene(3);
   ViewerRecorder recorder(scene, 0, 0);
   recorder.record(0, pliant::State::fromModel(*scene.model));
-  const std::string summary = "{\n  \"convergence\": {\"converged\": false, \"unconverged_frames\": [[3, 5]]},\n  \"note\": \"</b>\"\n}\n";
+  const std::string summary =
+      "{\n  \"convergence\": {\"converged\": false, \"unconverged_frames\": [[3, 5]]},\n  \"note\": \"</b>\"\n}\n";
   const std::string page = pliant::viewer::buildPage(recorder.json(), "", summary);
   // As written, except "</" (which could close the element) written as the JSON escape "\u003c/".
-  EXPECT_EQ(scriptText(page, "pliant-summary"), "{\n  \"convergence\": {\"converged\": false, \"unconverged_frames\": [[3, 5]]},\n  \"note\": \"\\u003c/b>\"\n}\n");
+  EXPECT_EQ(scriptText(page, "pliant-summary"),
+            "{\n  \"convergence\": {\"converged\": false, \"unconverged_frames\": [[3, 5]]},\n  \"note\": "
+            "\"\\u003c/b>\"\n}\n");
   EXPECT_EQ(nlohmann::json::parse(scriptText(page, "pliant-summary")), nlohmann::json::parse(summary));
   EXPECT_EQ(scriptText(pliant::viewer::buildPage(recorder.json(), ""), "pliant-summary"), "null");
   EXPECT_THROW(pliant::viewer::buildPage(recorder.json(), "", "{\"frames\": "), pliant::Error);
@@ -232,7 +239,8 @@ TEST(ViewerRender, DrawsTheSceneAndDifferentFramesDiffer) {
   EXPECT_EQ(shown, 30);
   std::size_t inked = 0, changed = 0;
   for (std::size_t p = 0; p < first.rgb.size(); p += 3) {
-    if (std::abs(first.rgb[p] - 0x15) + std::abs(first.rgb[p + 1] - 0x18) + std::abs(first.rgb[p + 2] - 0x1c) > 30) ++inked;
+    if (std::abs(first.rgb[p] - 0x15) + std::abs(first.rgb[p + 1] - 0x18) + std::abs(first.rgb[p + 2] - 0x1c) > 30)
+      ++inked;
     if (std::abs(first.rgb[p] - last.rgb[p]) + std::abs(first.rgb[p + 1] - last.rgb[p + 1]) > 30) ++changed;
   }
   const std::size_t pixels = first.rgb.size() / 3;
@@ -262,13 +270,15 @@ TEST(ViewerRender, DrawsAMeshColliderFromTheTrianglesItsGridWasBuiltFrom) {
   const std::vector<float> vertices = floatsOf(mesh.at("vertices").get<std::string>());
   ASSERT_EQ(vertices.size(), 3 * sdf.vertices.size());
   for (std::size_t v = 0; v < sdf.vertices.size(); ++v)
-    for (int k = 0; k < 3; ++k) EXPECT_FLOAT_EQ(vertices[3 * v + std::size_t(k)], static_cast<float>(sdf.vertices[v][k]));
+    for (int k = 0; k < 3; ++k)
+      EXPECT_FLOAT_EQ(vertices[3 * v + std::size_t(k)], static_cast<float>(sdf.vertices[v][k]));
   EXPECT_EQ(base64Decode(mesh.at("triangles").get<std::string>()).size(), 12 * sdf.triangles.size());
 
   auto ink = [](const Image& image) {
     std::size_t inked = 0;
     for (std::size_t p = 0; p < image.rgb.size(); p += 3)
-      if (std::abs(image.rgb[p] - 0x15) + std::abs(image.rgb[p + 1] - 0x18) + std::abs(image.rgb[p + 2] - 0x1c) > 30) ++inked;
+      if (std::abs(image.rgb[p] - 0x15) + std::abs(image.rgb[p + 1] - 0x18) + std::abs(image.rgb[p + 2] - 0x1c) > 30)
+        ++inked;
     return inked;
   };
   const std::size_t withCube = ink(decodePng(pliant::viewer::renderPng(data.dump(), 0, {160, 120})));
@@ -290,11 +300,13 @@ TEST(ViewerRender, FramesThePositionsOfTheWholeRunAndDrawsAGridWithoutColliders)
   std::vector<float> away = home;
   for (std::size_t i = 0; i < away.size(); i += 3) away[i] += 3.0f;
   nlohmann::json data = {{"format", "pliant-viewer"}, {"particles", 3}, {"colliders", nlohmann::json::array()}};
-  data["frames"] = {{"numbers", {0, 1, 2}}, {"times_s", {0.0, 0.1, 0.2}},
+  data["frames"] = {{"numbers", {0, 1, 2}},
+                    {"times_s", {0.0, 0.1, 0.2}},
                     {"positions", {floatsBase64(home), floatsBase64(away), floatsBase64(home)}}};
   const std::uint32_t triangle[3] = {0, 1, 2};
-  data["topology"] = {{"triangles", base64Encode(std::string_view(reinterpret_cast<const char*>(triangle), sizeof triangle))},
-                      {"lines", ""}};
+  data["topology"] = {
+      {"triangles", base64Encode(std::string_view(reinterpret_cast<const char*>(triangle), sizeof triangle))},
+      {"lines", ""}};
   // Pixels of the body's colour (orange) and of the grid's (grey-blue lines on the dark background).
   auto count = [](const Image& image, bool body) {
     std::size_t n = 0;

@@ -14,7 +14,7 @@
 namespace pliant::io {
 
 struct TriangleMesh {
-  std::vector<Vec3> vertices;                          // m
+  std::vector<Vec3> vertices;                           // m
   std::vector<std::array<std::uint32_t, 3>> triangles;  // counter-clockwise = front; polygons are fanned
                                                         // from their first corner
 };
@@ -22,7 +22,7 @@ struct TriangleMesh {
 struct TetMesh {
   // In file order (Gmsh: order of appearance, its sparse node tags mapped to 0..n-1), including nodes
   // no tet uses (e.g. the edge midpoints of 10-node tets), so indices follow the file.
-  std::vector<Vec3> vertices;                          // m
+  std::vector<Vec3> vertices;  // m
   // Every tet has positive volume (x1-x0).((x2-x0)x(x3-x0)) > 0: a file whose tets are all of the
   // other orientation is flipped as a whole; a tet of the minority orientation is an error.
   std::vector<std::array<std::uint32_t, 4>> tets;

@@ -33,8 +33,7 @@ inline TriangleClosest closestOnTriangle(const Vec3& p, const Vec3& a, const Vec
   const double vb = d5 * d2 - d1 * d6;
   if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) return {kTriangleEdge0 + 2, d2 / (d2 - d6)};
   const double va = d3 * d6 - d5 * d4;
-  if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0)
-    return {kTriangleEdge0 + 1, (d4 - d3) / ((d4 - d3) + (d5 - d6))};
+  if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) return {kTriangleEdge0 + 1, (d4 - d3) / ((d4 - d3) + (d5 - d6))};
   const double scale = 1.0 / (va + vb + vc);
   return {kTriangleFace, vb * scale, vc * scale};
 }

@@ -44,7 +44,6 @@ Vec3 pointBefore(const Collider& c, const ColliderPose& now, const ColliderPose&
   return before.position + before.rotation * (now.rotation.conjugate() * (x - now.position));
 }
 
-
 }  // namespace
 
 void ColliderContacts::prepare(const Model& model) {
@@ -82,8 +81,7 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
         k.particle = p;
         k.collider = static_cast<std::int32_t>(c);
         Vec3 normalBefore;
-        const double d0 =
-            colliderDistance(collider, previousPose_[c], state.previousPosition[i], normalBefore) - r;
+        const double d0 = colliderDistance(collider, previousPose_[c], state.previousPosition[i], normalBefore) - r;
         if (d0 < 0.0) k.allowance = std::max(0.0, -d0 - cap);
         const Vec3 surfaceVelocity = (x - pointBefore(collider, pose_[c], previousPose_[c], x)) / h;
         k.normalVelocity = normal.dot(state.velocity[i] - surfaceVelocity);

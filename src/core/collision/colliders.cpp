@@ -14,11 +14,16 @@ namespace pliant {
 
 const char* colliderShapeName(ColliderShape shape) {
   switch (shape) {
-    case ColliderShape::Plane: return "plane";
-    case ColliderShape::Sphere: return "sphere";
-    case ColliderShape::Box: return "box";
-    case ColliderShape::Capsule: return "capsule";
-    case ColliderShape::Mesh: return "mesh";
+    case ColliderShape::Plane:
+      return "plane";
+    case ColliderShape::Sphere:
+      return "sphere";
+    case ColliderShape::Box:
+      return "box";
+    case ColliderShape::Capsule:
+      return "capsule";
+    case ColliderShape::Mesh:
+      return "mesh";
   }
   return "unknown";
 }
@@ -31,8 +36,7 @@ Collider Collider::plane(const Vec3& point, const Vec3& normal, const ContactMat
   // Model::validate to report.
   if (normal.allFinite() && normal.norm() > 0.0)
     c.pose.rotation = Quat::FromTwoVectors(Vec3::UnitY(), normal.normalized());
-  else
-    c.pose.rotation.coeffs().setConstant(std::numeric_limits<double>::quiet_NaN());
+  else c.pose.rotation.coeffs().setConstant(std::numeric_limits<double>::quiet_NaN());
   c.material = material;
   return c;
 }
@@ -69,8 +73,8 @@ Collider Collider::capsule(const Vec3& a, const Vec3& b, double radius, const Co
   return c;
 }
 
-Collider Collider::mesh(std::shared_ptr<const SignedDistanceGrid> distanceGrid, const Vec3& position, const Quat& rotation,
-                        const ContactMaterial& material) {
+Collider Collider::mesh(std::shared_ptr<const SignedDistanceGrid> distanceGrid, const Vec3& position,
+                        const Quat& rotation, const ContactMaterial& material) {
   Collider c;
   c.shape = ColliderShape::Mesh;
   c.pose.position = position;
@@ -83,8 +87,9 @@ Collider Collider::mesh(std::shared_ptr<const SignedDistanceGrid> distanceGrid, 
 Collider Collider::mesh(const std::vector<Vec3>& vertices, const std::vector<std::array<std::uint32_t, 3>>& triangles,
                         const Vec3& position, const Quat& rotation, const SignedDistanceGridOptions& options,
                         const ContactMaterial& material, const std::string& source) {
-  return mesh(std::make_shared<const SignedDistanceGrid>(SignedDistanceGrid::build(vertices, triangles, options, source)),
-              position, rotation, material);
+  return mesh(
+      std::make_shared<const SignedDistanceGrid>(SignedDistanceGrid::build(vertices, triangles, options, source)),
+      position, rotation, material);
 }
 
 Collider Collider::mesh(const std::string& objPath, const Vec3& position, const Quat& rotation,

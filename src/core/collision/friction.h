@@ -32,8 +32,9 @@ inline Vec3 frictionShift(const Vec3& tangential, double staticLimit, double kin
 
 // Velocity change dv of the relative velocity `relative` along unit normal n: dynamic friction and
 // restitution (see the top of contacts.cpp). `normalCorrection` = sum of w times lambda (m).
-inline Vec3 velocityPassChange(const Vec3& relative, const Vec3& n, double normalCorrection, double normalVelocityBefore,
-                               const ContactMaterial& material, bool friction, double h, double restingSpeed) {
+inline Vec3 velocityPassChange(const Vec3& relative, const Vec3& n, double normalCorrection,
+                               double normalVelocityBefore, const ContactMaterial& material, bool friction, double h,
+                               double restingSpeed) {
   const double vn = n.dot(relative);
   const Vec3 vt = relative - vn * n;
   Vec3 dv = Vec3::Zero();

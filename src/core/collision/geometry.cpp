@@ -7,13 +7,14 @@
 // its plane and the line pq passes through the triangle, which the three signed volumes
 // [p q a b], [p q b c], [p q c a] decide by having one sign (Pluecker coordinates). A segment lying
 // in the triangle's plane is decided in 2D, on the coordinate plane the triangle projects to best.
+#include "pliant/geometry.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "collision/box_grid.h"
-#include "pliant/geometry.h"
 
 namespace pliant {
 
@@ -22,9 +23,7 @@ namespace {
 // Relative to the largest coordinate: how close to a plane a point counts as on it.
 constexpr double kPlaneTolerance = 1.0e-12;
 
-double orient3d(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
-  return (b - a).cross(c - a).dot(d - a);
-}
+double orient3d(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) { return (b - a).cross(c - a).dot(d - a); }
 
 struct Vec2 {
   double x;

@@ -15,8 +15,8 @@ namespace pliant::detail {
 namespace {
 
 // The 13 neighbouring cells "after" a cell (each unordered pair of neighbouring cells once).
-constexpr int kForwardCells[13][3] = {{1, 0, 0},  {-1, 1, 0}, {0, 1, 0},  {1, 1, 0},  {-1, -1, 1},
-                                      {0, -1, 1}, {1, -1, 1}, {-1, 0, 1}, {0, 0, 1},  {1, 0, 1},
+constexpr int kForwardCells[13][3] = {{1, 0, 0},  {-1, 1, 0}, {0, 1, 0},  {1, 1, 0}, {-1, -1, 1},
+                                      {0, -1, 1}, {1, -1, 1}, {-1, 0, 1}, {0, 0, 1}, {1, 0, 1},
                                       {-1, 1, 1}, {0, 1, 1},  {1, 1, 1}};
 
 }  // namespace
@@ -122,7 +122,8 @@ void ParticleContacts::collide(const Model& model, const SolverSettings& setting
     const GridEntry& a = gridScratch_[k];
     const std::uint64_t ownBucket = keyHash(a.key) & mask;
     for (std::uint32_t s = gridStart_[ownBucket]; s < gridStart_[ownBucket + 1]; ++s)
-      if (gridEntries_[s].key == a.key && gridEntries_[s].particle > a.particle) test(a.particle, gridEntries_[s].particle);
+      if (gridEntries_[s].key == a.key && gridEntries_[s].particle > a.particle)
+        test(a.particle, gridEntries_[s].particle);
     for (const auto& offset : kForwardCells) {
       const std::uint64_t key = cellKey(a.cell[0] + offset[0], a.cell[1] + offset[1], a.cell[2] + offset[2]);
       const std::uint64_t bucket = keyHash(key) & mask;
@@ -135,11 +136,10 @@ void ParticleContacts::collide(const Model& model, const SolverSettings& setting
   std::sort(contacts_.begin(), contacts_.end(), [](const Contact& l, const Contact& r) {
     return l.particle != r.particle ? l.particle < r.particle : l.other < r.other;
   });
-  contacts_.erase(std::unique(contacts_.begin(), contacts_.end(),
-                                      [](const Contact& l, const Contact& r) {
-                                        return l.particle == r.particle && l.other == r.other;
-                                      }),
-                          contacts_.end());
+  contacts_.erase(
+      std::unique(contacts_.begin(), contacts_.end(),
+                  [](const Contact& l, const Contact& r) { return l.particle == r.particle && l.other == r.other; }),
+      contacts_.end());
 }
 
 bool ParticleContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace) {
@@ -192,8 +192,8 @@ void ParticleContacts::velocityPass(const Model& model, const SolverSettings& se
     const double distance = diff.norm();
     const Vec3 n = distance > 0.0 ? Vec3(diff / distance) : Vec3(Vec3::UnitY());
     const double wSum = w[a] + w[b];
-    const Vec3 dv = velocityPassChange(v[a] - v[b], n, wSum * c.lambda, c.normalVelocity,
-                                       model.particleContactMaterial, friction, h, restingSpeed);
+    const Vec3 dv = velocityPassChange(v[a] - v[b], n, wSum * c.lambda, c.normalVelocity, model.particleContactMaterial,
+                                       friction, h, restingSpeed);
     v[a] += (w[a] / wSum) * dv;
     v[b] -= (w[b] / wSum) * dv;
   }

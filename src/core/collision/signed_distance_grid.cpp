@@ -32,7 +32,11 @@ using Triangle = std::array<std::uint32_t, 3>;
 
 // Where on a triangle the nearest point lies: a corner (0..2), an edge (3 + e, edge e from corner e
 // to corner e + 1 mod 3) or the interior (detail::closestOnTriangle).
-enum Feature : int { kCorner0 = detail::kTriangleCorner0, kEdge0 = detail::kTriangleEdge0, kFace = detail::kTriangleFace };
+enum Feature : int {
+  kCorner0 = detail::kTriangleCorner0,
+  kEdge0 = detail::kTriangleEdge0,
+  kFace = detail::kTriangleFace
+};
 
 struct Nearest {
   Vec3 point = Vec3::Zero();
@@ -42,13 +46,20 @@ struct Nearest {
 Nearest nearestOnTriangle(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
   const detail::TriangleClosest t = detail::closestOnTriangle(p, a, b, c);
   switch (t.feature) {
-    case kCorner0: return {a, t.feature};
-    case kCorner0 + 1: return {b, t.feature};
-    case kCorner0 + 2: return {c, t.feature};
-    case kEdge0: return {a + t.v * (b - a), t.feature};
-    case kEdge0 + 1: return {b + t.v * (c - b), t.feature};
-    case kEdge0 + 2: return {a + t.v * (c - a), t.feature};
-    default: return {a + (b - a) * t.v + (c - a) * t.w, kFace};
+    case kCorner0:
+      return {a, t.feature};
+    case kCorner0 + 1:
+      return {b, t.feature};
+    case kCorner0 + 2:
+      return {c, t.feature};
+    case kEdge0:
+      return {a + t.v * (b - a), t.feature};
+    case kEdge0 + 1:
+      return {b + t.v * (c - b), t.feature};
+    case kEdge0 + 2:
+      return {a + t.v * (c - a), t.feature};
+    default:
+      return {a + (b - a) * t.v + (c - a) * t.w, kFace};
   }
 }
 
@@ -195,12 +206,11 @@ double interpolate(const SignedDistanceGrid& g, const Vec3& q, Vec3& gradient) {
   }
   const std::size_t nx = static_cast<std::size_t>(g.nodes[0]);
   const std::size_t nxy = nx * static_cast<std::size_t>(g.nodes[1]);
-  const std::size_t base = static_cast<std::size_t>(i[0]) + nx * static_cast<std::size_t>(i[1]) +
-                           nxy * static_cast<std::size_t>(i[2]);
+  const std::size_t base =
+      static_cast<std::size_t>(i[0]) + nx * static_cast<std::size_t>(i[1]) + nxy * static_cast<std::size_t>(i[2]);
   const double* d = g.distance.data();
   const double c000 = d[base], c100 = d[base + 1], c010 = d[base + nx], c110 = d[base + nx + 1];
-  const double c001 = d[base + nxy], c101 = d[base + nxy + 1], c011 = d[base + nxy + nx],
-               c111 = d[base + nxy + nx + 1];
+  const double c001 = d[base + nxy], c101 = d[base + nxy + 1], c011 = d[base + nxy + nx], c111 = d[base + nxy + nx + 1];
   const double x = t[0], y = t[1], z = t[2];
   // Interpolate along x, then y, then z; the gradient is the derivative of the same polynomial.
   const double c00 = c000 + x * (c100 - c000), c10 = c010 + x * (c110 - c010);
@@ -294,8 +304,7 @@ SignedDistanceGrid SignedDistanceGrid::build(const std::vector<Vec3>& vertices, 
 
   // Enclosed volume by the divergence theorem; negative means the triangles face inward.
   double volume = 0.0;
-  for (const Triangle& tri : triangles)
-    volume += vertices[tri[0]].dot(vertices[tri[1]].cross(vertices[tri[2]])) / 6.0;
+  for (const Triangle& tri : triangles) volume += vertices[tri[0]].dot(vertices[tri[1]].cross(vertices[tri[2]])) / 6.0;
   const Vec3 size = upper - lower;
   if (!(std::abs(volume) > 1e-12 * diagonal * diagonal * diagonal))
     fail("the mesh encloses no volume; expected a closed solid");
@@ -342,12 +351,12 @@ SignedDistanceGrid SignedDistanceGrid::build(const std::vector<Vec3>& vertices, 
   }
   if (total > kMaxSignedDistanceGridNodes) {
     std::ostringstream what;
-    what << "a signed distance grid with cell size " << h << " m over the mesh bounds ("
-         << size.x() << " x " << size.y() << " x " << size.z() << " m, padding " << padding << " m) needs ";
+    what << "a signed distance grid with cell size " << h << " m over the mesh bounds (" << size.x() << " x "
+         << size.y() << " x " << size.z() << " m, padding " << padding << " m) needs ";
     if (total == std::numeric_limits<std::uint64_t>::max()) what << "too many nodes";
     else what << grid.nodes[0] << " x " << grid.nodes[1] << " x " << grid.nodes[2] << " nodes";
-    what << ", more than the limit of " << kMaxSignedDistanceGridNodes << " (" << (kMaxSignedDistanceGridNodes * 8 >> 20)
-         << " MiB); use a larger cell size";
+    what << ", more than the limit of " << kMaxSignedDistanceGridNodes << " ("
+         << (kMaxSignedDistanceGridNodes * 8 >> 20) << " MiB); use a larger cell size";
     fail(what.str());
   }
   grid.cellSize = h;
@@ -365,12 +374,12 @@ SignedDistanceGrid SignedDistanceGrid::build(const std::vector<Vec3>& vertices, 
         const Vec3 p = grid.origin + h * Vec3(i, j, k);
         Nearest near;
         const std::uint32_t t = bvh.nearest(p, near);
-        const Vec3 n = near.feature == kFace     ? faceNormal[t]
+        const Vec3 n = near.feature == kFace    ? faceNormal[t]
                        : near.feature >= kEdge0 ? edgeNormal[t][near.feature - kEdge0]
                                                 : vertexNormal[mesh[t][near.feature]];
         const double unsigned_ = (p - near.point).norm();
-        grid.distance[static_cast<std::size_t>(i) + static_cast<std::size_t>(nx) *
-                                                        (static_cast<std::size_t>(j) + static_cast<std::size_t>(ny) * k)] =
+        grid.distance[static_cast<std::size_t>(i) +
+                      static_cast<std::size_t>(nx) * (static_cast<std::size_t>(j) + static_cast<std::size_t>(ny) * k)] =
             (p - near.point).dot(n) < 0.0 ? -unsigned_ : unsigned_;
       }
   return grid;
@@ -420,7 +429,8 @@ double bruteForceMeshDistance(const std::vector<Vec3>& vertices, const std::vect
                               const Vec3& p) {
   double best = std::numeric_limits<double>::infinity();
   for (const Triangle& tri : triangles)
-    best = std::min(best, (nearestOnTriangle(p, vertices[tri[0]], vertices[tri[1]], vertices[tri[2]]).point - p).norm());
+    best =
+        std::min(best, (nearestOnTriangle(p, vertices[tri[0]], vertices[tri[1]], vertices[tri[2]]).point - p).norm());
   return best;
 }
 

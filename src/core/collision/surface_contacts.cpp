@@ -31,13 +31,13 @@
 //   rest of the step) if one is not, so skipping it is never a guess.
 // - Friction and the velocity pass are those of the other contacts (friction.h), on the relative
 //   motion sum_k c_k x_k, shared out by c_k w_k / sum_k c_k^2 w_k.
+#include "collision/surface_contacts.h"
+
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-
-#include "collision/surface_contacts.h"
 
 #include "collision/closest_on_triangle.h"
 #include "collision/friction.h"
@@ -53,13 +53,20 @@ namespace {
 Vec3 closestBarycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
   const TriangleClosest t = closestOnTriangle(p, a, b, c);
   switch (t.feature) {
-    case kTriangleCorner0: return Vec3(1.0, 0.0, 0.0);
-    case kTriangleCorner0 + 1: return Vec3(0.0, 1.0, 0.0);
-    case kTriangleCorner0 + 2: return Vec3(0.0, 0.0, 1.0);
-    case kTriangleEdge0: return Vec3(1.0 - t.v, t.v, 0.0);
-    case kTriangleEdge0 + 1: return Vec3(0.0, 1.0 - t.v, t.v);
-    case kTriangleEdge0 + 2: return Vec3(1.0 - t.v, 0.0, t.v);
-    default: return Vec3(1.0 - t.v - t.w, t.v, t.w);
+    case kTriangleCorner0:
+      return Vec3(1.0, 0.0, 0.0);
+    case kTriangleCorner0 + 1:
+      return Vec3(0.0, 1.0, 0.0);
+    case kTriangleCorner0 + 2:
+      return Vec3(0.0, 0.0, 1.0);
+    case kTriangleEdge0:
+      return Vec3(1.0 - t.v, t.v, 0.0);
+    case kTriangleEdge0 + 1:
+      return Vec3(0.0, 1.0 - t.v, t.v);
+    case kTriangleEdge0 + 2:
+      return Vec3(1.0 - t.v, 0.0, t.v);
+    default:
+      return Vec3(1.0 - t.v - t.w, t.v, t.w);
   }
 }
 
@@ -116,7 +123,8 @@ void SurfaceContacts::prepare(const Model& model) {
   std::sort(s.edges.begin(), s.edges.end());
   s.edges.erase(std::unique(s.edges.begin(), s.edges.end()), s.edges.end());
   auto slot = [&](ParticleIndex p) {
-    return static_cast<std::uint32_t>(std::lower_bound(s.particles.begin(), s.particles.end(), p) - s.particles.begin());
+    return static_cast<std::uint32_t>(std::lower_bound(s.particles.begin(), s.particles.end(), p) -
+                                      s.particles.begin());
   };
   for (const auto& t : s.triangles) s.triangleSlots.push_back({slot(t[0]), slot(t[1]), slot(t[2])});
   for (const auto& e : s.edges) s.edgeSlots.push_back({slot(e[0]), slot(e[1])});
@@ -164,8 +172,8 @@ void SurfaceContacts::prepare(const Model& model) {
   contacts_.reserve(s.particles.size());
 }
 
-void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& settings, const State& state,
-                                     double h, int remainingSubsteps, double time) {
+void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
+                                     int remainingSubsteps, double time) {
   Scratch& s = s_;
   ++broadPhaseRuns_;
   const double reach = surfaceReach(model, settings);
@@ -238,7 +246,9 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   const auto byVertexThenTriangle = [](const Scratch::VertexTriangle& l, const Scratch::VertexTriangle& r) {
     return l.vertex != r.vertex ? l.vertex < r.vertex : l.triangle < r.triangle;
   };
-  const auto byPair = [](const std::array<std::uint32_t, 2>& l, const std::array<std::uint32_t, 2>& r) { return l < r; };
+  const auto byPair = [](const std::array<std::uint32_t, 2>& l, const std::array<std::uint32_t, 2>& r) {
+    return l < r;
+  };
 #pragma omp parallel num_threads(threads)
   {
     auto& vertexTriangle = s.threadVertexTriangle[omp_get_thread_num()];
@@ -257,7 +267,8 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
         if (w[p] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) return;
         vertexTriangle.push_back({i, t});
       });
-      std::sort(vertexTriangle.begin() + static_cast<std::ptrdiff_t>(first), vertexTriangle.end(), byVertexThenTriangle);
+      std::sort(vertexTriangle.begin() + static_cast<std::ptrdiff_t>(first), vertexTriangle.end(),
+                byVertexThenTriangle);
     }
     // 3. Edge-edge candidates: each pair of edges, once (a < b), whose ends are neither shared
     //    nor joined by an edge.
@@ -390,7 +401,8 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const Vec3 ua = qa1 - pa1, ub = qb1 - pb1;
     const Vec3 n1 = ua.cross(ub);
     const double length1 = n1.norm();
-    if (!(length1 > kParallel * ua.norm() * ub.norm()) || !std::isfinite(length1)) continue;  // parallel: vertex-triangle pairs cover it
+    if (!(length1 > kParallel * ua.norm() * ub.norm()) || !std::isfinite(length1))
+      continue;  // parallel: vertex-triangle pairs cover it
     Vec3 u1 = n1 / length1;
     const Vec3 n0 = (qa0 - pa0).cross(qb0 - pb0);
     const double length0 = n0.norm();
@@ -445,8 +457,8 @@ bool SurfaceContacts::project(const Model& model, const SolverSettings& settings
     Vec3 relative = Vec3::Zero();
     for (int k = 0; k < 4; ++k) relative += c.weights[k] * (x[c.particles[k]] - xPrev[c.particles[k]]);
     const double limit = c.inverseMassSum * c.lambda;
-    const Vec3 shift = frictionShift(relative - c.normal.dot(relative) * c.normal, mu * limit,
-                                             kinetic * limit, c.friction);
+    const Vec3 shift =
+        frictionShift(relative - c.normal.dot(relative) * c.normal, mu * limit, kinetic * limit, c.friction);
     for (int k = 0; k < 4; ++k) x[c.particles[k]] -= (c.weights[k] * w[c.particles[k]] / c.inverseMassSum) * shift;
     if (trace) {
       for (ParticleIndex p : c.particles) {
@@ -469,7 +481,7 @@ void SurfaceContacts::velocityPass(const Model& model, const SolverSettings& set
     Vec3 relative = Vec3::Zero();
     for (int k = 0; k < 4; ++k) relative += c.weights[k] * v[c.particles[k]];
     const Vec3 dv = velocityPassChange(relative, c.normal, c.inverseMassSum * c.lambda, c.normalVelocity,
-                                               model.surfaceContactMaterial, friction, h, restingSpeed);
+                                       model.surfaceContactMaterial, friction, h, restingSpeed);
     for (int k = 0; k < 4; ++k) v[c.particles[k]] += (c.weights[k] * w[c.particles[k]] / c.inverseMassSum) * dv;
   }
 }

@@ -44,8 +44,8 @@ class SurfaceContacts {
   int broadPhaseRuns_ = 0;  // in the current step
 
   struct Scratch {
-    std::vector<ParticleIndex> particles;              // vertices of collision triangles, ascending
-    std::vector<std::int32_t> kinematicPath;           // per particle slot: index in kinematicParticles or -1
+    std::vector<ParticleIndex> particles;     // vertices of collision triangles, ascending
+    std::vector<std::int32_t> kinematicPath;  // per particle slot: index in kinematicParticles or -1
     std::vector<std::array<ParticleIndex, 3>> triangles;
     std::vector<std::array<std::uint32_t, 3>> triangleSlots;  // corners as slots in `particles`
     std::vector<std::array<ParticleIndex, 2>> edges;          // unique, (lower, higher), ascending
@@ -55,8 +55,8 @@ class SurfaceContacts {
     std::vector<std::uint32_t> neighbourStart;
     std::vector<std::uint32_t> neighbours;
     // Broad phase: where each particle stays during the step, and the boxes compared.
-    std::vector<Aabb> region;        // per particle slot
-    std::vector<Aabb> vertexBoxes;   // region padded by half the reach
+    std::vector<Aabb> region;       // per particle slot
+    std::vector<Aabb> vertexBoxes;  // region padded by half the reach
     std::vector<Aabb> triangleBoxes;
     std::vector<Aabb> edgeBoxes;
     // Narrow phase: boxes of each particle's path in this substep (x^n to the prediction), padded
@@ -70,8 +70,8 @@ class SurfaceContacts {
       std::uint32_t vertex = 0;    // slot
       std::uint32_t triangle = 0;  // index in triangles
     };
-    std::vector<VertexTriangle> vertexTriangle;            // candidates, sorted by (vertex, triangle)
-    std::vector<std::array<std::uint32_t, 2>> edgeEdge;   // candidates (a < b), sorted
+    std::vector<VertexTriangle> vertexTriangle;          // candidates, sorted by (vertex, triangle)
+    std::vector<std::array<std::uint32_t, 2>> edgeEdge;  // candidates (a < b), sorted
     bool built = false;  // whether the candidates above were found (for the current settings)
     // Per-thread candidate lists of a parallel broad phase, each sorted as it is filled, merged
     // after (through the scratch lists).

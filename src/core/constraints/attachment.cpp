@@ -9,8 +9,7 @@ namespace {
 constexpr double kMinLength = 1e-12;  // m
 }
 
-void projectAttachment(const Model& model, const SolveContext& ctx, std::uint32_t begin,
-                       std::uint32_t end) {
+void projectAttachment(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
   Vec3* x = ctx.x;
   for (std::uint32_t c = begin; c < end; ++c) {
     const AttachmentConstraint& con = model.attachments[c];
@@ -19,8 +18,8 @@ void projectAttachment(const Model& model, const SolveContext& ctx, std::uint32_
     const double length = delta.norm();
     if (length < kMinLength) continue;
     const Vec3 n = delta / length;
-    const double dLambda = solveMultiplier(length - con.restDistance, ctx.w[p], 1, &n, &con.particle,
-                                           con.params, ctx.lambda[c], false, ctx);
+    const double dLambda = solveMultiplier(length - con.restDistance, ctx.w[p], 1, &n, &con.particle, con.params,
+                                           ctx.lambda[c], false, ctx);
     moveParticle(x, p, ctx.w[p], (ctx.w[p] * dLambda) * n);
   }
 }
@@ -54,6 +53,7 @@ int attachmentParticles(const Model& model, std::uint32_t i, ParticleIndex* out)
 }
 }  // namespace
 
-const FamilyKernels kAttachmentKernels = {projectAttachment, projectAttachment, evaluateAttachment, attachmentParticles, neverUnilateral, validateAttachments};
+const FamilyKernels kAttachmentKernels = {projectAttachment,   projectAttachment, evaluateAttachment,
+                                          attachmentParticles, neverUnilateral,   validateAttachments};
 
 }  // namespace pliant::detail

@@ -27,8 +27,7 @@ __attribute__((target("avx2"))) inline void gatherPairs4(const double* const p[4
 
 // Lane i of (gx, gy, gz) = p[i][0..2]. x and y of a particle come in one 16-byte load and are
 // transposed; z comes in 8-byte loads.
-__attribute__((target("avx2"))) inline void gather4(const double* const p[4], __m256d& gx, __m256d& gy,
-                                                    __m256d& gz) {
+__attribute__((target("avx2"))) inline void gather4(const double* const p[4], __m256d& gx, __m256d& gy, __m256d& gz) {
   gatherPairs4(p, gx, gy);
   const __m128d z01 = _mm_loadh_pd(_mm_load_sd(p[0] + 2), p[1] + 2);
   const __m128d z23 = _mm_loadh_pd(_mm_load_sd(p[2] + 2), p[3] + 2);
@@ -68,8 +67,8 @@ __attribute__((target("avx2"))) inline void transpose4(__m256d row0, __m256d row
 // with each lane's stiffness (k or k', as pbdStiffness gives it), as the scalar kernels form them.
 template <class Constraint>
 __attribute__((target("avx2"))) inline __m256d laneNumerator(bool xpbd, __m256d minusC, __m256d alphaTilde,
-                                                          __m256d lambda, const Constraint* con,
-                                                          const SolveContext& ctx) {
+                                                             __m256d lambda, const Constraint* con,
+                                                             const SolveContext& ctx) {
   if (xpbd) return _mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, lambda));
   return _mm256_mul_pd(_mm256_setr_pd(pbdStiffness(con[0].params, ctx), pbdStiffness(con[1].params, ctx),
                                       pbdStiffness(con[2].params, ctx), pbdStiffness(con[3].params, ctx)),

@@ -21,8 +21,7 @@ struct DihedralGeometry {
 };
 
 // Degenerate (zero edge, collinear wing) stencils report valid = false.
-inline DihedralGeometry dihedralGeometry(const Vec3& x0, const Vec3& x1, const Vec3& x2,
-                                         const Vec3& x3) {
+inline DihedralGeometry dihedralGeometry(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3) {
   DihedralGeometry g;
   const Vec3 e = x1 - x0;
   const double e2 = e.squaredNorm();
@@ -59,8 +58,7 @@ inline double wrappedDifference(double angle, double restAngle) {
 
 }  // namespace
 
-void projectDihedralBending(const Model& model, const SolveContext& ctx, std::uint32_t begin,
-                            std::uint32_t end) {
+void projectDihedralBending(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
   Vec3* x = ctx.x;
   const double* w = ctx.w;
   for (std::uint32_t c = begin; c < end; ++c) {
@@ -70,16 +68,14 @@ void projectDihedralBending(const Model& model, const SolveContext& ctx, std::ui
     if (!g.valid) continue;
     double wSum = 0.0;
     for (int i = 0; i < 4; ++i) wSum += w[p[i]] * g.gradient[i].squaredNorm();
-    const double dLambda =
-        solveMultiplier(wrappedDifference(g.angle, con.restAngle), wSum, 4, g.gradient, p,
-                        con.params, ctx.lambda[c], false, ctx);
+    const double dLambda = solveMultiplier(wrappedDifference(g.angle, con.restAngle), wSum, 4, g.gradient, p,
+                                           con.params, ctx.lambda[c], false, ctx);
     for (int i = 0; i < 4; ++i) moveParticle(x, p[i], w[p[i]], (w[p[i]] * dLambda) * g.gradient[i]);
   }
 }
 
 double evaluateDihedralBending(const Model& model, const Vec3* x, const Vec3*, std::uint32_t i,
-                               std::vector<ParticleIndex>& particles,
-                               std::vector<Vec3>& gradient) {
+                               std::vector<ParticleIndex>& particles, std::vector<Vec3>& gradient) {
   const DihedralBendingConstraint& con = model.dihedralBendings[i];
   const ParticleIndex* p = con.particles;
   particles.assign(p, p + 4);
@@ -104,6 +100,8 @@ void validateDihedralBendings(const Model& model) {
 }
 }  // namespace
 
-const FamilyKernels kDihedralBendingKernels = {projectDihedralBending, projectDihedralBending, evaluateDihedralBending, stencilParticles<&Model::dihedralBendings>, neverUnilateral, validateDihedralBendings};
+const FamilyKernels kDihedralBendingKernels = {projectDihedralBending,  projectDihedralBending,
+                                               evaluateDihedralBending, stencilParticles<&Model::dihedralBendings>,
+                                               neverUnilateral,         validateDihedralBendings};
 
 }  // namespace pliant::detail

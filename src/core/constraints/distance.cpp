@@ -5,18 +5,16 @@
 // Two kernels compute the same numbers:
 // - projectDistance, one constraint after another (any range; Gauss-Seidel in index order);
 // - projectDistanceIndependent, for a range of constraints that share no movable particle (a colour,
-//   see Model::solveBatches): four constraints per AVX2 instruction where the CPU has AVX2 (checked
-//   at run time), else the scalar kernel. Every lane performs exactly the scalar kernel's IEEE operations in the same order (sqrt
-//   and division are correctly rounded everywhere, no FMA is used, and ISO C++ mode keeps the
-//   compiler from contracting), so all kernels give the same bits, and neither the CPU nor the
-//   grouping of constraints into lanes (which depends on how a batch is split among threads)
-//   changes the result.
+//   see src/core/solve_plan.h): four constraints per AVX2 instruction where the CPU has AVX2 (checked
+//   at run time), else the scalar kernel. Every lane performs exactly the scalar kernel's IEEE operations in the same
+//   order (sqrt and division are correctly rounded everywhere, no FMA is used, and ISO C++ mode keeps the compiler from
+//   contracting), so all kernels give the same bits, and neither the CPU nor the grouping of constraints into lanes
+//   (which depends on how a batch is split among threads) changes the result.
 #include <cstddef>
 
 #include "constraints/avx2_lanes.h"
 #include "constraints/projection.h"
 #include "validation.h"
-
 
 namespace pliant::detail {
 
@@ -97,8 +95,7 @@ inline void projectOne(const DistanceConstraint& con, std::uint32_t c, const Sol
 }
 
 template <bool kXpbd>
-void projectDistanceRange(const Model& model, const SolveContext& ctx, std::uint32_t begin,
-                          std::uint32_t end) {
+void projectDistanceRange(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
   // Locals, not ctx fields: stores through x may alias ctx and would force reloads.
   const DistanceConstraint* constraints = model.distances.data();
   Vec3* const x = ctx.x;
@@ -106,8 +103,6 @@ void projectDistanceRange(const Model& model, const SolveContext& ctx, std::uint
   double* const lambda = ctx.lambda;
   for (std::uint32_t c = begin; c < end; ++c) projectOne<kXpbd>(constraints[c], c, ctx, x, w, lambda);
 }
-
-
 
 #if defined(PLIANT_HAVE_AVX2_KERNELS)
 // Four independent constraints c .. c + 3 (undamped XPBD, or PBD) in the lanes of AVX registers,
@@ -134,7 +129,8 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     __m256d rest, compliance, damping;
     gather4(restComplianceDamping, rest, compliance, damping);
     if (kXpbd && !allUndamped(compliance, damping, invH)) {
-      for (int lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
+      for (int lane = 0; lane < 4; ++lane)
+        projectOne<true>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
       continue;
     }
     double* xa[4];
@@ -143,10 +139,10 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       xa[lane] = x[con[lane].particles[0]].data();
       xb[lane] = x[con[lane].particles[1]].data();
     }
-    const __m256d wA = _mm256_setr_pd(w[con[0].particles[0]], w[con[1].particles[0]], w[con[2].particles[0]],
-                                      w[con[3].particles[0]]);
-    const __m256d wB = _mm256_setr_pd(w[con[0].particles[1]], w[con[1].particles[1]], w[con[2].particles[1]],
-                                      w[con[3].particles[1]]);
+    const __m256d wA =
+        _mm256_setr_pd(w[con[0].particles[0]], w[con[1].particles[0]], w[con[2].particles[0]], w[con[3].particles[0]]);
+    const __m256d wB =
+        _mm256_setr_pd(w[con[0].particles[1]], w[con[1].particles[1]], w[con[2].particles[1]], w[con[3].particles[1]]);
     __m256d pa[3], pb[3], d[3];
     gather4(xa, pa[0], pa[1], pa[2]);
     gather4(xb, pb[0], pb[1], pb[2]);
@@ -157,14 +153,14 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     // PBD: alpha~ = 0 and the numerator scaled by k, as in projectOne.
     const __m256d alphaTilde = _mm256_mul_pd(compliance, invH2);
     const __m256d denominator = kXpbd ? _mm256_add_pd(_mm256_add_pd(wA, wB), alphaTilde) : _mm256_add_pd(wA, wB);
-    const int solved =
-        _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ),
-                                         _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ)));
+    const int solved = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ),
+                                                        _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ)));
     // A lane that is skipped (zero length, nothing movable) or has an immovable end is rare: such a
     // group is projected lane by lane by the scalar kernel, which gives the same bits (nothing has
     // been written yet and the lanes share no movable particle).
     if ((solved & nonzeroLanes(wA) & nonzeroLanes(wB)) != 0xf) {
-      for (int lane = 0; lane < 4; ++lane) projectOne<kXpbd>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
+      for (int lane = 0; lane < 4; ++lane)
+        projectOne<kXpbd>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
       continue;
     }
     const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(length, denominator));
@@ -192,12 +188,9 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
 
 }  // namespace
 
-void projectDistance(const Model& model, const SolveContext& ctx, std::uint32_t begin,
-                     std::uint32_t end) {
-  if (ctx.mode == SolverMode::Xpbd)
-    projectDistanceRange<true>(model, ctx, begin, end);
-  else
-    projectDistanceRange<false>(model, ctx, begin, end);
+void projectDistance(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
+  if (ctx.mode == SolverMode::Xpbd) projectDistanceRange<true>(model, ctx, begin, end);
+  else projectDistanceRange<false>(model, ctx, begin, end);
 }
 
 void projectDistanceLanes(int lanes, const Model& model, const SolveContext& ctx, std::uint32_t begin,
@@ -212,8 +205,7 @@ void projectDistanceLanes(int lanes, const Model& model, const SolveContext& ctx
   projectDistance(model, ctx, begin, end);
 }
 
-void projectDistanceIndependent(const Model& model, const SolveContext& ctx, std::uint32_t begin,
-                                std::uint32_t end) {
+void projectDistanceIndependent(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
   projectDistanceLanes(4, model, ctx, begin, end);
 }
 
@@ -246,6 +238,8 @@ void validateDistances(const Model& model) {
 }
 }  // namespace
 
-const FamilyKernels kDistanceKernels = {projectDistance, projectDistanceIndependent, evaluateDistance, stencilParticles<&Model::distances>, neverUnilateral, validateDistances};
+const FamilyKernels kDistanceKernels = {projectDistance,  projectDistanceIndependent,
+                                        evaluateDistance, stencilParticles<&Model::distances>,
+                                        neverUnilateral,  validateDistances};
 
 }  // namespace pliant::detail

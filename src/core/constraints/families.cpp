@@ -23,7 +23,8 @@ const ConstraintParameters& constraintParameters(const Model& model, ConstraintR
 ConstraintParameters& constraintParameters(Model& model, ConstraintRef ref) {
   switch (ref.family) {
 #define PLIANT_FAMILY_PARAMETERS(Enumerator, array, name, Struct) \
-  case ConstraintFamily::Enumerator: return model.array[ref.index].params;
+  case ConstraintFamily::Enumerator:                              \
+    return model.array[ref.index].params;
     PLIANT_CONSTRAINT_FAMILIES(PLIANT_FAMILY_PARAMETERS)
 #undef PLIANT_FAMILY_PARAMETERS
   }
@@ -37,7 +38,8 @@ namespace pliant {
 const char* familyName(ConstraintFamily family) {
   switch (family) {
 #define PLIANT_FAMILY_NAME(Enumerator, array, name, Struct) \
-  case ConstraintFamily::Enumerator: return name;
+  case ConstraintFamily::Enumerator:                        \
+    return name;
     PLIANT_CONSTRAINT_FAMILIES(PLIANT_FAMILY_NAME)
 #undef PLIANT_FAMILY_NAME
   }

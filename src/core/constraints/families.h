@@ -35,9 +35,8 @@ struct SolveContext {
 
 using ProjectFn = void (*)(const Model&, const SolveContext&, std::uint32_t begin, std::uint32_t end);
 // Value C of constraint i at positions x; fills its particles and dC/dx for each.
-using EvaluateFn = double (*)(const Model&, const Vec3* x, const Vec3* attachmentTarget,
-                              std::uint32_t i, std::vector<ParticleIndex>& particles,
-                              std::vector<Vec3>& gradient);
+using EvaluateFn = double (*)(const Model&, const Vec3* x, const Vec3* attachmentTarget, std::uint32_t i,
+                              std::vector<ParticleIndex>& particles, std::vector<Vec3>& gradient);
 
 // What the solver, the planner, validation and diagnostics need of one family. Each family's file
 // (src/core/constraints/<family>.cpp) defines its entry, k<Family>Kernels; familyKernels() indexes
@@ -64,11 +63,11 @@ bool isUnilateral(const Model& model, ConstraintRef ref);
 const ConstraintParameters& constraintParameters(const Model& model, ConstraintRef ref);
 ConstraintParameters& constraintParameters(Model& model, ConstraintRef ref);
 
-#define PLIANT_DECLARE_FAMILY(Enumerator, array, name, Struct)                                  \
-  extern const FamilyKernels k##Enumerator##Kernels;                                           \
-  void project##Enumerator(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);   \
-  double evaluate##Enumerator(const Model&, const Vec3*, const Vec3*, std::uint32_t,           \
-                              std::vector<ParticleIndex>&, std::vector<Vec3>&);
+#define PLIANT_DECLARE_FAMILY(Enumerator, array, name, Struct)                                                    \
+  extern const FamilyKernels k##Enumerator##Kernels;                                                              \
+  void project##Enumerator(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);                      \
+  double evaluate##Enumerator(const Model&, const Vec3*, const Vec3*, std::uint32_t, std::vector<ParticleIndex>&, \
+                              std::vector<Vec3>&);
 PLIANT_CONSTRAINT_FAMILIES(PLIANT_DECLARE_FAMILY)
 #undef PLIANT_DECLARE_FAMILY
 
@@ -103,6 +102,5 @@ double dihedralAngle(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3&
 double signedTetVolume(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3);
 double closedMeshVolume(const Model& model, std::uint32_t i, const Vec3* x);
 // Bergou et al. 2006 weights K_i (1/m) of an edge stencil at rest; false for a degenerate one.
-bool isometricBendingWeights(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3,
-                             double weights[4]);
+bool isometricBendingWeights(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3, double weights[4]);
 }  // namespace pliant::detail

@@ -31,8 +31,7 @@ double callUserFunction(const Model& model, const GenericConstraint& con, std::s
 
 }  // namespace
 
-void projectGeneric(const Model& model, const SolveContext& ctx, std::uint32_t begin,
-                    std::uint32_t end) {
+void projectGeneric(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
   Vec3* x = ctx.x;
   const double* w = ctx.w;
   Vec3* scratch = ctx.scratch->data();
@@ -58,8 +57,8 @@ void projectGeneric(const Model& model, const SolveContext& ctx, std::uint32_t b
         if (w[particles[i]] != 0.0) x[particles[i]].setConstant(std::numeric_limits<double>::quiet_NaN());
       continue;
     }
-    const double dLambda = solveMultiplier(C, wSum, static_cast<int>(n), gradient, particles,
-                                           con.params, ctx.lambda[c], con.inequality, ctx);
+    const double dLambda = solveMultiplier(C, wSum, static_cast<int>(n), gradient, particles, con.params, ctx.lambda[c],
+                                           con.inequality, ctx);
     for (std::uint32_t i = 0; i < n; ++i) x[particles[i]] += (w[particles[i]] * dLambda) * gradient[i];
   }
 }
@@ -86,12 +85,14 @@ void validateGenerics(const Model& model) {
     if (c.particleCount == 0) throw Error(where + ": needs at least one particle");
     if (c.firstParticle + std::size_t(c.particleCount) > model.genericParticles.size())
       throw Error(where + ": particle range out of bounds");
-    for (std::uint32_t k = 0; k < c.particleCount; ++k) checkIndex(model.genericParticles[c.firstParticle + k], model.particleCount(), where);
+    for (std::uint32_t k = 0; k < c.particleCount; ++k)
+      checkIndex(model.genericParticles[c.firstParticle + k], model.particleCount(), where);
   }
 }
 bool genericUnilateral(const Model& model, std::uint32_t i) { return model.generics[i].inequality; }
 }  // namespace
 
-const FamilyKernels kGenericKernels = {projectGeneric, projectGeneric, evaluateGeneric, nullptr, genericUnilateral, validateGenerics};
+const FamilyKernels kGenericKernels = {projectGeneric, projectGeneric,    evaluateGeneric,
+                                       nullptr,        genericUnilateral, validateGenerics};
 
 }  // namespace pliant::detail

@@ -9,8 +9,7 @@ namespace pliant::detail {
 namespace {
 
 // Fills gradient[0 .. vertexCount) (local vertices) and returns the enclosed volume.
-double meshVolumeAndGradient(const Model& model, const GlobalVolumeConstraint& con, const Vec3* x,
-                             Vec3* gradient) {
+double meshVolumeAndGradient(const Model& model, const GlobalVolumeConstraint& con, const Vec3* x, Vec3* gradient) {
   const ParticleIndex* vertices = model.volumeVertices.data() + con.firstVertex;
   for (std::uint32_t v = 0; v < con.vertexCount; ++v) gradient[v].setZero();
   double sixVolume = 0.0;
@@ -31,8 +30,7 @@ double meshVolumeAndGradient(const Model& model, const GlobalVolumeConstraint& c
 
 }  // namespace
 
-void projectGlobalVolume(const Model& model, const SolveContext& ctx, std::uint32_t begin,
-                         std::uint32_t end) {
+void projectGlobalVolume(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
   Vec3* x = ctx.x;
   const double* w = ctx.w;
   Vec3* gradient = ctx.scratch->data();
@@ -41,15 +39,12 @@ void projectGlobalVolume(const Model& model, const SolveContext& ctx, std::uint3
     const ParticleIndex* vertices = model.volumeVertices.data() + con.firstVertex;
     const double volume = meshVolumeAndGradient(model, con, x, gradient);
     double wSum = 0.0;
-    for (std::uint32_t v = 0; v < con.vertexCount; ++v)
-      wSum += w[vertices[v]] * gradient[v].squaredNorm();
+    for (std::uint32_t v = 0; v < con.vertexCount; ++v) wSum += w[vertices[v]] * gradient[v].squaredNorm();
     if (!(wSum > 1e-300)) continue;
     const double dLambda =
-        solveMultiplier(volume - con.pressure * con.restVolume, wSum,
-                        static_cast<int>(con.vertexCount), gradient, vertices, con.params,
-                        ctx.lambda[c], false, ctx);
-    for (std::uint32_t v = 0; v < con.vertexCount; ++v)
-      x[vertices[v]] += (w[vertices[v]] * dLambda) * gradient[v];
+        solveMultiplier(volume - con.pressure * con.restVolume, wSum, static_cast<int>(con.vertexCount), gradient,
+                        vertices, con.params, ctx.lambda[c], false, ctx);
+    for (std::uint32_t v = 0; v < con.vertexCount; ++v) x[vertices[v]] += (w[vertices[v]] * dLambda) * gradient[v];
   }
 }
 
@@ -79,12 +74,14 @@ void validateGlobalVolumes(const Model& model) {
     for (std::uint32_t t = c.firstTriangle; t < c.firstTriangle + c.triangleCount; ++t)
       for (std::uint32_t v : model.volumeTriangles[t])
         if (v >= c.vertexCount) throw Error(where + ": triangle " + std::to_string(t) + " vertex out of range");
-    for (std::uint32_t v = 0; v < c.vertexCount; ++v) checkIndex(model.volumeVertices[c.firstVertex + v], model.particleCount(), where);
+    for (std::uint32_t v = 0; v < c.vertexCount; ++v)
+      checkIndex(model.volumeVertices[c.firstVertex + v], model.particleCount(), where);
     if (!std::isfinite(c.pressure) || c.pressure < 0.0) throw Error(where + ": pressure must be >= 0");
   }
 }
 }  // namespace
 
-const FamilyKernels kGlobalVolumeKernels = {projectGlobalVolume, projectGlobalVolume, evaluateGlobalVolume, nullptr, neverUnilateral, validateGlobalVolumes};
+const FamilyKernels kGlobalVolumeKernels = {projectGlobalVolume, projectGlobalVolume,  evaluateGlobalVolume, nullptr,
+                                            neverUnilateral,     validateGlobalVolumes};
 
 }  // namespace pliant::detail

@@ -5,7 +5,7 @@
 // At exactly zero curvature the direction is undefined and there is nothing to correct.
 //
 // Two kernels compute the same numbers: projectIsometricBending, stencil after stencil, and, for a
-// range of stencils that share no movable particle (Model::solveBatches), an AVX2 kernel with four
+// range of stencils that share no movable particle (the solve plan, src/core/solve_plan.h), an AVX2 kernel with four
 // stencils per instruction where the CPU has AVX2 (checked at run time; elsewhere the scalar one).
 // Each lane performs the scalar kernel's IEEE operations in the same order, so the bits agree.
 #include <cstddef>
@@ -94,8 +94,7 @@ inline void projectOne(const IsometricBendingConstraint& con, std::uint32_t c, c
 }
 
 template <bool kXpbd>
-void projectIsometricBendingRange(const Model& model, const SolveContext& ctx,
-                                  std::uint32_t begin, std::uint32_t end) {
+void projectIsometricBendingRange(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
   // Locals, not ctx fields: stores through x may alias ctx and would force reloads.
   const IsometricBendingConstraint* constraints = model.isometricBendings.data();
   Vec3* const x = ctx.x;
@@ -147,9 +146,10 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
                            _mm256_add_pd(_mm256_mul_pd(K[2], pos[2][j]), _mm256_mul_pd(K[3], pos[3][j])));
     const __m256d C = _mm256_sqrt_pd(
         _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(k[0], k[0]), _mm256_mul_pd(k[1], k[1])), _mm256_mul_pd(k[2], k[2])));
-    const __m256d wSum = _mm256_add_pd(
-        _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(wK[0], K[0]), _mm256_mul_pd(wK[1], K[1])), _mm256_mul_pd(wK[2], K[2])),
-        _mm256_mul_pd(wK[3], K[3]));
+    const __m256d wSum =
+        _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(wK[0], K[0]), _mm256_mul_pd(wK[1], K[1])),
+                                    _mm256_mul_pd(wK[2], K[2])),
+                      _mm256_mul_pd(wK[3], K[3]));
     const __m256d alphaTilde = _mm256_mul_pd(compliance, invH2);
     const __m256d denominator = _mm256_add_pd(wSum, alphaTilde);
     const int solved = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(C, _mm256_set1_pd(kMinCurvature), _CMP_NLT_UQ),
@@ -166,7 +166,8 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(C, denominator));
     const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
     const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
-    const __m256d dLambda = _mm256_mul_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)), _mm256_mul_pd(C, r));
+    const __m256d dLambda =
+        _mm256_mul_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)), _mm256_mul_pd(C, r));
     const __m256d scale = _mm256_mul_pd(dLambda, _mm256_mul_pd(denominator, r));
     for (int i = 0; i < 4; ++i) {
       const __m256d s = _mm256_mul_pd(scale, wK[i]);
@@ -183,12 +184,9 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
 
 }  // namespace
 
-void projectIsometricBending(const Model& model, const SolveContext& ctx, std::uint32_t begin,
-                             std::uint32_t end) {
-  if (ctx.mode == SolverMode::Xpbd)
-    projectIsometricBendingRange<true>(model, ctx, begin, end);
-  else
-    projectIsometricBendingRange<false>(model, ctx, begin, end);
+void projectIsometricBending(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
+  if (ctx.mode == SolverMode::Xpbd) projectIsometricBendingRange<true>(model, ctx, begin, end);
+  else projectIsometricBendingRange<false>(model, ctx, begin, end);
 }
 
 void projectIsometricBendingLanes(int lanes, const Model& model, const SolveContext& ctx, std::uint32_t begin,
@@ -215,8 +213,7 @@ int isometricBendingKernelLanes() {
 }
 
 double evaluateIsometricBending(const Model& model, const Vec3* x, const Vec3*, std::uint32_t i,
-                                std::vector<ParticleIndex>& particles,
-                                std::vector<Vec3>& gradient) {
+                                std::vector<ParticleIndex>& particles, std::vector<Vec3>& gradient) {
   const IsometricBendingConstraint& con = model.isometricBendings[i];
   const ParticleIndex* p = con.particles;
   particles.assign(p, p + 4);
@@ -240,7 +237,9 @@ void validateIsometricBendings(const Model& model) {
 }
 }  // namespace
 
-const FamilyKernels kIsometricBendingKernels = {projectIsometricBending, projectIsometricBendingIndependent, evaluateIsometricBending, stencilParticles<&Model::isometricBendings>, neverUnilateral, validateIsometricBendings};
+const FamilyKernels kIsometricBendingKernels = {projectIsometricBending,  projectIsometricBendingIndependent,
+                                                evaluateIsometricBending, stencilParticles<&Model::isometricBendings>,
+                                                neverUnilateral,          validateIsometricBendings};
 
 }  // namespace pliant::detail
 
@@ -254,8 +253,7 @@ inline double cotangent(const Vec3& a, const Vec3& b) {
 }
 }  // namespace
 
-bool isometricBendingWeights(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3,
-                             double weights[4]) {
+bool isometricBendingWeights(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3, double weights[4]) {
   const Vec3 e0 = x1 - x0;
   const Vec3 e1 = x2 - x0;
   const Vec3 e2 = x3 - x0;

@@ -123,16 +123,16 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     }
     const __m256d length = _mm256_sqrt_pd(squaredLength);
     const __m256d C = _mm256_sub_pd(maxLength, length);
-    const __m256d wA = _mm256_setr_pd(w[con[0].particles[0]], w[con[1].particles[0]], w[con[2].particles[0]],
-                                      w[con[3].particles[0]]);
-    const __m256d wB = _mm256_setr_pd(w[con[0].particles[1]], w[con[1].particles[1]], w[con[2].particles[1]],
-                                      w[con[3].particles[1]]);
+    const __m256d wA =
+        _mm256_setr_pd(w[con[0].particles[0]], w[con[1].particles[0]], w[con[2].particles[0]], w[con[3].particles[0]]);
+    const __m256d wB =
+        _mm256_setr_pd(w[con[0].particles[1]], w[con[1].particles[1]], w[con[2].particles[1]], w[con[3].particles[1]]);
     const __m256d alphaTilde = _mm256_mul_pd(compliance, invH2);
     const __m256d denominator = xpbd ? _mm256_add_pd(_mm256_add_pd(wA, wB), alphaTilde) : _mm256_add_pd(wA, wB);
-    const __m256d projected = _mm256_and_pd(
-        _mm256_and_pd(_mm256_cmp_pd(C, _mm256_setzero_pd(), _CMP_LT_OQ),
-                      _mm256_cmp_pd(length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ)),
-        _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ));
+    const __m256d projected =
+        _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(C, _mm256_setzero_pd(), _CMP_LT_OQ),
+                                    _mm256_cmp_pd(length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ)),
+                      _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ));
     const int moved = taut & _mm256_movemask_pd(projected);
     if (moved == 0) continue;
     const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(length, denominator));
@@ -167,8 +167,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
 #endif
 }  // namespace
 
-void projectMaxDistance(const Model& model, const SolveContext& ctx, std::uint32_t begin,
-                        std::uint32_t end) {
+void projectMaxDistance(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
   Vec3* const x = ctx.x;
   for (std::uint32_t c = begin; c < end; ++c) projectOne(model.maxDistances[c], c, ctx, x, ctx.w);
 }
@@ -206,6 +205,8 @@ void validateMaxDistances(const Model& model) {
 }
 }  // namespace
 
-const FamilyKernels kMaxDistanceKernels = {projectMaxDistance, projectMaxDistanceIndependent, evaluateMaxDistance, stencilParticles<&Model::maxDistances>, alwaysUnilateral, validateMaxDistances};
+const FamilyKernels kMaxDistanceKernels = {projectMaxDistance,  projectMaxDistanceIndependent,
+                                           evaluateMaxDistance, stencilParticles<&Model::maxDistances>,
+                                           alwaysUnilateral,    validateMaxDistances};
 
 }  // namespace pliant::detail

@@ -29,9 +29,9 @@ inline bool undamped(const ConstraintParameters& params, const SolveContext& ctx
 
 // Returns dlambda (0 when the constraint is skipped) and accumulates it into `lambda`.
 // `wSum` is sum_i w_i |gradC_i|^2, computed by the family in its cheapest exact form.
-inline double solveMultiplier(double C, double wSum, int count, const Vec3* gradient,
-                              const ParticleIndex* particles, const ConstraintParameters& params,
-                              double& lambda, bool unilateral, const SolveContext& ctx) {
+inline double solveMultiplier(double C, double wSum, int count, const Vec3* gradient, const ParticleIndex* particles,
+                              const ConstraintParameters& params, double& lambda, bool unilateral,
+                              const SolveContext& ctx) {
   if (unilateral && C >= 0.0) return 0.0;
   double deltaLambda;
   if (ctx.mode == SolverMode::Xpbd) {
@@ -58,7 +58,7 @@ inline double solveMultiplier(double C, double wSum, int count, const Vec3* grad
 }
 
 // Immovable particles (inverse mass 0) are never written by a projection, not even with a zero
-// correction, so constraints that share only such particles are independent (Model::solveBatches)
+// correction, so constraints that share only such particles are independent (the solve plan, src/core/solve_plan.h)
 // and may run on different threads without a data race. Every family's kernel moves particles
 // through this.
 inline void moveParticle(Vec3* x, ParticleIndex p, double inverseMass, const Vec3& correction) {

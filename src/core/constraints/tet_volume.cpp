@@ -8,8 +8,7 @@ namespace pliant::detail {
 
 namespace {
 
-inline double tetVolumeAndGradient(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3,
-                                   Vec3 gradient[4]) {
+inline double tetVolumeAndGradient(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3, Vec3 gradient[4]) {
   const Vec3 d1 = x1 - x0;
   const Vec3 d2 = x2 - x0;
   const Vec3 d3 = x3 - x0;
@@ -22,8 +21,7 @@ inline double tetVolumeAndGradient(const Vec3& x0, const Vec3& x1, const Vec3& x
 
 }  // namespace
 
-void projectTetVolume(const Model& model, const SolveContext& ctx, std::uint32_t begin,
-                      std::uint32_t end) {
+void projectTetVolume(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
   Vec3* x = ctx.x;
   const double* w = ctx.w;
   for (std::uint32_t c = begin; c < end; ++c) {
@@ -35,8 +33,8 @@ void projectTetVolume(const Model& model, const SolveContext& ctx, std::uint32_t
     for (int i = 0; i < 4; ++i) wSum += w[p[i]] * gradient[i].squaredNorm();
     // A collapsed tet (all gradients ~0) has no direction to recover along.
     if (!(wSum > 1e-300)) continue;
-    const double dLambda = solveMultiplier(volume - con.restVolume, wSum, 4, gradient, p,
-                                           con.params, ctx.lambda[c], false, ctx);
+    const double dLambda =
+        solveMultiplier(volume - con.restVolume, wSum, 4, gradient, p, con.params, ctx.lambda[c], false, ctx);
     for (int i = 0; i < 4; ++i) moveParticle(x, p[i], w[p[i]], (w[p[i]] * dLambda) * gradient[i]);
   }
 }
@@ -66,6 +64,8 @@ void validateTetVolumes(const Model& model) {
 }
 }  // namespace
 
-const FamilyKernels kTetVolumeKernels = {projectTetVolume, projectTetVolume, evaluateTetVolume, stencilParticles<&Model::tetVolumes>, neverUnilateral, validateTetVolumes};
+const FamilyKernels kTetVolumeKernels = {projectTetVolume,  projectTetVolume,
+                                         evaluateTetVolume, stencilParticles<&Model::tetVolumes>,
+                                         neverUnilateral,   validateTetVolumes};
 
 }  // namespace pliant::detail
