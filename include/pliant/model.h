@@ -64,8 +64,8 @@ struct Model {
   bool particleCollisions = true;
   ContactMaterial particleContactMaterial;  // friction and restitution of particle-particle contacts
 
-  // Surface contact (cloth self-collision and cloth-cloth collision, src/collision/
-  // self_collision.cpp): every vertex of a collision triangle is kept at least surfaceThickness
+  // Surface contact (cloth self-collision and cloth-cloth collision, src/core/collision/
+  // surface_contacts.cpp): every vertex of a collision triangle is kept at least surfaceThickness
   // from every collision triangle it is not a corner of (vertex-triangle), and every edge from
   // every edge it shares no vertex with (edge-edge), except pairs joined by one mesh edge (a vertex
   // and a triangle whose corner is its neighbour), as unilateral constraints C >= 0 solved in

@@ -85,7 +85,7 @@ struct SolverSettings {
   std::uint32_t parallelBlockSize = 512;
   // Where dynamic friction acts. false (default): in the position solve, on contacts that leave the
   // static cone (Macklin et al. 2014), so it reaches a whole body; true: in the velocity pass as a
-  // velocity change of the contact's particle (Mueller et al. 2020, eq. 30). See contacts.cpp.
+  // velocity change of the contact's particle (Mueller et al. 2020, eq. 30). See collider_contacts.cpp.
   bool dynamicFrictionInVelocityPass = false;
 
   // XPBD with small steps: n substeps of one iteration each (Macklin et al. 2019).
@@ -95,7 +95,7 @@ struct SolverSettings {
 };
 
 // A surface contact found by the collide stage (cloth self-collision and cloth-cloth collision,
-// src/collision/self_collision.cpp): a vertex against a triangle or an edge against an edge, both
+// src/core/collision/surface_contacts.cpp): a vertex against a triangle or an edge against an edge, both
 // written as one linear unilateral constraint over four particles,
 //   C = n . (sum_k c_k x_k) - thickness (+ allowance) >= 0,
 // whose unit normal n and coefficients c_k (they sum to 0, so momentum is conserved) are frozen for

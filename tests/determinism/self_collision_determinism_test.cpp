@@ -1,7 +1,7 @@
 // Determinism with surface contact (cloth self-collision and cloth-cloth collision): the built-in
 // self-collision scenes give bit-identical states when run twice and with thread counts 1 and 2; a
 // copied state continues identically in a fresh solver, although the solver keeps surface candidate
-// pairs across steps (self_collision.cpp: the contacts made from them depend on the positions
+// pairs across steps (surface_contacts.cpp: the contacts made from them depend on the positions
 // only); and a cloth large enough for the threaded per-particle loops is identical for 1 and 2
 // threads.
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// Scenario tests for VALIDATION.md cases V13 (contact, friction on a slope) and V14 (restitution),
+// Scenario tests for docs/validation.md cases V13 (contact, friction on a slope) and V14 (restitution),
 // plus the contact scenes of issue 4: a cloth draped over a sphere never has a particle inside it,
 // and particles stacked on a plane come to rest. Contacts: seed 004 (C >= 0); friction and
-// restitution after Mueller et al. 2020, sec. 3.5-3.6 (see src/collision/contacts.cpp).
+// restitution after Mueller et al. 2020, sec. 3.5-3.6 (see src/core/collision/collider_contacts.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -254,7 +254,7 @@ TEST(V13_SlopeFriction, TetBoxSticksIffStaticFrictionReachesTanTheta) {
     EXPECT_GT(slides.travel, 0.45 * a) << "mu_s = " << ratio << " tan(theta)";
   }
   // For the record: with dynamic friction in the velocity pass (Mueller et al. 2020) the same box
-  // creeps at mu_s = mu_d = 1.2 tan(theta) (see src/collision/contacts.cpp).
+  // creeps at mu_s = mu_d = 1.2 tan(theta) (see src/core/collision/collider_contacts.cpp).
   RecordProperty("velocity_pass_creep_m", scenario::sci(slideBox(theta, 0.6, 0.6, 1.0, true).travel));
 }
 

@@ -1,4 +1,4 @@
-// Scenario tests of triangle-mesh colliders (issue 4; VALIDATION.md V13 on a mesh): particles dropped
+// Scenario tests of triangle-mesh colliders (issue 4; docs/validation.md V13 on a mesh): particles dropped
 // onto a mesh cube come to rest on its top face at the height their radius gives and never end a
 // step inside it; a kinematic mesh cube moving along a path pushes a particle ahead of its face; a
 // spinning mesh (a rotation path) carries a particle resting on it by friction.

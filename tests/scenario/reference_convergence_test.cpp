@@ -3,7 +3,7 @@
 //
 // - While the constraint gradients do not turn during the solve (a chain stretching along its own
 //   line), XPBD's Gauss-Seidel iterate converges to the implicit step itself, positions and
-//   multipliers, as iterations grow: VALIDATION V6 generalised from one spring to a chain.
+//   multipliers, as iterations grow: docs/validation.md V6 generalised from one spring to a chain.
 // - When they turn (a swinging cloth), XPBD converges to a fixed point that satisfies eq. (9)
 //   exactly but not eq. (8): its update assumes g = 0 (paper, before eq. 15) and sums
 //   corrections along the gradients of earlier iterates. The gap to the implicit step is small

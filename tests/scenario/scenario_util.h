@@ -1,4 +1,4 @@
-// Small helpers shared by the scenario tests (VALIDATION.md cases). Header-only; every function is
+// Small helpers shared by the scenario tests (docs/validation.md cases). Header-only; every function is
 // inline so each test file can include it.
 #pragma once
 

@@ -1,6 +1,6 @@
 // Scenario tests of surface contact (issue 4, item 5: cloth self-collision and cloth-cloth
 // collision), measured by the number of intersecting triangle pairs (pliant/geometry.h), the
-// contact-quality measure VALIDATION.md's contact cases (V13) ask to keep within tolerance:
+// contact-quality measure docs/validation.md's contact cases (V13) ask to keep within tolerance:
 // - a cloth that crumples onto itself on the ground shows zero intersecting pairs in every frame,
 //   and the same scene without self-collision does intersect (so the check can fail);
 // - two cloths falling onto a sphere and onto each other never intersect;

@@ -1,4 +1,4 @@
-// Scenario tests for VALIDATION.md cases V1 to V6: closed-form results of the time integrator and of
+// Scenario tests for docs/validation.md cases V1 to V6: closed-form results of the time integrator and of
 // the PBD / XPBD projections (Macklin et al. 2016, "XPBD"; Mueller et al. 2007, "PBD").
 #include <gtest/gtest.h>
 

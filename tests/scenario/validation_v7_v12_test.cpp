@@ -1,4 +1,4 @@
-// Scenario tests for VALIDATION.md cases V7 to V12: XPBD damping, momentum, momentum-conserving
+// Scenario tests for docs/validation.md cases V7 to V12: XPBD damping, momentum, momentum-conserving
 // damping (seed 000), fixed particles, force estimates and small steps (Macklin et al. 2019).
 #include <gtest/gtest.h>
 

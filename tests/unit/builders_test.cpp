@@ -1,4 +1,4 @@
-// Unit tests of the generators in src/builders.cpp: counts of particles and constraints against
+// Unit tests of the generators in src/core/builders.cpp: counts of particles and constraints against
 // closed-form mesh combinatorics, masses, rest values, and the orientation of generated surfaces.
 #include "pliant/builders.h"
 

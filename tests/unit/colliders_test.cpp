@@ -1,7 +1,8 @@
-// Unit tests of src/collision/colliders.cpp (signed distance and normal of each shape against the
+// Unit tests of src/core/collision/colliders.cpp (signed distance and normal of each shape against the
 // closed form, poses of kinematic colliders) and of the contact stages in
-// src/collision/contacts.cpp that no VALIDATION case covers: particle-particle contacts, the rest
-// neighbour exclusion, the depenetration cap, kinematic colliders, validation and step refusal.
+// src/core/collision/collider_contacts.cpp and particle_contacts.cpp that no validation case (docs/validation.md)
+// covers: particle-particle contacts, the rest neighbour exclusion, the depenetration cap, kinematic colliders,
+// validation and step refusal.
 #include "pliant/colliders.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Unit tests of src/collision/signed_distance_grid.cpp and the Mesh collider shape: the grid of a
+// Unit tests of src/core/collision/signed_distance_grid.cpp and the Mesh collider shape: the grid of a
 // closed cube and of an icosphere against their analytic distances (at nodes, between nodes, far
 // outside), normals away from edges, poses, inward meshes, and every refused input.
 #include <gtest/gtest.h>

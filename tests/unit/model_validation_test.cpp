@@ -1,5 +1,5 @@
-// Unit tests of parameter validation at the API edge (src/model.cpp, SolverSettings::validate in
-// src/solver.cpp, the generators in src/builders.cpp): every bad argument throws pliant::Error
+// Unit tests of parameter validation at the API edge (src/core/model.cpp, SolverSettings::validate in
+// src/core/solver.cpp, the generators in src/core/builders.cpp): every bad argument throws pliant::Error
 // whose message names the entry and the field, and a refused add* leaves the builder unchanged.
 #include <gtest/gtest.h>
 

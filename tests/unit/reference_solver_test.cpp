@@ -58,7 +58,7 @@ EquationResidual equationResidual(const Model& model, const State& start, const 
 }
 
 // One particle on a line at x = L + u from a fixed anchor at the origin: XPBD is backward Euler
-// for this linear spring (VALIDATION V6), and so must the reference be, in one Newton step.
+// for this linear spring (docs/validation.md V6), and so must the reference be, in one Newton step.
 TEST(V6_ReferenceSolver, LinearSpringIsBackwardEuler) {
   const double m = 0.5, L = 1.0, alpha = 1e-3, h = 0.01, u = 0.05, v = 0.3;
   const double K = 1.0 / alpha;

@@ -1,4 +1,4 @@
-// Unit tests of the step check in src/solver.cpp (pipeline stage 7): a step that produces NaN/Inf or
+// Unit tests of the step check in src/core/solver.cpp (pipeline stage 7): a step that produces NaN/Inf or
 // moves a particle further than maxDisplacementPerStep is refused, the state is restored bit for
 // bit, and the result names the particle and the constraint whose projection went wrong.
 #include <gtest/gtest.h>
