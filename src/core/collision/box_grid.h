@@ -4,7 +4,7 @@
 // same mesh, uses the hierarchy of box_tree.h instead.
 //
 // Every box is entered in each cell it overlaps (cells hashed into buckets by a counting sort, as
-// the particle grid in contacts.cpp). A query visits the cells the query box overlaps and reports
+// the particle grid in particle_contacts.cpp). A query visits the cells the query box overlaps and reports
 // each overlapping box once: a pair of overlapping boxes is reported only from the cell that holds
 // the lowest corner of their intersection, so no sort or "seen" set is needed. Boxes that would
 // span more than kMaxCellsPerBox cells (a particle flung far in one step) are kept in an oversize

@@ -1,4 +1,4 @@
-// Hashing of a uniform grid of cells, shared by the particle-contact grid (contacts.cpp) and the
+// Hashing of a uniform grid of cells, shared by the particle-contact grid (particle_contacts.cpp) and the
 // box grid of the intersection count (box_grid.h).
 #pragma once
 

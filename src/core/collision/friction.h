@@ -1,6 +1,6 @@
 // Coulomb friction and restitution shared by every contact kind (particle-collider, particle pair,
 // surface contacts): the position-level friction of the projection and the velocity-pass change.
-// The idea is written at the top of contacts.cpp.
+// The idea is written at the top of collider_contacts.cpp.
 #pragma once
 
 #include <algorithm>
@@ -31,7 +31,7 @@ inline Vec3 frictionShift(const Vec3& tangential, double staticLimit, double kin
 }
 
 // Velocity change dv of the relative velocity `relative` along unit normal n: dynamic friction and
-// restitution (see the top of contacts.cpp). `normalCorrection` = sum of w times lambda (m).
+// restitution (see the top of collider_contacts.cpp). `normalCorrection` = sum of w times lambda (m).
 inline Vec3 velocityPassChange(const Vec3& relative, const Vec3& n, double normalCorrection,
                                double normalVelocityBefore, const ContactMaterial& material, bool friction, double h,
                                double restingSpeed) {
