@@ -16,6 +16,7 @@ void ThreadTuner::reset() {
   current_ = 0;
   probing_ = 0;
   stepsSinceProbe_ = 0;
+  probeInterval_ = kProbeInterval;
   stepsSeen_ = 0;
   probeNow_ = false;
   std::fill(means_.begin(), means_.end(), Mean{});
@@ -30,7 +31,7 @@ int ThreadTuner::choose(int maxThreads) {
   }
   if (current_ == 0) current_ = maxThreads;  // a quiet machine is the common case
   if (maxThreads == 1) return 1;
-  const bool due = stepsSeen_ == kFirstProbe || stepsSinceProbe_ >= kProbeInterval || probeNow_;
+  const bool due = stepsSeen_ == kFirstProbe || stepsSinceProbe_ >= probeInterval_ || probeNow_;
   if (!due || meanOf(current_).samples == 0) return current_;
   // Probe the other end: one thread when running several, all of them when running one.
   probing_ = current_ == 1 ? maxThreads : 1;
@@ -51,13 +52,20 @@ void ThreadTuner::record(int threads, double seconds) {
     probeNow_ = false;
     stepsSinceProbe_ = 0;
     const Mean& here = meanOf(current_);
-    if (here.samples > 0 && mean.seconds < kMargin * here.seconds) current_ = threads;
+    const bool faster = here.samples > 0 && mean.seconds < kMargin * here.seconds;
+    if (faster) {
+      current_ = threads;
+      probeInterval_ = kProbeInterval;
+    } else if (threads > current_) {
+      probeInterval_ = std::min(2 * probeInterval_, kMaxProbeInterval);
+    }
     return;
   }
   mean.seconds = mean.samples == 0 ? seconds : (1.0 - kWeight) * mean.seconds + kWeight * seconds;
   ++mean.samples;
   ++stepsSinceProbe_;
-  if (threads == current_ && meanOf(current_).samples > 2 && seconds > kSlowdown * before) probeNow_ = true;
+  if (threads == current_ && current_ > 1 && meanOf(current_).samples > 2 && seconds > kSlowdown * before)
+    probeNow_ = true;
 }
 
 }  // namespace pliant::detail

@@ -20,12 +20,17 @@ class ThreadTuner {
   // Forgets what was measured (the model or the settings changed the work per step).
   void reset();
 
-  // A probe every this many steps while the choice holds; the first probe comes early.
+  // A probe every this many steps while the choice holds; the first probe comes early. A probe of
+  // more threads that loses doubles the interval, up to kMaxProbeInterval: on a machine whose other
+  // cores stay busy, a many-thread probe can cost ten one-thread steps, so it must become rare.
   static constexpr int kProbeInterval = 64;
-  static constexpr int kFirstProbe = 4;
+  static constexpr int kMaxProbeInterval = 512;
+  static constexpr int kFirstProbe = 2;
   // Another count must be this much faster (ratio of mean step times) to be chosen.
   static constexpr double kMargin = 0.9;
-  // A step this many times slower than the current mean triggers a probe.
+  // A step this many times slower than the current mean triggers a probe of one thread (while
+  // running several: another process took a core). On one thread a slow step is left to the
+  // regular probes, since more threads rarely help a loaded machine.
   static constexpr double kSlowdown = 2.0;
 
  private:
@@ -38,6 +43,7 @@ class ThreadTuner {
   int maxThreads_ = 0;
   int probing_ = 0;  // the count of the probe step under way, 0 when none
   int stepsSinceProbe_ = 0;
+  int probeInterval_ = kProbeInterval;
   int stepsSeen_ = 0;
   bool probeNow_ = false;
   std::vector<Mean> means_;  // index: thread count
