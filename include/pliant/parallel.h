@@ -6,9 +6,18 @@
 
 namespace pliant {
 
-// Sets the number of worker threads (>= 1) used by Pliant's parallel loops.
+// Sets a fixed number of worker threads (>= 1): every step of every Solver uses exactly this many
+// (where its model has work to split).
 void setThreadCount(int threads);
-// The number of worker threads Pliant's parallel loops use.
+// Automatic thread count, the default: each Solver uses up to threadCount() threads and chooses per
+// step how many, by the model's size (a model with nothing worth splitting runs on one) and by
+// timing its own steps, falling back to fewer threads when other work takes the cores and back up
+// when they are free (src/core/thread_tuner.h). Results are the same bits whatever it chooses.
+void setAutomaticThreadCount();
+// True unless setThreadCount fixed the count.
+bool automaticThreadCount();
+// The most threads a step uses: the fixed count, or in automatic mode the OpenMP default (the
+// cores the process may run on, or OMP_NUM_THREADS).
 int threadCount();
 
 // Binds each of the threadCount() worker threads (the calling thread is thread 0) to its own CPU

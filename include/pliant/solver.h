@@ -154,6 +154,7 @@ struct Contact {
 };
 
 namespace detail {
+class ThreadTuner;
 class ConstraintProjection;
 class ParticleContacts;
 class SurfaceContacts;
@@ -203,6 +204,8 @@ class Solver {
 
   // Number of constraint projections made by the last step (all families, all passes).
   std::uint64_t lastProjectionCount() const { return lastProjectionCount_; }
+  // Threads the last step used (see pliant/parallel.h: automatic or fixed thread count).
+  int lastThreadCount() const { return stepThreads_; }
   // The contacts of the last substep, in solve order (sorted by particle, then collider or other
   // particle), with their multipliers. Valid until the next step.
   const std::vector<Contact>& lastColliderContacts() const;
@@ -241,6 +244,9 @@ class Solver {
   std::string userFunctionError_;  // what a user constraint function threw in the last step
   std::function<void(const State&)> substepObserver_;
   std::uint64_t lastProjectionCount_ = 0;
+  int maxStepThreads() const;  // threadCount(), or 1 when the model has nothing worth splitting
+  int stepThreads_ = 1;        // threads of the step under way
+  std::unique_ptr<detail::ThreadTuner> tuner_;
   // The parts, each owning its scratch (src/core/constraint_projection.h, collision/*_contacts.h).
   std::unique_ptr<detail::ConstraintProjection> constraints_;
   std::unique_ptr<detail::ParticleContacts> particleContacts_;

@@ -8,16 +8,42 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
+#include <string>
 #include <vector>
 
 #include "pliant/error.h"
 
 namespace pliant {
 
+namespace {
+// The OpenMP default before any setThreadCount (0: not read yet), and whether the count is fixed.
+std::atomic<int> defaultThreads{0};
+std::atomic<bool> fixedThreads{false};
+
+int openMpDefault() {
+  int threads = defaultThreads.load();
+  if (threads == 0) {
+    threads = omp_get_max_threads();
+    defaultThreads.store(threads);
+  }
+  return threads;
+}
+}  // namespace
+
 void setThreadCount(int threads) {
   if (threads < 1) throw Error("thread count must be >= 1, got " + std::to_string(threads));
+  openMpDefault();  // remember the default before changing it
   omp_set_num_threads(threads);
+  fixedThreads.store(true);
 }
+
+void setAutomaticThreadCount() {
+  omp_set_num_threads(openMpDefault());
+  fixedThreads.store(false);
+}
+
+bool automaticThreadCount() { return !fixedThreads.load(); }
 
 int threadCount() { return omp_get_max_threads(); }
 

@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <sstream>
 
@@ -20,6 +21,7 @@
 #include "pliant/error.h"
 #include "pliant/parallel.h"
 #include "step_check.h"
+#include "thread_tuner.h"
 #include "validation.h"
 
 namespace pliant {
@@ -51,6 +53,7 @@ void SolverSettings::validate() const {
 
 Solver::Solver(ModelPtr model, const SolverSettings& settings)
     : model_(std::move(model)),
+      tuner_(std::make_unique<detail::ThreadTuner>()),
       constraints_(std::make_unique<detail::ConstraintProjection>()),
       particleContacts_(std::make_unique<detail::ParticleContacts>()),
       surfaceContacts_(std::make_unique<detail::SurfaceContacts>()),
@@ -189,7 +192,8 @@ struct Solver::StepFrame {
   detail::StepTrace* trace = nullptr;
   detail::SolveContext ctx;
   detail::PredictionPass pass;
-  int threads = 1;
+  int team = 1;     // threads of the per-particle loops and the surface broad phase
+  int threads = 1;  // threads of the constraint projection (1 unless it has a parallel batch)
   std::int64_t particles = 0;
   double h = 0.0;          // s, the substep
   double stepStart = 0.0;  // s
@@ -204,10 +208,10 @@ struct Solver::StepFrame {
 
   // Stage 1 for this thread's share of the particles: whole groups of four per thread (the SIMD
   // width of predictParticles); each particle gets the same operations whatever the split.
-  void predictShare(std::int64_t thread, std::int64_t team) const {
+  void predictShare(std::int64_t part, std::int64_t parts) const {
     const std::int64_t groups = (particles + 3) / 4;
-    detail::predictParticles(pass, std::min(particles, 4 * (groups * thread / team)),
-                             std::min(particles, 4 * (groups * (thread + 1) / team)));
+    detail::predictParticles(pass, std::min(particles, 4 * (groups * part / parts)),
+                             std::min(particles, 4 * (groups * (part + 1) / parts)));
   }
 };
 
@@ -218,7 +222,8 @@ Solver::StepFrame Solver::beginStep(State& state, detail::StepTrace* trace) {
   f.h = settings_.timeStep / settings_.substeps;
   f.stepStart = state.time;
   f.particles = static_cast<std::int64_t>(model.particleCount());
-  f.threads = !trace && constraints_->parallel() ? threadCount() : 1;
+  f.team = stepThreads_;
+  f.threads = !trace && constraints_->parallel() ? stepThreads_ : 1;
   detail::SolveContext& ctx = f.ctx;
   ctx.mode = settings_.mode;
   ctx.h = f.h;
@@ -284,7 +289,7 @@ bool Solver::predict(StepFrame& f, State& state) {
   f.pass.storeVelocities = !f.velocitiesPending || f.velocitiesReadInSubstep;
   f.velocitiesPending = false;
   if (f.prediction == StepFrame::Prediction::OwnPass) {
-#pragma omp parallel if (f.particles > kParallelParticles)
+#pragma omp parallel num_threads(f.team) if (f.particles > kParallelParticles)
     f.predictShare(omp_get_thread_num(), omp_get_num_threads());
   }
   for (const KinematicParticle& k : model.kinematicParticles) state.position[k.particle] = k.path(f.substepEnd);
@@ -309,7 +314,7 @@ void Solver::collide(StepFrame& f, const State& state) {
   const Model& model = *model_;
   colliderContacts_->collide(model, settings_, state, f.h);
   particleContacts_->collide(model, settings_, state, f.h);
-  surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart);
+  surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
 }
 
 // 4. reset the multipliers and 5. project: `iterations` Gauss-Seidel passes over the families,
@@ -375,7 +380,7 @@ void Solver::updateVelocities(StepFrame& f, State& state) {
   const double* const w = model.inverseMass.data();
   const double invH = f.pass.invH;
   const double dampingFactor = f.pass.dampingFactor;
-#pragma omp parallel for schedule(static) if (f.particles > kParallelParticles)
+#pragma omp parallel for schedule(static) num_threads(f.team) if (f.particles > kParallelParticles)
   for (std::int64_t i = 0; i < f.particles; ++i)
     v[i] = detail::velocityFromMotion(x[i], xPrev[i], invH, dampingFactor, w[i]);
   particleContacts_->velocityPass(model, settings_, state, f.h);
@@ -402,10 +407,25 @@ StepResult Solver::step(State& state) {
     throw Error("state does not match the model (create it with State::fromModel)");
   if (planStale_) replan();
   userFunctionError_.clear();
+  const int maxThreads = maxStepThreads();
+  const bool tuned = automaticThreadCount() && maxThreads > 1;
+  stepThreads_ = tuned ? tuner_->choose(maxThreads) : maxThreads;
+  const auto start = std::chrono::steady_clock::now();
+  // Reports the step's time to the tuner on every way out.
+  struct Timing {
+    detail::ThreadTuner* tuner;
+    int threads;
+    std::chrono::steady_clock::time_point start;
+    ~Timing() {
+      if (tuner)
+        tuner->record(threads, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+  } timing{tuned ? tuner_.get() : nullptr, stepThreads_, start};
   if (!settings_.checkSteps) {
     advance(state, nullptr);
     return {};
   }
+  const int team = stepThreads_;
   // Back up what a step changes (not the external forces, which only the caller sets), in a
   // parallel loop for large models; the vectors keep their capacity, so nothing is allocated after
   // the first step.
@@ -413,7 +433,7 @@ StepResult Solver::step(State& state) {
   backup_.position.resize(state.position.size());
   backup_.velocity.resize(state.velocity.size());
   backup_.previousPosition.resize(state.previousPosition.size());
-#pragma omp parallel for schedule(static) if (particleTotal > kParallelParticles)
+#pragma omp parallel for schedule(static) num_threads(team) if (particleTotal > kParallelParticles)
   for (std::int64_t i = 0; i < particleTotal; ++i) {
     backup_.position[i] = state.position[i];
     backup_.velocity[i] = state.velocity[i];
@@ -427,7 +447,7 @@ StepResult Solver::step(State& state) {
   advance(state, nullptr);
   bool bad = false;
   const double bound = settings_.maxDisplacementPerStep;
-#pragma omp parallel for schedule(static) reduction(|| : bad) if (particleTotal > kParallelParticles)
+#pragma omp parallel for schedule(static) reduction(|| : bad) num_threads(team) if (particleTotal > kParallelParticles)
   for (std::int64_t i = 0; i < particleTotal; ++i)
     bad = bad || detail::particleBad(state, backup_.position, static_cast<std::size_t>(i), bound);
   if (bad) {
@@ -436,6 +456,13 @@ StepResult Solver::step(State& state) {
     return diagnose(state);
   }
   return {};
+}
+
+int Solver::maxStepThreads() const {
+  const bool worthSplitting = constraints_->parallel() ||
+                              static_cast<std::int64_t>(model_->particleCount()) > kParallelParticles ||
+                              surfaceContacts_->parallel();
+  return worthSplitting ? threadCount() : 1;
 }
 
 StepResult Solver::run(State& state, int steps) {

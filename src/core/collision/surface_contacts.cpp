@@ -41,7 +41,6 @@
 
 #include "collision/closest_on_triangle.h"
 #include "collision/friction.h"
-#include "pliant/parallel.h"
 #include "step_check.h"
 
 namespace pliant::detail {
@@ -172,8 +171,10 @@ void SurfaceContacts::prepare(const Model& model) {
   contacts_.reserve(s.particles.size());
 }
 
+bool SurfaceContacts::parallel() const { return active_ && s_.particles.size() >= kParallelQueries; }
+
 void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
-                                     int remainingSubsteps, double time) {
+                                     int remainingSubsteps, double time, int teamSize) {
   Scratch& s = s_;
   ++broadPhaseRuns_;
   const double reach = surfaceReach(model, settings);
@@ -232,7 +233,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   // candidates sorted, the same for any thread count, without sorting them all.
   // The team may be smaller than asked (inside a caller's parallel region, or OMP_DYNAMIC), so every
   // list is cleared here, not by the thread that would fill it.
-  const int threads = s.particles.size() >= kParallelQueries ? threadCount() : 1;
+  const int threads = s.particles.size() >= kParallelQueries ? std::max(teamSize, 1) : 1;
   if (s.threadVertexTriangle.size() < static_cast<std::size_t>(threads)) {
     s.threadVertexTriangle.resize(threads);
     s.threadEdgeEdge.resize(threads);
@@ -295,7 +296,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
 }
 
 void SurfaceContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
-                              int substep, double time) {
+                              int substep, double time, int threads) {
   contacts_.clear();
   if (!active_) return;
   Scratch& s = s_;
@@ -306,7 +307,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const ParticleIndex p = s.particles[i];
     valid = s.region[i].contains(state.previousPosition[p]) && s.region[i].contains(state.position[p]);
   }
-  if (!valid) findCandidates(model, settings, state, h, settings.substeps - substep, time);
+  if (!valid) findCandidates(model, settings, state, h, settings.substeps - substep, time, threads);
 
   const double thickness = model.surfaceThickness;
   const double reach = surfaceReach(model, settings);

@@ -23,8 +23,9 @@ class SurfaceContacts {
   void prepare(const Model& model);
   // Stage 3 of substep `substep` (of h s, starting at `time` s): the broad phase when the
   // candidates no longer hold (see surface_contacts.cpp), then the contacts of this substep.
+  // The broad phase splits its queries over `threads` threads when there are enough of them.
   void collide(const Model& model, const SolverSettings& settings, const State& state, double h, int substep,
-               double time);
+               double time, int threads);
   // Stage 5. False when `trace` found the culprit.
   bool project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace);
   // Stage 7.
@@ -35,10 +36,12 @@ class SurfaceContacts {
   const std::vector<SurfaceContact>& contacts() const { return contacts_; }
   int broadPhaseRuns() const { return broadPhaseRuns_; }
   std::size_t candidateCount() const { return s_.vertexTriangle.size() + s_.edgeEdge.size(); }
+  // Whether the broad phase has enough queries to split over threads.
+  bool parallel() const;
 
  private:
   void findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
-                      int remainingSubsteps, double time);
+                      int remainingSubsteps, double time, int threads);
   bool active_ = false;
   std::vector<SurfaceContact> contacts_;
   int broadPhaseRuns_ = 0;  // in the current step
