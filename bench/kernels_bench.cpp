@@ -158,6 +158,7 @@ detail::SolveContext makeContext(const SolverSettings& settings, SolverMode mode
   ctx.w = nullptr;  // set by the caller from the model
   ctx.attachmentTarget = s.attachmentTarget.data();
   ctx.scratch = nullptr;
+  ctx.multipliersFresh = true;  // every pass starts from lambda = 0, as a substep's first pass does
   return ctx;
 }
 

@@ -5,7 +5,8 @@
 // parameters; their units depend on the family's constraint function C and are given below.
 //
 // Sign convention (docs/validation.md): equality constraints solve C(x) = 0; unilateral ones keep
-// C(x) >= 0 and are projected only while violated, with an accumulated multiplier that never pulls.
+// C(x) >= 0 by projected Gauss-Seidel: projected while violated or while they hold a multiplier
+// from an earlier pass of the substep, with an accumulated multiplier clamped at 0 (never pulls).
 #pragma once
 
 #include <cstdint>
@@ -84,7 +85,8 @@ struct DistanceConstraint {
   ConstraintParameters params;
 };
 
-// One-sided distance: acts only when |x_a - x_b| > maxLength, C = maxLength - |x_a - x_b| >= 0.
+// One-sided distance: acts only when |x_a - x_b| > maxLength (or to give back, within a substep, a
+// pull others made unnecessary), C = maxLength - |x_a - x_b| >= 0.
 // Used for maximum-distance limits and long-range attachments (tethers, Kim et al. 2012).
 // Compliance unit: m/N.
 struct MaxDistanceConstraint {

@@ -44,6 +44,7 @@ void ConstraintProjection::prepare(int threads) {
 void ConstraintProjection::passSerial(const Model& model, const SolveContext& shared, double* lambda,
                                       bool resetLambda) {
   SolveContext ctx = shared;
+  ctx.multipliersFresh = resetLambda;
   for (int f = 0; f < kConstraintFamilyCount; ++f) {
     const std::vector<SolveBatch>& batches = plan_.batches[f];
     if (batches.empty()) continue;
@@ -65,6 +66,7 @@ void ConstraintProjection::passSerial(const Model& model, const SolveContext& sh
 void ConstraintProjection::passParallel(const Model& model, const SolveContext& shared, double* lambda, int thread,
                                         int team, int threads, bool resetLambda) {
   SolveContext ctx = shared;
+  ctx.multipliersFresh = resetLambda;
   const auto stride = static_cast<std::size_t>(threads);
   std::size_t parallelBatch = 0;
   bool serialWorkPending = false;

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <random>
 #include <set>
@@ -316,25 +318,37 @@ TEST(SolvePlan, SimdMaxDistanceKernelGivesTheScalarBits) {
   ASSERT_GE(batches.size(), 2u);  // the anchors (the second one's batch may hold the free pairs too)
   const auto& kernels = detail::familyKernels(ConstraintFamily::MaxDistance);
   for (const SolverMode mode : {SolverMode::Xpbd, SolverMode::Pbd}) {
-    // A negative starting multiplier (never left by the solver) is the one way to reach the clamp
-    // max(dlambda, -lambda) of a taut undamped constraint.
-    for (const double lambda0 : {0.0, 0.3, -0.3}) {
-      std::fill(s.lambda.begin(), s.lambda.end(), lambda0);
+    // Starting multipliers: none; all holding (lambda > 0, so slack lanes are projected too and
+    // reach the clamp max(dlambda, -lambda) when they give everything back); holding and not mixed
+    // in every group of four (lambda0 NaN below); and a negative one (never left by the solver),
+    // which reaches the clamp in taut lanes.
+    for (const double lambda0 : {0.0, 0.3, std::numeric_limits<double>::quiet_NaN(), -0.3}) {
+      for (std::size_t c = 0; c < s.lambda.size(); ++c)
+        s.lambda[c] = std::isnan(lambda0) ? (c % 3 == 1 ? 0.3 : c % 3 == 2 ? 1e-4 : 0.0) : lambda0;
       for (const SolveBatch& batch : batches) {
         ASSERT_TRUE(batch.independent);
         for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
           SCOPED_TRACE(::testing::Message() << (mode == SolverMode::Xpbd ? "XPBD" : "PBD") << " lambda0 " << lambda0
                                             << " batch " << batch.begin << " start " << start);
           State a = s, b = s;
-          auto context = [&](State& state) {
+          auto context = [&](State& state, bool fresh) {
             detail::SolveContext ctx = xpbdContext(m, state, ConstraintFamily::MaxDistance);
             ctx.mode = mode;
+            ctx.multipliersFresh = fresh;
             return ctx;
           };
-          kernels.project(m, context(a), start, batch.end);
-          kernels.projectIndependent(m, context(b), start, batch.end);
+          kernels.project(m, context(a, false), start, batch.end);
+          kernels.projectIndependent(m, context(b, false), start, batch.end);
           EXPECT_EQ(a.hash(), b.hash());
           EXPECT_NE(a.hash(), s.hash());
+          if (lambda0 == 0.0) {
+            // A first pass (all lambda 0) may skip looking at lambda: the same bits either way.
+            State c = s, d = s;
+            kernels.project(m, context(c, true), start, batch.end);
+            kernels.projectIndependent(m, context(d, true), start, batch.end);
+            EXPECT_EQ(a.hash(), c.hash());
+            EXPECT_EQ(a.hash(), d.hash());
+          }
         }
       }
     }

@@ -7,8 +7,10 @@
 // - Every substep, contacts are found where the particles are predicted to be, so a contact is
 //   never older than one substep and needs no persistent state. A particle-collider contact is
 //   C = phi(x) - r >= 0 (phi the collider's signed distance, r the particle radius); a pair is
-//   C = |x_a - x_b| - r_a - r_b >= 0. Both are hard (alpha = 0) and projected only while violated;
-//   their multiplier only grows (never pulls).
+//   C = |x_a - x_b| - r_a - r_b >= 0. Both are hard (alpha = 0) and solved by projected
+//   Gauss-Seidel: projected while violated or while they hold a multiplier from an earlier pass of
+//   the substep (which they give back when others have separated the pair), with the accumulated
+//   multiplier clamped at 0 (a contact never pulls).
 // - Overlap that already existed at the start of the substep (x^n against the collider where it
 //   was then) is not removed at once: up to maxDepenetrationVelocity * h of it per substep, the
 //   rest is tolerated as an `allowance` added to C. New penetration is always removed completely.
@@ -102,8 +104,8 @@ bool ColliderContacts::project(const Model& model, const SolverSettings& setting
     const ColliderPose& pose = pose_[c.collider];
     Vec3 n;
     const double C = colliderDistance(collider, pose, x[p], n) - model.radius(p) + c.allowance;
-    if (!(C < 0.0)) continue;
-    const double deltaLambda = -C / w[p];
+    if (!(C < 0.0) && !(c.lambda > 0.0)) continue;  // projected Gauss-Seidel, as the families
+    const double deltaLambda = std::max(-C / w[p], -c.lambda);
     c.lambda += deltaLambda;
     x[p] += (w[p] * deltaLambda) * n;
     const Vec3 relative = pointBefore(collider, pose, previousPose_[c.collider], x[p]) - xPrev[p];

@@ -161,10 +161,10 @@ bool ParticleContacts::project(const Model& model, const SolverSettings& setting
     const Vec3 diff = x[a] - x[b];
     const double distance = diff.norm();
     const double C = distance - model.radius(a) - model.radius(b) + c.allowance;
-    if (!(C < 0.0)) continue;
+    if (!(C < 0.0) && !(c.lambda > 0.0)) continue;  // projected Gauss-Seidel, as the families
     const Vec3 n = distance > 0.0 ? Vec3(diff / distance) : Vec3(Vec3::UnitY());
     const double wSum = w[a] + w[b];
-    const double deltaLambda = -C / wSum;
+    const double deltaLambda = std::max(-C / wSum, -c.lambda);
     c.lambda += deltaLambda;
     x[a] += (w[a] * deltaLambda) * n;
     x[b] -= (w[b] * deltaLambda) * n;

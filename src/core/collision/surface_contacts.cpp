@@ -450,8 +450,8 @@ bool SurfaceContacts::project(const Model& model, const SolverSettings& settings
     Vec3 r = Vec3::Zero();
     for (int k = 0; k < 4; ++k) r += c.weights[k] * x[c.particles[k]];
     const double C = c.normal.dot(r) - thickness + c.allowance;
-    if (!(C < 0.0)) continue;
-    const double deltaLambda = -C / c.inverseMassSum;
+    if (!(C < 0.0) && !(c.lambda > 0.0)) continue;  // projected Gauss-Seidel, as the families
+    const double deltaLambda = std::max(-C / c.inverseMassSum, -c.lambda);
     c.lambda += deltaLambda;
     for (int k = 0; k < 4; ++k) x[c.particles[k]] += (c.weights[k] * w[c.particles[k]] * deltaLambda) * c.normal;
     // Friction on the relative motion of this substep.

@@ -26,6 +26,10 @@ struct SolveContext {
   const Vec3* xPrev = nullptr;
   const double* w = nullptr;
   double* lambda = nullptr;  // this family's multipliers (already offset)
+  // The pass started from lambda = 0 (the first pass of a substep): no unilateral constraint can
+  // hold a multiplier when it is reached, so the kernels need not look at lambda to know whether a
+  // slack one must give some back (projection.h). False is always correct, only slower.
+  bool multipliersFresh = false;
   const Vec3* attachmentTarget = nullptr;
   std::vector<Vec3>* scratch = nullptr;  // gradient buffer for variable-size families
   // Where a user constraint function's exception is reported (its message, the first of a step);

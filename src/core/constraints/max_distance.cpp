@@ -1,9 +1,13 @@
 // One-sided distance C = L_max - |x_a - x_b| >= 0: maximum-distance limits and tethers (long-range
-// attachments, Kim et al. 2012). Projected only when stretched beyond L_max.
+// attachments, Kim et al. 2012). Projected when stretched beyond L_max, and, as projected
+// Gauss-Seidel asks (projection.h), when it holds a multiplier (lambda > 0) from an earlier pass of
+// the substep: then it gives back what others have made unnecessary, so a tether that other
+// constraints pulled slack ends at its limit or with lambda = 0 (no force reported), never
+// over-pulled.
 //
-// Most tethers are slack at any instant, so the cost of a tether batch is the cost of finding the
-// taut ones. projectMaxDistanceIndependent tests four constraints per AVX2 instruction for that and
-// projects the taut ones with the scalar kernel; in an independent batch the lanes share no movable
+// Most tethers are slack and hold nothing at any instant, so the cost of a tether batch is the cost
+// of finding the others. projectMaxDistanceIndependent tests four constraints per AVX2 instruction
+// for that and projects the rest in the lanes; in an independent batch the lanes share no movable
 // particle, so this gives the bits of the plain loop.
 #include <cstddef>
 
@@ -23,21 +27,27 @@ inline double slackBound(double maxLength) { return (maxLength * maxLength) * (1
 
 // Undamped XPBD, the common case, and PBD are written out with one division serving both 1/|d| and
 // 1/denominator (as in distance.cpp); damped XPBD takes solveMultiplier.
-inline void projectOne(const MaxDistanceConstraint& con, std::uint32_t c, const SolveContext& ctx, Vec3* x,
-                       const double* w) {
+// kMayHold false: the pass started from lambda = 0 (SolveContext::multipliersFresh), so lambda is
+// not looked at before the slackness test.
+// Forced inline: with two instantiations GCC otherwise calls it out of line in the scalar loop, which
+// costs about a tenth of that loop.
+template <bool kMayHold>
+[[gnu::always_inline]] inline void projectOne(const MaxDistanceConstraint& con, std::uint32_t c,
+                                              const SolveContext& ctx, Vec3* x, const double* w) {
   const ParticleIndex a = con.particles[0];
   const ParticleIndex b = con.particles[1];
   double* xa = x[a].data();
   double* xb = x[b].data();
   const double d[3] = {xa[0] - xb[0], xa[1] - xb[1], xa[2] - xb[2]};
   const double squaredLength = (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2];
-  if (squaredLength < slackBound(con.maxLength)) return;
+  double& lambda = ctx.lambda[c];
+  const bool holding = kMayHold && lambda > 0.0;  // pushed earlier in this substep: may give some back
+  if (!holding && squaredLength < slackBound(con.maxLength)) return;
   const double length = std::sqrt(squaredLength);
   const double C = con.maxLength - length;
-  if (C >= 0.0 || length < kMinLength) return;
+  if ((C >= 0.0 && !holding) || length < kMinLength) return;
   const double wA = w[a];
   const double wB = w[b];
-  double& lambda = ctx.lambda[c];
   const bool xpbd = ctx.mode == SolverMode::Xpbd;
   if (!xpbd || undamped(con.params, ctx)) {
     // PBD as XPBD with alpha = 0 and the numerator scaled by k, so that XPBD with alpha = 0 is PBD
@@ -81,6 +91,7 @@ inline void projectOne(const MaxDistanceConstraint& con, std::uint32_t c, const 
 static_assert(offsetof(MaxDistanceConstraint, params) == offsetof(MaxDistanceConstraint, maxLength) + sizeof(double) &&
                   offsetof(ConstraintParameters, compliance) == 0,
               "projectQuads loads maxLength and params.compliance as one pair");
+template <bool kMayHold>
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                                   std::uint32_t end) {
   const MaxDistanceConstraint* constraints = model.maxDistances.data();
@@ -110,15 +121,20 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     __m256d maxLength, compliance;
     gatherPairs4(lengthAndCompliance, maxLength, compliance);
     const __m256d bound = _mm256_mul_pd(_mm256_mul_pd(maxLength, maxLength), _mm256_set1_pd(1.0 - 1e-9));
-    // Not certainly slack (NaN included).
-    const int taut = _mm256_movemask_pd(_mm256_cmp_pd(squaredLength, bound, _CMP_NLT_UQ));
+    // Lanes that hold a multiplier from an earlier pass (projected even when slack, see the top);
+    // none in a pass that started from lambda = 0.
+    __m256d holding = _mm256_setzero_pd();
+    if constexpr (kMayHold) holding = _mm256_cmp_pd(_mm256_loadu_pd(lambda + c), _mm256_setzero_pd(), _CMP_GT_OQ);
+    // Not certainly slack (NaN included), or holding.
+    int taut = _mm256_movemask_pd(_mm256_cmp_pd(squaredLength, bound, _CMP_NLT_UQ));
+    if constexpr (kMayHold) taut |= _mm256_movemask_pd(holding);
     if (taut == 0) continue;
     // Damping matters only to taut groups, so only they load it (most groups are slack).
     const __m256d damping =
         _mm256_setr_pd(con[0].params.damping, con[1].params.damping, con[2].params.damping, con[3].params.damping);
     if (xpbd && !allUndamped(compliance, damping, invH)) {
       for (int lane = 0; lane < 4; ++lane)
-        if (taut & (1 << lane)) projectOne(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w);
+        if (taut & (1 << lane)) projectOne<kMayHold>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w);
       continue;
     }
     const __m256d length = _mm256_sqrt_pd(squaredLength);
@@ -130,7 +146,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d alphaTilde = _mm256_mul_pd(compliance, invH2);
     const __m256d denominator = xpbd ? _mm256_add_pd(_mm256_add_pd(wA, wB), alphaTilde) : _mm256_add_pd(wA, wB);
     const __m256d projected =
-        _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(C, _mm256_setzero_pd(), _CMP_LT_OQ),
+        _mm256_and_pd(_mm256_and_pd(_mm256_or_pd(_mm256_cmp_pd(C, _mm256_setzero_pd(), _CMP_LT_OQ), holding),
                                     _mm256_cmp_pd(length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ)),
                       _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ));
     const int moved = taut & _mm256_movemask_pd(projected);
@@ -162,21 +178,25 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
         for (int k = 0; k < 3; ++k) xb[lane][k] = movedB[k][lane];
     }
   }
-  for (; c < end; ++c) projectOne(constraints[c], c, ctx, x, w);
+  for (; c < end; ++c) projectOne<kMayHold>(constraints[c], c, ctx, x, w);
 }
 #endif
 }  // namespace
 
 void projectMaxDistance(const Model& model, const SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
   Vec3* const x = ctx.x;
-  for (std::uint32_t c = begin; c < end; ++c) projectOne(model.maxDistances[c], c, ctx, x, ctx.w);
+  if (ctx.multipliersFresh)
+    for (std::uint32_t c = begin; c < end; ++c) projectOne<false>(model.maxDistances[c], c, ctx, x, ctx.w);
+  else
+    for (std::uint32_t c = begin; c < end; ++c) projectOne<true>(model.maxDistances[c], c, ctx, x, ctx.w);
 }
 
 void projectMaxDistanceIndependent(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                    std::uint32_t end) {
 #if defined(PLIANT_HAVE_AVX2_KERNELS)
   if (cpuHasAvx2()) {
-    projectQuads(model, ctx, begin, end);
+    if (ctx.multipliersFresh) projectQuads<false>(model, ctx, begin, end);
+    else projectQuads<true>(model, ctx, begin, end);
     return;
   }
 #endif

@@ -5,8 +5,12 @@
 //     dlambda = (-C - alpha~ lambda - gamma gradC.(x - x^n)) / ((1 + gamma) sum w|gradC|^2 + alpha~)
 //   PBD (Mueller et al. 2007): dlambda = -k C / sum w|gradC|^2, k replaced by k' when asked.
 //
-// Unilateral constraints (C >= 0) are skipped while satisfied and their accumulated multiplier is
-// clamped to stay >= 0 (it never pulls). The caller then applies dx_i = w_i gradC_i dlambda.
+// Unilateral constraints (C >= 0) are solved by projected Gauss-Seidel: the update above is taken
+// and the accumulated multiplier is clamped to stay >= 0 (it never pulls), so a constraint that
+// pushed earlier in the substep (lambda > 0) and has since been left slack by others (C > 0) gives
+// back what it no longer needs, down to lambda = 0. Only a slack constraint that holds nothing
+// (C >= 0 and lambda == 0, where the clamped update is 0) is skipped. The caller then applies
+// dx_i = w_i gradC_i dlambda.
 #pragma once
 
 #include <algorithm>
@@ -32,7 +36,7 @@ inline bool undamped(const ConstraintParameters& params, const SolveContext& ctx
 inline double solveMultiplier(double C, double wSum, int count, const Vec3* gradient, const ParticleIndex* particles,
                               const ConstraintParameters& params, double& lambda, bool unilateral,
                               const SolveContext& ctx) {
-  if (unilateral && C >= 0.0) return 0.0;
+  if (unilateral && C >= 0.0 && !(lambda > 0.0)) return 0.0;
   double deltaLambda;
   if (ctx.mode == SolverMode::Xpbd) {
     const double alphaTilde = params.compliance * ctx.invH2;
