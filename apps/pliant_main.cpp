@@ -24,9 +24,10 @@
 #include "pliant/geometry.h"
 #include "pliant/io/output.h"
 #include "pliant/parallel.h"
+#include "pliant/bench/benchmark.h"
 #include "pliant/pliant.h"
 #include "pliant/run/run.h"
-#include "viewer.h"
+#include "pliant/viewer/viewer.h"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -223,7 +224,7 @@ struct BenchOptions {
   bool pin = true;  // bind worker threads to cores (pliant::pinThreadsToCores)
 };
 
-// Runs every scene on every thread count, one CSV row each (pliant/benchmark.h says what is measured).
+// Runs every scene on every thread count, one CSV row each (pliant/bench/benchmark.h says what is measured).
 // Names are checked before anything runs, so a typo costs nothing.
 int runBench(const BenchOptions& options) {
   const std::vector<std::string> names = options.scenes.empty() ? pliant::benchmarkSceneNames() : options.scenes;

@@ -40,6 +40,7 @@
 #include <system_error>
 
 #include "pliant/error.h"
+#include "pliant/io/checkpoint.h"
 
 namespace pliant::io {
 

@@ -13,7 +13,7 @@
 #include "pliant/builders.h"
 #include "pliant/error.h"
 #include "pliant/io/mesh_io.h"
-#include "pliant/scenes.h"
+#include "pliant/io/scenes.h"
 
 namespace pliant {
 
@@ -437,7 +437,7 @@ class SceneLoader {
     const Quat q = r_.has(c, "rotation") ? rotation(r_.child(c, "rotation")) : Quat::Identity();
     // Mesh errors name the OBJ file; say which collider entry asked for it.
     try {
-      return Collider::mesh(file, position, q, options, {}, scale);
+      return io::readMeshCollider(file, position, q, options, {}, scale);
     } catch (const Error& e) {
       r_.fail(c, e.what());
     }
