@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "fuzz_support.h"
+#include "pliant/io/checkpoint.h"
 #include "pliant/parallel.h"
 
 namespace pliant::fuzz {

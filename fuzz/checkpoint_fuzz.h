@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "pliant/scenes.h"
+#include "pliant/io/scenes.h"
 
 namespace pliant::fuzz {
 

@@ -9,6 +9,8 @@
 #include <optional>
 #include <system_error>
 
+#include "pliant/geometry.h"
+
 namespace pliant::fuzz {
 namespace {
 
@@ -136,9 +138,9 @@ void checkTetMesh(const io::TetMesh& mesh, const char* reader) {
       fail(who + " returned tet " + std::to_string(t) + " of non-positive volume " + std::to_string(volume6 / 6.0));
   }
   // The surface of positive tets: every face index is a vertex of the mesh.
-  for (const auto& face : io::extractSurface(mesh.tets))
+  for (const auto& face : boundaryTriangles(mesh.tets))
     for (std::uint32_t v : face)
-      if (v >= mesh.vertices.size()) fail(who + ": extractSurface returned vertex " + std::to_string(v));
+      if (v >= mesh.vertices.size()) fail(who + ": boundaryTriangles returned vertex " + std::to_string(v));
 }
 
 void stepOnce(const ModelPtr& model, const SolverSettings& settings, State& state, const char* what) {

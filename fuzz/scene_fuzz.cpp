@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "fuzz_support.h"
+#include "pliant/io/scenes.h"
 #include "pliant/parallel.h"
-#include "pliant/scenes.h"
 
 namespace {
 

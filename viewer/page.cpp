@@ -11,7 +11,7 @@
 
 #include "pliant/error.h"
 #include "pliant/io/output.h"
-#include "viewer.h"
+#include "pliant/viewer/viewer.h"
 #include "viewer_assets.h"
 
 namespace fs = std::filesystem;

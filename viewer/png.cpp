@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "pliant/error.h"
-#include "viewer.h"
+#include "pliant/viewer/viewer.h"
 
 namespace pliant::viewer {
 

@@ -8,7 +8,7 @@
 
 #include "pliant/colliders.h"
 #include "pliant/error.h"
-#include "viewer.h"
+#include "pliant/viewer/viewer.h"
 
 namespace pliant::viewer {
 

@@ -11,7 +11,7 @@
 
 #include "pliant/error.h"
 #include "pliant/math.h"
-#include "viewer.h"
+#include "pliant/viewer/viewer.h"
 
 namespace pliant::viewer {
 

@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include "pliant/benchmark.h"
+#include "pliant/bench/benchmark.h"
 #include "pliant/error.h"
 #include "pliant/io/output.h"
 #include "pliant/parallel.h"

@@ -84,11 +84,7 @@ struct Collider {
                        const Vec3& position = Vec3::Zero(), const Quat& rotation = Quat::Identity(),
                        const SignedDistanceGridOptions& options = {}, const ContactMaterial& material = {},
                        const std::string& source = "mesh collider");
-  // From a Wavefront OBJ file (io::readObj), its vertices multiplied by `scale` (per axis, > 0) first.
-  // Errors name the file.
-  static Collider mesh(const std::string& objPath, const Vec3& position = Vec3::Zero(),
-                       const Quat& rotation = Quat::Identity(), const SignedDistanceGridOptions& options = {},
-                       const ContactMaterial& material = {}, const Vec3& scale = Vec3::Ones());
+  // From a Wavefront OBJ file: io::readMeshCollider (pliant/io/mesh_io.h).
 };
 
 // Signed distance (m) from the collider's surface to the point x (negative inside) and its outward

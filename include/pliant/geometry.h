@@ -1,10 +1,13 @@
-// Geometric queries used to measure contact quality: whether triangles of a surface pass through
-// each other. Self-collision (pliant/model.h, Model::selfCollision) must keep this count at zero.
+// Geometric queries: whether triangles of a surface pass through each other, used to measure contact
+// quality (self-collision, pliant/model.h Model::selfCollision, must keep this count at zero), and
+// the boundary surface of a tet mesh.
 #pragma once
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
+#include <vector>
 
 #include "pliant/constraints.h"
 #include "pliant/math.h"
@@ -26,5 +29,10 @@ bool trianglesIntersect(const Vec3& a0, const Vec3& a1, const Vec3& a2, const Ve
 // construction. Uses a grid of triangle bounding boxes, so it costs about O(triangles).
 std::size_t countIntersectingTrianglePairs(std::span<const Vec3> positions,
                                            std::span<const std::array<ParticleIndex, 3>> triangles);
+
+// The boundary triangles of a tet mesh (faces used by exactly one tet), oriented outward, in tet
+// order. The tets must be positive, (x1-x0).((x2-x0)x(x3-x0)) > 0, as the tet readers leave them
+// (pliant/io/mesh_io.h).
+std::vector<std::array<std::uint32_t, 3>> boundaryTriangles(const std::vector<std::array<std::uint32_t, 4>>& tets);
 
 }  // namespace pliant

@@ -1,6 +1,6 @@
 // Benchmark scenes (the scaling curves are generated here; scenes A and B are built-in JSON scenes)
 // and the measurement every benchmark front end shares.
-#include "pliant/benchmark.h"
+#include "pliant/bench/benchmark.h"
 
 #include <algorithm>
 #include <chrono>

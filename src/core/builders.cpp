@@ -9,7 +9,7 @@
 
 #include "constraints/families.h"
 #include "pliant/error.h"
-#include "pliant/io/mesh_io.h"
+#include "pliant/geometry.h"
 
 namespace pliant {
 
@@ -183,7 +183,7 @@ GeneratedObject addTetMesh(ModelBuilder& builder, const std::vector<Vec3>& verti
   std::vector<std::array<ParticleIndex, 4>> solveOrder = out.tets;
   sortByColour(solveOrder);
   for (const auto& t : solveOrder) builder.addTetVolume(t[0], t[1], t[2], t[3], def.volume);
-  out.triangles = io::extractSurface(out.tets);
+  out.triangles = boundaryTriangles(out.tets);
   if (def.addEdges) {
     std::vector<std::array<ParticleIndex, 2>> edges;
     for (const auto& t : out.tets)

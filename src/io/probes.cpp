@@ -1,4 +1,4 @@
-#include "pliant/probes.h"
+#include "pliant/io/probes.h"
 
 #include <charconv>
 

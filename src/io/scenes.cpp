@@ -1,6 +1,6 @@
 // Built-in scenes are the JSON files under scenes/, embedded at build time (cmake/EmbedScenes.cmake),
 // so `pliant run` without arguments and `pliant run scenes/cloth.json` build the same thing.
-#include "pliant/scenes.h"
+#include "pliant/io/scenes.h"
 
 #include <string_view>
 

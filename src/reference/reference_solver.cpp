@@ -1,5 +1,5 @@
 // Reference implicit solver: full Newton on Macklin et al. 2016, eqs. (8)-(9); see
-// reference_solver.h for what it models.
+// pliant/reference/reference_solver.h for what it models.
 //
 // Layout of the unknowns: z = [x of each dynamic particle (3 per particle); multiplier rows]. Each
 // constraint owns one row (three in the vector form). A row whose multiplier is not an unknown (an
@@ -16,7 +16,7 @@
 // evaluator diagnostics use), so every family, user constraints included, is covered. Their
 // truncation error only slows Newton down; it cannot move the solution, because the residual
 // (g, h) is always evaluated exactly.
-#include "pliant/reference_solver.h"
+#include "pliant/reference/reference_solver.h"
 
 #include <Eigen/SparseCore>
 #include <Eigen/SparseLU>

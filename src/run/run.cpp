@@ -13,9 +13,10 @@
 #include "pliant/diagnostics.h"
 #include "pliant/error.h"
 #include "pliant/geometry.h"
+#include "pliant/io/checkpoint.h"
+#include "pliant/io/probes.h"
 #include "pliant/parallel.h"
-#include "pliant/probes.h"
-#include "viewer.h"
+#include "pliant/viewer/viewer.h"
 
 namespace pliant {
 

@@ -141,7 +141,7 @@ if (!existsSync(chromiumPath)) {
 }
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
-// A 16 x 16 cloth pinned at two corners, no collider, one probe of every kind (include/pliant/scenes.h).
+// A 16 x 16 cloth pinned at two corners, no collider, one probe of every kind (include/pliant/io/scenes.h).
 const nodes = 16;
 const sceneFile = path.join(work, 'probe-cloth.json');
 writeFileSync(sceneFile, JSON.stringify({

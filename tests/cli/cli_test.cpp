@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "cli/cli_fixture.h"
-#include "pliant/benchmark.h"
-#include "pliant/scenes.h"
+#include "pliant/bench/benchmark.h"
+#include "pliant/io/scenes.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
 

@@ -20,15 +20,6 @@ using pliant::cli_testing::readFile;
 using Result = pliant::cli_testing::RunResult;
 using CliViewer = pliant::cli_testing::CliFixture;
 
-// The JSON inside <script ... id="ID">...</script> of a page.
-nlohmann::json scriptJson(const std::string& page, const std::string& id) {
-  const std::size_t open = page.find("id=\"" + id + "\">");
-  if (open == std::string::npos) return nlohmann::json();
-  const std::size_t begin = page.find('>', open) + 1;
-  const std::size_t end = page.find("</script>", begin);
-  return nlohmann::json::parse(page.substr(begin, end - begin), nullptr, false);
-}
-
 TEST_F(CliViewer, RunAlwaysWritesTheViewerDataFile) {
   const Result r = run("run rope --out out --frames 5 --no-frames --quiet");
   ASSERT_EQ(r.exitCode, 0) << r.err;
@@ -43,6 +34,16 @@ TEST_F(CliViewer, RunAlwaysWritesTheViewerDataFile) {
 }
 
 #if PLIANT_VIEWER_PAGE
+// The JSON inside <script ... id="ID">...</script> of a page (only the page tests use it: a build
+// without node_modules would warn that it is unused).
+nlohmann::json scriptJson(const std::string& page, const std::string& id) {
+  const std::size_t open = page.find("id=\"" + id + "\">");
+  if (open == std::string::npos) return nlohmann::json();
+  const std::size_t begin = page.find('>', open) + 1;
+  const std::size_t end = page.find("</script>", begin);
+  return nlohmann::json::parse(page.substr(begin, end - begin), nullptr, false);
+}
+
 TEST_F(CliViewer, HtmlWritesOneSelfContainedPageAndPrintsItsPath) {
   const Result r = run("run cloth-sphere --out out --frames 6 --no-frames --quiet --html out/viewer.html");
   ASSERT_EQ(r.exitCode, 0) << r.err;

@@ -10,9 +10,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "pliant/benchmark.h"
+#include "pliant/bench/benchmark.h"
+#include "pliant/io/scenes.h"
 #include "pliant/parallel.h"
-#include "pliant/scenes.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
 

@@ -10,9 +10,9 @@
 #include "pliant/builders.h"
 #include "pliant/colliders.h"
 #include "pliant/io/mesh_io.h"
+#include "pliant/io/scenes.h"
 #include "pliant/model.h"
 #include "pliant/parallel.h"
-#include "pliant/scenes.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
 
@@ -48,10 +48,10 @@ ModelPtr meshScene() {
   SignedDistanceGridOptions options;
   options.cellSize = 0.05;
   b.addCollider(
-      Collider::mesh(meshPath("sdf_icosphere.obj"), Vec3::Zero(), Quat::Identity(), options, {0.4, 0.3, 0.2}));
+      io::readMeshCollider(meshPath("sdf_icosphere.obj"), Vec3::Zero(), Quat::Identity(), options, {0.4, 0.3, 0.2}));
   b.addCollider(
-      Collider::mesh(meshPath("sdf_cube.obj"), Vec3(0.0, -0.2, 0.0), Quat::Identity(), options, {0.6, 0.5, 0.0},
-                     Vec3(2.0, 0.2, 2.0)),
+      io::readMeshCollider(meshPath("sdf_cube.obj"), Vec3(0.0, -0.2, 0.0), Quat::Identity(), options, {0.6, 0.5, 0.0},
+                           Vec3(2.0, 0.2, 2.0)),
       [](double t) { return Vec3(0.1 * t, -0.2, 0.0); },
       [](double t) { return Quat(Eigen::AngleAxisd(0.8 * t, Vec3::UnitY())); });
   return b.build();

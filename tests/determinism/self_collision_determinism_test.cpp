@@ -14,9 +14,9 @@
 
 #include "pliant/builders.h"
 #include "pliant/colliders.h"
+#include "pliant/io/scenes.h"
 #include "pliant/model.h"
 #include "pliant/parallel.h"
-#include "pliant/scenes.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
 

@@ -37,7 +37,7 @@ TEST(MeshContact, ParticlesDroppedOnAMeshCubeRestOnTopAtTheirRadius) {
   const double h = 0.05, r = 0.04;
   const Vec3 centre(0.0, 0.5, 0.0);  // the unit cube's top face at y = 1
   ModelBuilder b;
-  b.addCollider(Collider::mesh(meshPath("sdf_cube.obj"), centre, Quat::Identity(), cells(h)));
+  b.addCollider(io::readMeshCollider(meshPath("sdf_cube.obj"), centre, Quat::Identity(), cells(h)));
   std::vector<ParticleIndex> particles;
   // Over the face, including close to its edges and corners (a particle over the rounded edge band
   // still rests on the face: the face's distance is exact there).
@@ -73,7 +73,7 @@ TEST(MeshContact, IcosphereKeepsDroppedParticlesOutside) {
   ModelBuilder b;
   // Friction 1 holds particles where the slope is below 45 degrees.
   b.addCollider(
-      Collider::mesh(meshPath("sdf_icosphere.obj"), Vec3::Zero(), Quat::Identity(), cells(h), {1.0, 1.0, 0.0}));
+      io::readMeshCollider(meshPath("sdf_icosphere.obj"), Vec3::Zero(), Quat::Identity(), cells(h), {1.0, 1.0, 0.0}));
   std::vector<ParticleIndex> particles;
   for (int i = 0; i < 5; ++i)
     for (int k = 0; k < 5; ++k) {
@@ -120,7 +120,7 @@ TEST(MeshContact, KinematicMeshCubePushesAParticle) {
   b.setParticleRadius(p, r);
   // The cube's centre moves from x = -1 at 1 m/s: its +x face reaches the particle's surface at
   // t = 0.45 s and then carries the particle along.
-  b.addCollider(Collider::mesh(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), cells(h)),
+  b.addCollider(io::readMeshCollider(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), cells(h)),
                 [speed](double t) { return Vec3(-1.0 + speed * t, 0.0, 0.0); });
   const ModelPtr model = b.build();
   Solver solver(model, scenario::makeSettings(SolverMode::Xpbd, 1.0 / 60.0, 10, 1, Vec3::Zero()));
@@ -141,8 +141,8 @@ TEST(MeshContact, SpinningMeshCarriesAParticleByFriction) {
   ModelBuilder b;
   const ParticleIndex p = b.addParticle(Vec3(radius, 0.1 + r, 0.0), 0.1);
   b.setParticleRadius(p, r);
-  const Collider plate = Collider::mesh(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), cells(0.05),
-                                        {5.0, 5.0, 0.0}, Vec3(2.0, 0.2, 2.0));
+  const Collider plate = io::readMeshCollider(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), cells(0.05),
+                                              {5.0, 5.0, 0.0}, Vec3(2.0, 0.2, 2.0));
   b.addCollider(plate, {}, [omega](double t) { return Quat(Eigen::AngleAxisd(omega * t, Vec3::UnitY())); });
   const ModelPtr model = b.build();
   Solver solver(model, scenario::makeSettings(SolverMode::Xpbd, 1.0 / 60.0, 10, 1));

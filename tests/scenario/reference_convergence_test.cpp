@@ -16,7 +16,7 @@
 
 #include "constraints/families.h"
 #include "pliant/builders.h"
-#include "pliant/reference_solver.h"
+#include "pliant/reference/reference_solver.h"
 #include "pliant/solver.h"
 
 namespace pliant {

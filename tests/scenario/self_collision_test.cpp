@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "pliant/geometry.h"
+#include "pliant/io/scenes.h"
 #include "pliant/model.h"
-#include "pliant/scenes.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
 

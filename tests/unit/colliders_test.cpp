@@ -19,8 +19,8 @@
 #include "pliant/builders.h"
 #include "pliant/diagnostics.h"
 #include "pliant/error.h"
+#include "pliant/io/scenes.h"
 #include "pliant/model.h"
-#include "pliant/scenes.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
 

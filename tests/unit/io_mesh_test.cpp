@@ -13,6 +13,7 @@
 #include <string>
 
 #include "pliant/error.h"
+#include "pliant/geometry.h"
 #include "pliant/io/mesh_io.h"
 
 namespace {
@@ -138,19 +139,19 @@ TEST(MeshIo_TetMesh, AllFormatsGiveTheSameMesh) {
 
 TEST(MeshIo_Surface, CubeSurfaceHasTwelveOutwardTriangles) {
   const TetMesh m = pliant::io::readGmsh(mesh("cube_v41.msh"));
-  expectOutwardUnitCube(m.vertices, pliant::io::extractSurface(m.tets));
+  expectOutwardUnitCube(m.vertices, pliant::boundaryTriangles(m.tets));
 }
 
 TEST(MeshIo_Surface, SingleTetAndTwoTetsSharingAFace) {
   const std::vector<Vec3> x = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}};
   const std::vector<std::array<std::uint32_t, 4>> one = {{0, 1, 2, 3}};
-  const Triangles s1 = pliant::io::extractSurface(one);
+  const Triangles s1 = pliant::boundaryTriangles(one);
   ASSERT_EQ(s1.size(), 4u);
   EXPECT_NEAR(enclosedVolume(x, s1), 1.0 / 6.0, 1e-15);
   // A second tet on the face (1, 2, 3), across from vertex 0, of volume 1/3.
   const std::vector<std::array<std::uint32_t, 4>> two = {{0, 1, 2, 3}, {4, 3, 2, 1}};
   ASSERT_GT(tetVolume(x, two[1]), 0.0);
-  const Triangles s2 = pliant::io::extractSurface(two);
+  const Triangles s2 = pliant::boundaryTriangles(two);
   ASSERT_EQ(s2.size(), 6u);  // the shared face is interior
   EXPECT_NEAR(enclosedVolume(x, s2), tetVolume(x, two[0]) + tetVolume(x, two[1]), 1e-15);
 }

@@ -18,6 +18,7 @@
 
 #include "pliant/builders.h"
 #include "pliant/error.h"
+#include "pliant/io/checkpoint.h"
 #include "pliant/io/output.h"
 #include "pliant/model.h"
 #include "pliant/solver.h"

@@ -208,7 +208,7 @@ TEST(MeshCollider, PoseMovesTheMeshLikeTheBoxCollider) {
   const Vec3 position(0.3, 1.1, -0.4);
   SignedDistanceGridOptions options;
   options.cellSize = 0.05;
-  const Collider mesh = Collider::mesh(meshPath("sdf_cube.obj"), position, rotation, options, {0.4, 0.3, 0.1});
+  const Collider mesh = io::readMeshCollider(meshPath("sdf_cube.obj"), position, rotation, options, {0.4, 0.3, 0.1});
   const Collider box = Collider::box(position, Vec3::Constant(0.5), rotation);
   EXPECT_EQ(mesh.shape, ColliderShape::Mesh);
   EXPECT_STREQ(colliderShapeName(mesh.shape), "mesh");
@@ -223,7 +223,7 @@ TEST(MeshCollider, PoseMovesTheMeshLikeTheBoxCollider) {
   }
   // Scale is applied to the OBJ coordinates before the grid is built.
   const Collider scaled =
-      Collider::mesh(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), options, {}, Vec3(2.0, 1.0, 1.0));
+      io::readMeshCollider(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), options, {}, Vec3(2.0, 1.0, 1.0));
   Vec3 n;
   EXPECT_NEAR(colliderDistance(scaled, scaled.pose, Vec3(1.5, 0.0, 0.0), n), 0.5, 1e-12);
   EXPECT_NEAR(n.x(), 1.0, 1e-12);
@@ -239,7 +239,7 @@ TEST(MeshCollider, RefusedMeshesNameTheFileAndTheProblem) {
   SignedDistanceGridOptions options;
   options.cellSize = 0.1;
   auto load = [&](const std::string& name) {
-    return errorOf([&] { (void)Collider::mesh(meshPath(name), Vec3::Zero(), Quat::Identity(), options); });
+    return errorOf([&] { (void)io::readMeshCollider(meshPath(name), Vec3::Zero(), Quat::Identity(), options); });
   };
   std::string e = load("bad/sdf_open_cube.obj");
   EXPECT_NE(e.find(meshPath("bad/sdf_open_cube.obj") + ": not closed: the edge between vertices"), std::string::npos)
@@ -294,8 +294,8 @@ TEST(MeshCollider, RefusedMeshesNameTheFileAndTheProblem) {
   ModelBuilder b;
   EXPECT_NE(errorOf([&] { b.addCollider(empty); }).find("needs its signed distance grid"), std::string::npos);
   EXPECT_NE(errorOf([&] {
-              (void)Collider::mesh(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), options, {},
-                                   Vec3(1.0, 0.0, 1.0));
+              (void)io::readMeshCollider(meshPath("sdf_cube.obj"), Vec3::Zero(), Quat::Identity(), options, {},
+                                         Vec3(1.0, 0.0, 1.0));
             }).find("scale factors must be finite numbers > 0"),
             std::string::npos);
 }

@@ -1,7 +1,7 @@
 // Unit tests of the reference implicit solver (src/reference_solver.cpp): Newton on Macklin et al.
 // 2016, eqs. (8)-(9). Its answers are checked against closed forms (V6: backward Euler for a linear
 // spring) and against the equations themselves, re-evaluated here with the families' evaluators.
-#include "pliant/reference_solver.h"
+#include "pliant/reference/reference_solver.h"
 
 #include <gtest/gtest.h>
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "pliant/error.h"
+#include "pliant/io/scenes.h"
 #include "pliant/parallel.h"
-#include "pliant/scenes.h"
 #include "pliant/solver.h"
 
 namespace pliant {

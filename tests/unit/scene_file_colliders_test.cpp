@@ -9,8 +9,8 @@
 
 #include "pliant/colliders.h"
 #include "pliant/error.h"
+#include "pliant/io/scenes.h"
 #include "pliant/model.h"
-#include "pliant/scenes.h"
 
 namespace pliant {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "pliant/error.h"
+#include "pliant/io/probes.h"
+#include "pliant/io/scenes.h"
 #include "pliant/model.h"
-#include "pliant/probes.h"
-#include "pliant/scenes.h"
 #include "pliant/state.h"
 
 namespace pliant {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "pliant/error.h"
-#include "pliant/scenes.h"
+#include "pliant/io/scenes.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
 

@@ -1,4 +1,4 @@
-// The strain summary every benchmark row reports (pliant::strainStatistics, benchmark.h): the mean
+// The strain summary every benchmark row reports (pliant::strainStatistics, pliant/bench/benchmark.h): the mean
 // and the nearest-rank 99th percentile, the smallest strain with at least 99 % of them at or below it.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "pliant/benchmark.h"
+#include "pliant/bench/benchmark.h"
 
 namespace pliant {
 namespace {

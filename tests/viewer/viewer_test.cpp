@@ -1,6 +1,6 @@
 // Unit tests of the viewer library (viewer/): base64, the frame size budget and subsampling, the
 // viewer data file, the page and the PNG renderer. The page in a real browser: tests/browser.
-#include "viewer.h"
+#include "pliant/viewer/viewer.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -258,8 +258,8 @@ TEST(ViewerRender, DrawsAMeshColliderFromTheTrianglesItsGridWasBuiltFrom) {
   for (int i = 0; i < 4; ++i) builder.addParticle(pliant::Vec3(0.3 * i - 0.45, 1.2, 0.0), 1.0);
   pliant::SignedDistanceGridOptions grid;
   grid.cellSize = 0.1;
-  builder.addCollider(pliant::Collider::mesh(std::string(PLIANT_TEST_DATA_DIR) + "/meshes/sdf_cube.obj",
-                                             pliant::Vec3(0, 0.5, 0), pliant::Quat::Identity(), grid));
+  builder.addCollider(pliant::io::readMeshCollider(std::string(PLIANT_TEST_DATA_DIR) + "/meshes/sdf_cube.obj",
+                                                   pliant::Vec3(0, 0.5, 0), pliant::Quat::Identity(), grid));
   scene.model = builder.build();
   ViewerRecorder recorder(scene, 0, 0);
   recorder.record(0, pliant::State::fromModel(*scene.model));

@@ -445,7 +445,7 @@
     const plot = { ...spec, box, canvas, readouts, entry, drawn: 0 };
     return plot;
   }
-  // Probe kinds follow from their CSV columns (include/pliant/scenes.h, struct Probe).
+  // Probe kinds follow from their CSV columns (include/pliant/io/scenes.h, struct Probe).
   const probeKinds = {
     'kinetic gravitational elastic total': 'energy', 'max rms': 'residual', 'force': 'force',
     'x y z vx vy vz': 'particle', 'px py pz Lx Ly Lz': 'momentum', 'x y z': 'centre of mass', 'pairs': 'intersections',

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pliant/colliders.h"
 #include "pliant/math.h"
 
 namespace pliant::io {
@@ -53,8 +54,10 @@ TetMesh readTetMesh(const std::string& path);
 // empty. Used by every tet reader, whose messages also give the tet's line.
 void orientTets(TetMesh& mesh, const std::string& path);
 
-// The boundary triangles of a tet mesh (faces used by exactly one tet), oriented outward, in tet
-// order. The tets must be positive, as orientTets and the readers leave them.
-std::vector<std::array<std::uint32_t, 3>> extractSurface(const std::vector<std::array<std::uint32_t, 4>>& tets);
+// A triangle-mesh collider from a Wavefront OBJ file (readObj), its vertices multiplied by `scale`
+// (per axis, finite and > 0) first; then as Collider::mesh (pliant/colliders.h). Errors name the file.
+Collider readMeshCollider(const std::string& objPath, const Vec3& position = Vec3::Zero(),
+                          const Quat& rotation = Quat::Identity(), const SignedDistanceGridOptions& options = {},
+                          const ContactMaterial& material = {}, const Vec3& scale = Vec3::Ones());
 
 }  // namespace pliant::io

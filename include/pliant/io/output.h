@@ -1,5 +1,6 @@
-// Output writers. Every file is written to a temporary file in the same folder and renamed into
-// place, so a reader (or a crash) never leaves a half-written file.
+// Output writers: frames (VTK, OBJ, PLY) and ParaView collections; checkpoints are in
+// pliant/io/checkpoint.h. Every file is written to a temporary file in the same folder and renamed
+// into place, so a reader (or a crash) never leaves a half-written file.
 #pragma once
 
 #include <array>
@@ -40,10 +41,5 @@ void writeFrame(const std::string& path, FrameFormat format, const Topology& top
 // written atomically. ParaView's PVD reader opens only VTK XML files, so list .vtu frames: legacy
 // .vtk frames load as a file series (File > Open on the numbered group) but not through a .pvd.
 void writePvd(const std::string& path, const std::vector<std::pair<double, std::string>>& frames);
-
-// Checkpoints: the full State in a versioned binary file. Reading checks the magic, version, sizes
-// against `model` and throws pliant::Error naming the file on any mismatch or truncation.
-void writeCheckpoint(const std::string& path, const State& state);
-State readCheckpoint(const std::string& path, const Model& model);
 
 }  // namespace pliant::io

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "pliant/io/output.h"
-#include "pliant/scenes.h"
+#include "pliant/io/scenes.h"
 #include "pliant/state.h"
 
 namespace pliant {

@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "pliant/error.h"
-#include "pliant/io/mesh_io.h"
 #include "pliant/model.h"
 
 namespace pliant {
@@ -90,15 +89,6 @@ Collider Collider::mesh(const std::vector<Vec3>& vertices, const std::vector<std
   return mesh(
       std::make_shared<const SignedDistanceGrid>(SignedDistanceGrid::build(vertices, triangles, options, source)),
       position, rotation, material);
-}
-
-Collider Collider::mesh(const std::string& objPath, const Vec3& position, const Quat& rotation,
-                        const SignedDistanceGridOptions& options, const ContactMaterial& material, const Vec3& scale) {
-  if (!scale.allFinite() || !(scale.array() > 0.0).all())
-    throw Error(objPath + ": mesh scale factors must be finite numbers > 0");
-  io::TriangleMesh m = io::readObj(objPath);
-  for (Vec3& v : m.vertices) v = v.cwiseProduct(scale);
-  return mesh(m.vertices, m.triangles, position, rotation, options, material, objPath);
 }
 
 double colliderDistance(const Collider& collider, const ColliderPose& pose, const Vec3& x, Vec3& normal) {

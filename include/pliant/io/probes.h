@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "pliant/scenes.h"
+#include "pliant/io/scenes.h"
 #include "pliant/state.h"
 
 namespace pliant {

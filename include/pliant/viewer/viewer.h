@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "pliant/scenes.h"
+#include "pliant/io/scenes.h"
 #include "pliant/state.h"
 
 namespace pliant::viewer {

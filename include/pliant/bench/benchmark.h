@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "pliant/scenes.h"
+#include "pliant/io/scenes.h"
 
 namespace pliant {
 

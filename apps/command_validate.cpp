@@ -1,0 +1,27 @@
+// pliant validate FILE: check a scene file without running it.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+
+namespace pliant::cli {
+namespace {
+
+int validateCommand(const std::string& file) {
+  const pliant::Scene scene = pliant::loadSceneFile(file);
+  std::cout << file << ": ok (" << scene.model->particleCount() << " particles, " << scene.model->totalConstraintCount()
+            << " constraints, " << scene.frames << " frames)\n";
+  return 0;
+}
+
+}  // namespace
+
+Command addValidateCommand(CLI::App& app) {
+  auto file = std::make_shared<std::string>();
+  CLI::App* validate = app.add_subcommand("validate", "Check a scene file without running it");
+  validate->add_option("file", *file, "Scene file")->required();
+  return {validate, [file] { return validateCommand(*file); }};
+}
+
+}  // namespace pliant::cli

@@ -1,0 +1,161 @@
+# The layering of docs/architecture.md, checked (ctest `layers.dependencies`):
+#   core       src/core, include/pliant/*.h       Eigen, OpenMP
+#   io         src/io, include/pliant/io          core
+#   reference  src/reference, .../reference       core (and its family table, src/core/constraints/families.h)
+#   benchmark  src/bench, .../bench               core, io
+#   viewer     viewer/, .../viewer                core, io
+#   run        src/run, .../run                   core, io, viewer
+# and pliant/pliant.h includes neither the benchmark harness nor the viewer.
+# A file of a layer fails the check when it includes a public header of a layer it may not use
+# (pliant/<layer>/...), a private header of another layer's folder, or a third-party header the
+# layer does not link (JSON, OBJ, zlib, CLI11). Each library's link libraries (LINKS_<layer>, passed
+# by tests/CMakeLists.txt as $<TARGET_PROPERTY:...,LINK_LIBRARIES>) may only name the libraries of
+# the layers it may use.
+# Usage: cmake -DSOURCE_DIR=<repository> [-DLINKS_<layer>=a|b|c ...] -P CheckLayers.cmake
+cmake_minimum_required(VERSION 3.25)
+if(NOT SOURCE_DIR)
+  message(FATAL_ERROR "CheckLayers.cmake: pass -DSOURCE_DIR=<repository root>")
+endif()
+
+set(layers core io reference benchmark viewer run)
+# Folders of each layer's sources (private headers live there) and of its public headers.
+set(core_dirs src/core include/pliant)
+set(io_dirs src/io include/pliant/io)
+set(reference_dirs src/reference include/pliant/reference)
+set(benchmark_dirs src/bench include/pliant/bench)
+set(viewer_dirs viewer include/pliant/viewer)
+set(run_dirs src/run include/pliant/run)
+# Public header folders under include/pliant/ by layer ("" = the core's, include/pliant/*.h).
+set(core_public "")
+set(io_public io)
+set(reference_public reference)
+set(benchmark_public bench)
+set(viewer_public viewer)
+set(run_public run)
+# Which layers each may use (itself included).
+set(core_uses core)
+set(io_uses core io)
+set(reference_uses core reference)
+set(benchmark_uses core io benchmark)
+set(viewer_uses core io viewer)
+set(run_uses core io viewer run)
+# Third-party headers a layer may not include (its library does not link them).
+set(core_banned "nlohmann/" "tiny_obj_loader" "zlib.h" "CLI/")
+set(io_banned "zlib.h" "CLI/")
+set(reference_banned "nlohmann/" "tiny_obj_loader" "zlib.h" "CLI/")
+set(benchmark_banned "tiny_obj_loader" "zlib.h" "CLI/")
+set(viewer_banned "tiny_obj_loader" "CLI/")
+set(run_banned "tiny_obj_loader" "zlib.h" "CLI/")
+# The one private header of another layer's folder a layer may include.
+set(reference_borrows src/core/constraints/families.h)
+# Library target of each layer.
+set(core_target pliant_core)
+set(io_target pliant_io)
+set(reference_target pliant_reference)
+set(benchmark_target pliant_benchmark)
+set(viewer_target pliant_viewer)
+set(run_target pliant_run)
+
+set(problems "")
+set(checked 0)
+
+# The layer whose public header `header` (as written after #include, "pliant/...") is, or "".
+function(public_layer header out)
+  set(found "")
+  foreach(layer IN LISTS layers)
+    if(${layer}_public STREQUAL "")
+      if(header MATCHES "^pliant/[^/]+$")
+        set(found ${layer})
+      endif()
+    elseif(header MATCHES "^pliant/${${layer}_public}/")
+      set(found ${layer})
+    endif()
+  endforeach()
+  set(${out} "${found}" PARENT_SCOPE)
+endfunction()
+
+foreach(layer IN LISTS layers)
+  set(files "")
+  foreach(dir IN LISTS ${layer}_dirs)
+    if(dir STREQUAL "include/pliant")
+      file(GLOB found ${SOURCE_DIR}/${dir}/*.h)  # the core's public headers; the umbrella is checked below
+      list(REMOVE_ITEM found ${SOURCE_DIR}/include/pliant/pliant.h)
+    else()
+      file(GLOB_RECURSE found ${SOURCE_DIR}/${dir}/*.h ${SOURCE_DIR}/${dir}/*.cpp)
+    endif()
+    list(APPEND files ${found})
+  endforeach()
+  foreach(file IN LISTS files)
+    math(EXPR checked "${checked} + 1")
+    file(RELATIVE_PATH shown ${SOURCE_DIR} ${file})
+    get_filename_component(here ${file} DIRECTORY)
+    file(STRINGS ${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")
+    foreach(line IN LISTS includes)
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*([\"<])([^\">]+)[\">].*$" "\\1;\\2" parts "${line}")
+      list(GET parts 0 quote)
+      list(GET parts 1 header)
+      foreach(banned IN LISTS ${layer}_banned)
+        string(FIND "${header}" "${banned}" at)
+        if(at EQUAL 0)
+          list(APPEND problems "${shown}: includes <${header}>, which the ${layer} layer does not use")
+        endif()
+      endforeach()
+      if(NOT quote STREQUAL "\"")
+        continue()
+      endif()
+      if(header MATCHES "^pliant/")
+        public_layer("${header}" owner)
+        if(owner STREQUAL "")
+          list(APPEND problems "${shown}: includes \"${header}\", which is no layer's public header")
+        elseif(NOT owner IN_LIST ${layer}_uses)
+          list(APPEND problems "${shown}: includes \"${header}\": the ${layer} layer may not use the ${owner} layer")
+        endif()
+        continue()
+      endif()
+      # A private header: next to the file or under the layer's own source folder.
+      list(GET ${layer}_dirs 0 root)
+      if(EXISTS ${here}/${header} OR EXISTS ${SOURCE_DIR}/${root}/${header})
+        continue()
+      endif()
+      set(allowed FALSE)
+      foreach(borrowed IN LISTS ${layer}_borrows)
+        if(borrowed MATCHES "/${header}$" AND EXISTS ${SOURCE_DIR}/${borrowed})
+          set(allowed TRUE)
+        endif()
+      endforeach()
+      if(NOT allowed)
+        list(APPEND problems "${shown}: includes \"${header}\", a private header of another layer's folder")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+# The umbrella header: everything a user links with pliant::pliant, not the harness or the viewer.
+file(STRINGS ${SOURCE_DIR}/include/pliant/pliant.h umbrella REGEX "^#include \"pliant/(bench|viewer)/")
+foreach(line IN LISTS umbrella)
+  list(APPEND problems "include/pliant/pliant.h: ${line}: pliant.h must include neither the benchmark harness nor the viewer")
+endforeach()
+
+# Link libraries of each layer's target: only the targets of layers it may use.
+foreach(layer IN LISTS layers)
+  if(NOT DEFINED LINKS_${layer})
+    continue()
+  endif()
+  string(REPLACE "|" ";" links "${LINKS_${layer}}")
+  foreach(link IN LISTS links)
+    foreach(other IN LISTS layers)
+      if(link MATCHES "(^|[:>,])${${other}_target}(>|$)" AND NOT other IN_LIST ${layer}_uses)
+        list(APPEND problems "${${layer}_target} links ${${other}_target}: the ${layer} layer may not use the ${other} layer")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(checked LESS 50)
+  list(APPEND problems "only ${checked} files found under ${SOURCE_DIR}: is SOURCE_DIR the repository root?")
+endif()
+if(problems)
+  list(JOIN problems "\n  " text)
+  message(FATAL_ERROR "layering broken:\n  ${text}")
+endif()
+message(STATUS "layers: ${checked} files and the library links follow docs/architecture.md")

@@ -1,0 +1,176 @@
+// Checkpoints (pliant/io/checkpoint.h): the full State in a versioned binary file, written
+// atomically (writeFileAtomically, pliant/io/output.h).
+//
+// Checkpoint layout (version 1, little-endian, every field 8-byte aligned):
+//   0   char[8]  "PLIANTCK"
+//   8   u32      format version (1)
+//   12  u32      flags (0)
+//   16  u64      particle count P
+//   24  u64      multiplier count L (Model::totalConstraintCount)
+//   32  u64      attachment count A
+//   40  f64      time (s)
+//   48  f64      lastSubstep (s)
+//   56  u64      stepCount
+//   64  u64      State::hash() of the saved state
+//   72  f64[3P]  position, velocity, previousPosition, externalForce (each 3P), f64[L] lambda,
+//                f64[3A] attachmentTarget
+//   end u64      FNV-1a 64 over every preceding byte
+// Doubles are stored as their bit patterns, so a restored state is bit-identical to the saved one.
+#include "pliant/io/checkpoint.h"
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "output_bytes.h"
+#include "pliant/error.h"
+#include "pliant/io/output.h"
+
+namespace pliant::io {
+
+using namespace detail;
+
+namespace {
+
+constexpr char kCheckpointMagic[8] = {'P', 'L', 'I', 'A', 'N', 'T', 'C', 'K'};
+constexpr std::uint32_t kCheckpointVersion = 1;
+constexpr std::size_t kCheckpointHeaderSize = 72;
+constexpr std::size_t kChecksumSize = 8;
+
+std::uint64_t checkpointSize(std::uint64_t particles, std::uint64_t lambdas, std::uint64_t attachments) {
+  return kCheckpointHeaderSize + 8 * (12 * particles + lambdas + 3 * attachments) + kChecksumSize;
+}
+
+[[noreturn]] void checkpointError(const std::string& path, const std::string& what) {
+  throw Error("checkpoint '" + path + "': " + what);
+}
+
+}  // namespace
+
+void writeCheckpoint(const std::string& path, const State& state) {
+  const std::size_t n = state.position.size();
+  if (state.velocity.size() != n || state.previousPosition.size() != n || state.externalForce.size() != n)
+    checkpointError(path, "state arrays disagree: " + std::to_string(n) + " positions, " +
+                              std::to_string(state.velocity.size()) + " velocities, " +
+                              std::to_string(state.previousPosition.size()) + " previous positions, " +
+                              std::to_string(state.externalForce.size()) + " external forces; expected equal counts");
+  const std::size_t lambdas = state.lambda.size();
+  const std::size_t attachments = state.attachmentTarget.size();
+  std::string out(checkpointSize(n, lambdas, attachments), '\0');
+  char* dst = out.data();
+  std::memcpy(dst, kCheckpointMagic, 8);
+  storeLittle32(dst + 8, kCheckpointVersion);
+  storeLittle32(dst + 12, 0);
+  storeLittle64(dst + 16, n);
+  storeLittle64(dst + 24, lambdas);
+  storeLittle64(dst + 32, attachments);
+  storeLittle64(dst + 40, std::bit_cast<std::uint64_t>(state.time));
+  storeLittle64(dst + 48, std::bit_cast<std::uint64_t>(state.lastSubstep));
+  storeLittle64(dst + 56, state.stepCount);
+  storeLittle64(dst + 64, state.hash());
+  dst += kCheckpointHeaderSize;
+  auto putDouble = [&dst](double value) {
+    storeLittle64(dst, std::bit_cast<std::uint64_t>(value));
+    dst += 8;
+  };
+  for (const std::vector<Vec3>* array :
+       {&state.position, &state.velocity, &state.previousPosition, &state.externalForce})
+    for (const Vec3& v : *array)
+      for (int k = 0; k < 3; ++k) putDouble(v[k]);
+  for (double l : state.lambda) putDouble(l);
+  for (const Vec3& v : state.attachmentTarget)
+    for (int k = 0; k < 3; ++k) putDouble(v[k]);
+  const std::size_t payload = static_cast<std::size_t>(dst - out.data());
+  storeLittle64(dst, fnv1a(out.data(), payload));
+  writeFileAtomically(path, out);
+}
+
+State readCheckpoint(const std::string& path, const Model& model) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) checkpointError(path, "cannot open the file for reading: " + systemMessage(errno));
+  file.seekg(0, std::ios::end);
+  const std::streamoff end = file.tellg();
+  file.seekg(0, std::ios::beg);
+  if (end < 0 || !file) checkpointError(path, "cannot determine the file size");
+  const auto size = static_cast<std::uint64_t>(end);
+  constexpr std::uint64_t kMinimum = kCheckpointHeaderSize + kChecksumSize;
+
+  char header[kCheckpointHeaderSize] = {};
+  const std::size_t headerBytes = static_cast<std::size_t>(std::min<std::uint64_t>(size, kCheckpointHeaderSize));
+  file.read(header, static_cast<std::streamsize>(headerBytes));
+  if (!file) checkpointError(path, "read error in the header");
+  if (headerBytes < 8 || std::memcmp(header, kCheckpointMagic, 8) != 0)
+    checkpointError(path, "not a Pliant checkpoint; expected the file to start with \"PLIANTCK\"");
+  if (size < kMinimum)
+    checkpointError(path,
+                    "truncated: " + std::to_string(size) + " bytes, expected at least " + std::to_string(kMinimum));
+  const std::uint32_t version = loadLittle32(header + 8);
+  if (version != kCheckpointVersion)
+    checkpointError(
+        path, "format version " + std::to_string(version) + ", expected version " + std::to_string(kCheckpointVersion));
+  if (loadLittle32(header + 12) != 0) checkpointError(path, "unknown flags set in the header; expected 0");
+  const std::uint64_t particles = loadLittle64(header + 16);
+  const std::uint64_t lambdas = loadLittle64(header + 24);
+  const std::uint64_t attachments = loadLittle64(header + 32);
+  const std::string counts = std::to_string(particles) + " particles, " + std::to_string(lambdas) +
+                             " constraint multipliers and " + std::to_string(attachments) + " attachments";
+
+  // Sizes first (a cut-off file is the common failure), then the checksum, then the model: once
+  // the checksum holds, a count mismatch really is a different model and not a damaged header.
+  if (particles > size || lambdas > size || attachments > size)
+    checkpointError(path, "header claims " + counts + ", more than a file of " + std::to_string(size) +
+                              " bytes can hold (truncated or corrupted)");
+  const std::uint64_t expected = checkpointSize(particles, lambdas, attachments);
+  if (size < expected)
+    checkpointError(
+        path, "truncated: " + std::to_string(size) + " bytes, expected " + std::to_string(expected) + " for " + counts);
+  if (size > expected)
+    checkpointError(path, std::to_string(size) + " bytes, expected " + std::to_string(expected) + " for " + counts +
+                              " (trailing data)");
+
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  std::memcpy(bytes.data(), header, kCheckpointHeaderSize);
+  file.read(bytes.data() + kCheckpointHeaderSize, static_cast<std::streamsize>(size - kCheckpointHeaderSize));
+  if (!file) checkpointError(path, "read error after the header");
+  const std::size_t payload = bytes.size() - kChecksumSize;
+  const std::uint64_t stored = loadLittle64(bytes.data() + payload);
+  if (fnv1a(bytes.data(), payload) != stored) checkpointError(path, "checksum mismatch; the file is corrupted");
+
+  if (particles != model.particleCount() || lambdas != model.totalConstraintCount() ||
+      attachments != model.attachments.size())
+    checkpointError(path, "saved for a model with " + counts + "; expected " + std::to_string(model.particleCount()) +
+                              " particles, " + std::to_string(model.totalConstraintCount()) +
+                              " constraint multipliers and " + std::to_string(model.attachments.size()) +
+                              " attachments (the model given)");
+
+  State state;
+  state.time = std::bit_cast<double>(loadLittle64(header + 40));
+  state.lastSubstep = std::bit_cast<double>(loadLittle64(header + 48));
+  state.stepCount = loadLittle64(header + 56);
+  const char* src = bytes.data() + kCheckpointHeaderSize;
+  auto getDouble = [&src]() {
+    const double value = std::bit_cast<double>(loadLittle64(src));
+    src += 8;
+    return value;
+  };
+  auto getVectors = [&](std::vector<Vec3>& array, std::size_t count) {
+    array.resize(count);
+    for (Vec3& v : array)
+      for (int k = 0; k < 3; ++k) v[k] = getDouble();
+  };
+  const auto n = static_cast<std::size_t>(particles);
+  getVectors(state.position, n);
+  getVectors(state.velocity, n);
+  getVectors(state.previousPosition, n);
+  getVectors(state.externalForce, n);
+  state.lambda.resize(static_cast<std::size_t>(lambdas));
+  for (double& l : state.lambda) l = getDouble();
+  getVectors(state.attachmentTarget, static_cast<std::size_t>(attachments));
+  // An end-to-end check of the decoding against the hash taken when the state was saved.
+  if (state.hash() != loadLittle64(header + 64))
+    checkpointError(path, "restored state hash differs from the saved one; expected a bit-identical state");
+  return state;
+}
+
+}  // namespace pliant::io

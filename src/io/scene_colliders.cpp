@@ -1,0 +1,139 @@
+// Scene files: colliders (analytic shapes and meshes) and the contact settings.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "json_fields.h"
+#include "pliant/builders.h"
+#include "pliant/error.h"
+#include "pliant/io/mesh_io.h"
+#include "scene_loader.h"
+
+namespace pliant::scenefile {
+
+void SceneLoader::parseSurfaceContact(const Node& sc) {
+  r_.allowOnly(sc, {"enabled", "thickness", "friction", "restitution"});
+  Model& model = builder_.model();
+  const bool enabled = r_.has(sc, "enabled") ? r_.boolean(r_.child(sc, "enabled")) : true;
+  if (enabled && model.collisionTriangles.empty())
+    r_.fail(sc, "no object has \"self_collision\": true, so surface contact has nothing to act on");
+  model.selfCollision = enabled && !model.collisionTriangles.empty();
+  model.surfaceThickness = r_.number(sc, "thickness", model.surfaceThickness, 0.0, 1e3, true);
+  model.surfaceContactMaterial = contactMaterial(sc);
+}
+
+ContactMaterial SceneLoader::contactMaterial(const Node& parent) {
+  ContactMaterial m;
+  const double inf = std::numeric_limits<double>::infinity();
+  if (r_.has(parent, "friction")) {
+    const Node f = r_.child(parent, "friction");
+    if (f.json.is_number()) {
+      m.staticFriction = m.dynamicFriction = r_.number(f, 0.0, inf);
+    } else {
+      r_.allowOnly(f, {"static", "dynamic"});
+      if (!r_.has(f, "static") && !r_.has(f, "dynamic")) r_.fail(f, "give \"static\", \"dynamic\" or both");
+      const double first = r_.has(f, "static") ? r_.number(r_.child(f, "static"), 0.0, inf)
+                                               : r_.number(r_.child(f, "dynamic"), 0.0, inf);
+      m.staticFriction = r_.number(f, "static", first, 0.0, inf);
+      m.dynamicFriction = r_.number(f, "dynamic", first, 0.0, inf);
+    }
+  }
+  m.restitution = r_.number(parent, "restitution", 0.0, 0.0, 1.0);
+  return m;
+}
+
+Quat SceneLoader::rotation(const Node& node) {
+  r_.allowOnly(node, {"axis", "angle"});
+  const Node axisNode = r_.child(node, "axis");
+  const Vec3 axis = r_.vec3(axisNode);
+  if (!(axis.norm() > 0.0)) r_.fail(axisNode, "the rotation axis must not be zero");
+  return Quat(Eigen::AngleAxisd(r_.number(r_.child(node, "angle")), axis.normalized()));
+}
+
+void SceneLoader::parseCollider(const Node& c) {
+  const Node typeNode = r_.child(c, "type");
+  const std::string type = r_.string(typeNode);
+  const double inf = std::numeric_limits<double>::infinity();
+  Collider collider;
+  if (type == "plane") {
+    r_.allowOnly(c, {"type", "point", "normal", "friction", "restitution", "path", "angular_velocity"});
+    const Node normalNode = r_.child(c, "normal");
+    const Vec3 normal = r_.vec3(normalNode);
+    if (!(normal.norm() > 0.0)) r_.fail(normalNode, "the normal must not be zero");
+    collider = Collider::plane(r_.vec3(c, "point", Vec3::Zero()), normal);
+  } else if (type == "sphere") {
+    r_.allowOnly(c, {"type", "centre", "radius", "friction", "restitution", "path", "angular_velocity"});
+    collider = Collider::sphere(r_.vec3(r_.child(c, "centre")), r_.number(r_.child(c, "radius"), 0.0, inf, true));
+  } else if (type == "box") {
+    r_.allowOnly(c,
+                 {"type", "centre", "half_extents", "rotation", "friction", "restitution", "path", "angular_velocity"});
+    const Node halfNode = r_.child(c, "half_extents");
+    const Vec3 half = r_.vec3(halfNode);
+    if (!(half.array() > 0.0).all()) r_.fail(halfNode, "half extents must be > 0 m");
+    const Quat q = r_.has(c, "rotation") ? rotation(r_.child(c, "rotation")) : Quat::Identity();
+    collider = Collider::box(r_.vec3(r_.child(c, "centre")), half, q);
+  } else if (type == "capsule") {
+    r_.allowOnly(c, {"type", "start", "end", "radius", "friction", "restitution", "path", "angular_velocity"});
+    collider = Collider::capsule(r_.vec3(r_.child(c, "start")), r_.vec3(r_.child(c, "end")),
+                                 r_.number(r_.child(c, "radius"), 0.0, inf, true));
+  } else if (type == "mesh") {
+    collider = parseMeshCollider(c);
+  } else {
+    r_.fail(typeNode, "unknown collider type '" + type + "' (expected plane, sphere, box, capsule or mesh)");
+  }
+  collider.material = contactMaterial(c);
+  PathFunction path;
+  if (r_.has(c, "path")) {
+    const Node pathNode = r_.child(c, "path");
+    const Vec3 start = parsePath(r_, pathNode, Vec3::Zero())(-inf);
+    path = parsePath(r_, pathNode, collider.pose.position - start);
+  }
+  RotationFunction spin;
+  if (r_.has(c, "angular_velocity")) {
+    // Constant angular velocity w from time 0: R(t) = exp(t [w]x) R(0).
+    const Vec3 omega = r_.vec3(r_.child(c, "angular_velocity"));
+    const double rate = omega.norm();
+    if (rate > 0.0) {
+      const Vec3 axis = omega / rate;
+      const Quat initial = collider.pose.rotation;
+      spin = [axis, rate, initial](double t) { return Quat(Eigen::AngleAxisd(rate * t, axis)) * initial; };
+    }
+  }
+  try {
+    builder_.addCollider(collider, std::move(path), std::move(spin));
+  } catch (const Error& e) {
+    r_.fail(c, e.what());
+  }
+}
+
+Collider SceneLoader::parseMeshCollider(const Node& c) {
+  r_.allowOnly(c, {"type", "file", "position", "rotation", "scale", "cell_size", "max_cells", "padding", "friction",
+                   "restitution", "path", "angular_velocity"});
+  const std::string file = r_.resolve(r_.string(r_.child(c, "file")));
+  Vec3 scale = Vec3::Ones();
+  if (r_.has(c, "scale")) {
+    const Node s = r_.child(c, "scale");
+    if (s.json.is_array()) scale = r_.vec3(s);
+    else scale = Vec3::Constant(r_.number(s, 0.0, std::numeric_limits<double>::infinity(), true));
+    if (!(scale.array() > 0.0).all()) r_.fail(s, "scale factors must be > 0");
+  }
+  if (r_.has(c, "cell_size") && r_.has(c, "max_cells"))
+    r_.fail(c, "give either \"cell_size\" or \"max_cells\", not both");
+  SignedDistanceGridOptions options;
+  const double inf = std::numeric_limits<double>::infinity();
+  options.cellSize = r_.number(c, "cell_size", 0.0, 0.0, inf, true);
+  if (r_.has(c, "max_cells")) options.maxCellsPerAxis = static_cast<int>(r_.integer(r_.child(c, "max_cells"), 1, 4096));
+  options.padding = r_.number(c, "padding", -1.0, 0.0, inf);
+  const Vec3 position = r_.vec3(c, "position", Vec3::Zero());
+  const Quat q = r_.has(c, "rotation") ? rotation(r_.child(c, "rotation")) : Quat::Identity();
+  // Mesh errors name the OBJ file; say which collider entry asked for it.
+  try {
+    return io::readMeshCollider(file, position, q, options, {}, scale);
+  } catch (const Error& e) {
+    r_.fail(c, e.what());
+  }
+}
+
+}  // namespace pliant::scenefile

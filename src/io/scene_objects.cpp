@@ -1,0 +1,340 @@
+// Scene files: the objects (cloth, rope, soft body, balloon, particles, from generators or meshes)
+// and references to their particles.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "json_fields.h"
+#include "pliant/builders.h"
+#include "pliant/error.h"
+#include "pliant/io/mesh_io.h"
+#include "scene_loader.h"
+
+namespace pliant::scenefile {
+
+const SceneObject& SceneLoader::object(const Node& node) {
+  const std::string name = r_.string(node);
+  for (const SceneObject& o : scene_.objects)
+    if (o.name == name) return o;
+  std::string known;
+  for (const SceneObject& o : scene_.objects) known += std::string(known.empty() ? "" : ", ") + o.name;
+  r_.fail(node, "no object named '" + name + "' (objects: " + known + ")");
+}
+
+int SceneLoader::objectIndex(const Node& node) {
+  const SceneObject& o = object(node);
+  return static_cast<int>(&o - scene_.objects.data());
+}
+
+ParticleIndex SceneLoader::localParticle(const Node& node, const SceneObject& o) {
+  const auto i = r_.integer(node, 0, static_cast<std::int64_t>(o.particleCount) - 1);
+  return o.firstParticle + static_cast<ParticleIndex>(i);
+}
+
+ParticleIndex SceneLoader::particleRef(const Node& node) {
+  if (node.json.is_array()) {
+    if (node.json.size() != 2) r_.fail(node, "expected [\"object\", index]");
+    return localParticle(r_.element(node, 1), object(r_.element(node, 0)));
+  }
+  r_.allowOnly(node, {"object", "index"});
+  return localParticle(r_.child(node, "index"), object(r_.child(node, "object")));
+}
+
+std::vector<ParticleIndex> SceneLoader::select(const Node& node, const SceneObject& o) {
+  r_.allowOnly(node, {"index", "indices", "box", "all"});
+  if (node.json.size() != 1) r_.fail(node, "expected exactly one of index, indices, box, all");
+  std::vector<ParticleIndex> out;
+  if (r_.has(node, "index")) out.push_back(localParticle(r_.child(node, "index"), o));
+  if (r_.has(node, "indices")) {
+    const Node list = r_.child(node, "indices");
+    r_.array(list, 1);
+    for (std::size_t i = 0; i < list.json.size(); ++i) out.push_back(localParticle(r_.element(list, i), o));
+  }
+  if (r_.has(node, "box")) {
+    const Node box = r_.child(node, "box");
+    r_.allowOnly(box, {"min", "max"});
+    const Vec3 lo = r_.vec3(r_.child(box, "min"));
+    const Vec3 hi = r_.vec3(r_.child(box, "max"));
+    for (std::uint32_t k = 0; k < o.particleCount; ++k) {
+      const Vec3& x = builder_.position(o.firstParticle + k);
+      if ((x.array() >= lo.array()).all() && (x.array() <= hi.array()).all()) out.push_back(o.firstParticle + k);
+    }
+    if (out.empty()) r_.fail(box, "the box selects no particle of object '" + o.name + "'");
+  }
+  if (r_.has(node, "all")) {
+    if (!r_.boolean(r_.child(node, "all"))) r_.fail(node, "\"all\" must be true");
+    for (std::uint32_t k = 0; k < o.particleCount; ++k) out.push_back(o.firstParticle + k);
+  }
+  return out;
+}
+
+void SceneLoader::checkName(const Node& node, const std::string& name) {
+  if (name.empty()) r_.fail(node, "object names must not be empty");
+  for (const SceneObject& o : scene_.objects)
+    if (o.name == name) r_.fail(node, "duplicate object name '" + name + "'");
+}
+
+void SceneLoader::parseBending(const Node& node, BendingModel& model, ConstraintParameters& params) {
+  const Node b = node;
+  const ConstraintParameters p = r_.material(b, {"model"});
+  params = p;
+  model = BendingModel::Isometric;
+  if (r_.has(b, "model")) {
+    const Node m = r_.child(b, "model");
+    const std::string name = r_.string(m);
+    if (name == "isometric") model = BendingModel::Isometric;
+    else if (name == "dihedral") model = BendingModel::Dihedral;
+    else if (name == "none") model = BendingModel::None;
+    else r_.fail(m, "expected \"isometric\", \"dihedral\" or \"none\", got \"" + name + "\"");
+  }
+}
+
+void SceneLoader::transformMesh(const Node& o, std::vector<Vec3>& vertices) {
+  if (!r_.has(o, "transform")) return;
+  const Node t = r_.child(o, "transform");
+  r_.allowOnly(t, {"scale", "translate"});
+  Vec3 scale = Vec3::Ones();
+  if (r_.has(t, "scale")) {
+    const Node s = r_.child(t, "scale");
+    if (s.json.is_array()) scale = r_.vec3(s);
+    else scale = Vec3::Constant(r_.number(s, 0.0, std::numeric_limits<double>::infinity(), true));
+    if (!(scale.array() > 0.0).all()) r_.fail(s, "scale factors must be > 0");
+  }
+  const Vec3 translate = r_.vec3(t, "translate", Vec3::Zero());
+  for (Vec3& v : vertices) v = v.cwiseProduct(scale) + translate;
+}
+
+void SceneLoader::parseObject(const Node& o) {
+  const std::string type = r_.string(r_.child(o, "type"));
+  const Node nameNode = r_.child(o, "name");
+  const std::string name = r_.string(nameNode);
+  checkName(nameNode, name);
+  const auto before = familyCounts(builder_.model());
+  GeneratedObject made;
+  try {
+    if (type == "cloth") made = parseCloth(o, name);
+    else if (type == "rope") made = parseRope(o, name);
+    else if (type == "softbody") made = parseSoftBody(o, name);
+    else if (type == "balloon") made = parseBalloon(o, name);
+    else if (type == "particles") made = parseParticles(o, name);
+    else
+      r_.fail(r_.child(o, "type"),
+              "unknown object type '" + type + "' (expected cloth, rope, softbody, balloon or particles)");
+  } catch (const Error& e) {
+    // Errors from builders and mesh readers do not know the JSON path; add it.
+    const std::string message = e.what();
+    if (message.rfind(r_.source() + ":", 0) == 0) throw;
+    r_.fail(o, message);
+  }
+  SceneObject so;
+  so.name = name;
+  so.firstParticle = made.firstParticle;
+  so.particleCount = made.particleCount;
+  so.constraintBegin = before;
+  scene_.objects.push_back(so);
+  scene_.topology.triangles.insert(scene_.topology.triangles.end(), made.triangles.begin(), made.triangles.end());
+  scene_.topology.tets.insert(scene_.topology.tets.end(), made.tets.begin(), made.tets.end());
+  if (type == "rope")
+    for (std::uint32_t k = 0; k + 1 < made.particleCount; ++k)
+      scene_.topology.lines.push_back({made.firstParticle + k, made.firstParticle + k + 1});
+  SceneObject& added = scene_.objects.back();
+  // Contact radius (thickness) of every particle of the object.
+  if (r_.has(o, "particle_radius")) {
+    const double radius = r_.number(r_.child(o, "particle_radius"), 0.0, 1e6);
+    builder_.setParticleRadius(added.firstParticle, added.particleCount, radius);
+  }
+  // Pins and tethers belong to the object: parse them now that its particles exist.
+  std::vector<ParticleIndex> pinned;
+  if (r_.has(o, "pins")) {
+    const Node pins = r_.child(o, "pins");
+    r_.array(pins);
+    for (std::size_t i = 0; i < pins.json.size(); ++i)
+      for (ParticleIndex p : select(r_.element(pins, i), added)) {
+        builder_.fixParticle(p);
+        pinned.push_back(p);
+      }
+  }
+  if (r_.has(o, "tethers")) {
+    const Node t = r_.child(o, "tethers");
+    const ConstraintParameters params = r_.material(t, {"slack", "anchors"});
+    const double slack = r_.number(t, "slack", 1.0, 1.0, 1e6);
+    std::vector<ParticleIndex> anchors = pinned;
+    if (r_.has(t, "anchors")) {
+      const Node a = r_.child(t, "anchors");
+      r_.array(a, 1);
+      anchors.clear();
+      for (std::size_t i = 0; i < a.json.size(); ++i)
+        for (ParticleIndex p : select(r_.element(a, i), added)) anchors.push_back(p);
+    }
+    if (anchors.empty()) r_.fail(t, "tethers need anchors: pin particles or give \"anchors\"");
+    addTethers(builder_, anchors, added.firstParticle, added.particleCount, params, slack);
+  }
+  added.constraintEnd = familyCounts(builder_.model());
+}
+
+GeneratedObject SceneLoader::parseCloth(const Node& o, const std::string& name) {
+  r_.allowOnly(o, {"type", "name", "grid", "mesh", "transform", "mass", "stretch", "bending", "damping", "pins",
+                   "tethers", "particle_radius", "self_collision"});
+  if (r_.has(o, "grid") == r_.has(o, "mesh")) r_.fail(o, "a cloth needs exactly one of \"grid\" or \"mesh\"");
+  const double mass = r_.number(r_.child(o, "mass"), 0.0, std::numeric_limits<double>::infinity(), true);
+  const ConstraintParameters stretch =
+      r_.has(o, "stretch") ? r_.material(r_.child(o, "stretch")) : ConstraintParameters{};
+  BendingModel bending = BendingModel::None;
+  ConstraintParameters bendingParams;
+  if (r_.has(o, "bending")) parseBending(r_.child(o, "bending"), bending, bendingParams);
+  const double damping = r_.number(o, "damping", 0.0, 0.0, 1.0);
+  const bool selfCollision = r_.has(o, "self_collision") && r_.boolean(r_.child(o, "self_collision"));
+  if (r_.has(o, "grid")) {
+    const Node g = r_.child(o, "grid");
+    r_.allowOnly(g, {"nodes", "size", "origin", "axis_x", "axis_y"});
+    ClothGridDef def;
+    def.name = name;
+    const Node nodes = r_.child(g, "nodes");
+    r_.array(nodes, 2);
+    if (nodes.json.size() != 2) r_.fail(nodes, "expected [nodes_x, nodes_y]");
+    def.nodesX = static_cast<int>(r_.integer(r_.element(nodes, 0), 2, 4096));
+    def.nodesY = static_cast<int>(r_.integer(r_.element(nodes, 1), 2, 4096));
+    const Node size = r_.child(g, "size");
+    r_.array(size, 2);
+    if (size.json.size() != 2) r_.fail(size, "expected [size_x, size_y] in m");
+    def.sizeX = r_.number(r_.element(size, 0), 0.0, 1e6, true);
+    def.sizeY = r_.number(r_.element(size, 1), 0.0, 1e6, true);
+    def.origin = r_.vec3(g, "origin", def.origin);
+    def.axisX = r_.vec3(g, "axis_x", def.axisX);
+    def.axisY = r_.vec3(g, "axis_y", def.axisY);
+    if (!(def.axisX.norm() > 0.0) || !(def.axisY.norm() > 0.0) ||
+        !(def.axisX.cross(def.axisY).norm() > 1e-9 * def.axisX.norm() * def.axisY.norm()))
+      r_.fail(g, "axis_x and axis_y must be non-zero and not parallel");
+    def.axisX.normalize();
+    def.axisY.normalize();
+    def.totalMass = mass;
+    def.stretch = stretch;
+    def.bending = bending;
+    def.bendingParams = bendingParams;
+    def.dampingFactor = damping;
+    def.selfCollision = selfCollision;
+    return addClothGrid(builder_, def);
+  }
+  const Node meshNode = r_.child(o, "mesh");
+  io::TriangleMesh mesh = io::readObj(r_.resolve(r_.string(meshNode)));
+  transformMesh(o, mesh.vertices);
+  ClothMeshDef def;
+  def.name = name;
+  def.totalMass = mass;
+  def.stretch = stretch;
+  def.bending = bending;
+  def.bendingParams = bendingParams;
+  def.dampingFactor = damping;
+  def.selfCollision = selfCollision;
+  return addClothMesh(builder_, mesh.vertices, mesh.triangles, def);
+}
+
+GeneratedObject SceneLoader::parseRope(const Node& o, const std::string& name) {
+  r_.allowOnly(o, {"type", "name", "start", "end", "particles", "mass", "stretch", "damping", "pins", "tethers",
+                   "particle_radius"});
+  ChainDef def;
+  def.name = name;
+  def.start = r_.vec3(r_.child(o, "start"));
+  def.end = r_.vec3(r_.child(o, "end"));
+  def.particles = static_cast<int>(r_.integer(r_.child(o, "particles"), 2, 10000000));
+  def.particleMass = r_.number(r_.child(o, "mass"), 0.0, std::numeric_limits<double>::infinity(), true) / def.particles;
+  def.fixStart = false;
+  if (r_.has(o, "stretch")) def.stretch = r_.material(r_.child(o, "stretch"));
+  def.dampingFactor = r_.number(o, "damping", 0.0, 0.0, 1.0);
+  return addChain(builder_, def);
+}
+
+GeneratedObject SceneLoader::parseSoftBody(const Node& o, const std::string& name) {
+  r_.allowOnly(o, {"type", "name", "box", "mesh", "transform", "density", "volume", "edges", "damping", "pins",
+                   "tethers", "particle_radius"});
+  if (r_.has(o, "box") == r_.has(o, "mesh")) r_.fail(o, "a soft body needs exactly one of \"box\" or \"mesh\"");
+  TetMeshDef def;
+  def.name = name;
+  def.density = r_.number(r_.child(o, "density"), 0.0, std::numeric_limits<double>::infinity(), true);
+  if (r_.has(o, "volume")) def.volume = r_.material(r_.child(o, "volume"));
+  if (r_.has(o, "edges")) {
+    const Node e = r_.child(o, "edges");
+    if (e.json.is_boolean()) def.addEdges = e.json.get<bool>();
+    else def.edges = r_.material(e);
+  }
+  def.dampingFactor = r_.number(o, "damping", 0.0, 0.0, 1.0);
+  if (r_.has(o, "box")) {
+    const Node b = r_.child(o, "box");
+    r_.allowOnly(b, {"cells", "size", "origin"});
+    TetBoxDef box;
+    box.name = name;
+    const Node cells = r_.child(b, "cells");
+    r_.array(cells, 3);
+    if (cells.json.size() != 3) r_.fail(cells, "expected [cells_x, cells_y, cells_z]");
+    box.cellsX = static_cast<int>(r_.integer(r_.element(cells, 0), 1, 1000));
+    box.cellsY = static_cast<int>(r_.integer(r_.element(cells, 1), 1, 1000));
+    box.cellsZ = static_cast<int>(r_.integer(r_.element(cells, 2), 1, 1000));
+    const Node size = r_.child(b, "size");
+    box.size = r_.vec3(size);
+    if (!(box.size.array() > 0.0).all()) r_.fail(size, "sizes must be > 0 m");
+    box.origin = r_.vec3(b, "origin", box.origin);
+    box.density = def.density;
+    box.volume = def.volume;
+    box.edges = def.edges;
+    box.addEdges = def.addEdges;
+    box.dampingFactor = def.dampingFactor;
+    return addTetBox(builder_, box);
+  }
+  io::TetMesh mesh = io::readTetMesh(r_.resolve(r_.string(r_.child(o, "mesh"))));
+  transformMesh(o, mesh.vertices);
+  return addTetMesh(builder_, mesh.vertices, mesh.tets, def);
+}
+
+GeneratedObject SceneLoader::parseBalloon(const Node& o, const std::string& name) {
+  r_.allowOnly(o, {"type", "name", "centre", "radius", "rings", "segments", "mass", "stretch", "pressure", "volume",
+                   "damping", "pins", "tethers", "particle_radius"});
+  BalloonDef def;
+  def.name = name;
+  def.centre = r_.vec3(o, "centre", def.centre);
+  def.radius = r_.number(r_.child(o, "radius"), 0.0, 1e6, true);
+  if (r_.has(o, "rings")) def.rings = static_cast<int>(r_.integer(r_.child(o, "rings"), 2, 4096));
+  if (r_.has(o, "segments")) def.segments = static_cast<int>(r_.integer(r_.child(o, "segments"), 3, 4096));
+  def.totalMass = r_.number(r_.child(o, "mass"), 0.0, std::numeric_limits<double>::infinity(), true);
+  if (r_.has(o, "stretch")) def.stretch = r_.material(r_.child(o, "stretch"));
+  def.pressure = r_.number(o, "pressure", 1.0, 0.0, 1e6);
+  if (r_.has(o, "volume")) def.volume = r_.material(r_.child(o, "volume"));
+  def.dampingFactor = r_.number(o, "damping", 0.0, 0.0, 1.0);
+  return addBalloon(builder_, def);
+}
+
+GeneratedObject SceneLoader::parseParticles(const Node& o, const std::string& name) {
+  r_.allowOnly(o, {"type", "name", "positions", "velocities", "mass", "masses", "damping", "pins", "tethers",
+                   "particle_radius"});
+  const Node positions = r_.child(o, "positions");
+  r_.array(positions, 1);
+  const std::size_t n = positions.json.size();
+  if (r_.has(o, "mass") == r_.has(o, "masses")) r_.fail(o, "give exactly one of \"mass\" (each) or \"masses\"");
+  std::vector<double> masses(n);
+  if (r_.has(o, "mass")) {
+    masses.assign(n, r_.number(r_.child(o, "mass"), 0.0));
+  } else {
+    const Node list = r_.child(o, "masses");
+    r_.array(list);
+    if (list.json.size() != n) r_.fail(list, "expected " + std::to_string(n) + " masses, one per position");
+    for (std::size_t i = 0; i < n; ++i) masses[i] = r_.number(r_.element(list, i), 0.0);
+  }
+  std::vector<Vec3> velocities(n, Vec3::Zero());
+  if (r_.has(o, "velocities")) {
+    const Node list = r_.child(o, "velocities");
+    r_.array(list);
+    if (list.json.size() != n) r_.fail(list, "expected " + std::to_string(n) + " velocities, one per position");
+    for (std::size_t i = 0; i < n; ++i) velocities[i] = r_.vec3(r_.element(list, i));
+  }
+  GeneratedObject out;
+  out.firstParticle = static_cast<ParticleIndex>(builder_.particleCount());
+  out.particleCount = static_cast<std::uint32_t>(n);
+  std::vector<ParticleIndex> members;
+  for (std::size_t i = 0; i < n; ++i)
+    members.push_back(builder_.addParticle(r_.vec3(r_.element(positions, i)), masses[i], velocities[i]));
+  out.object = builder_.addObject(name, std::move(members), r_.number(o, "damping", 0.0, 0.0, 1.0));
+  return out;
+}
+
+}  // namespace pliant::scenefile
