@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "pliant/benchmark.h"
+#include "pliant/bench/benchmark.h"
 #include "pliant/parallel.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
