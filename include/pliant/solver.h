@@ -236,9 +236,10 @@ class Solver {
   bool ownsModel_ = false;  // model_ is this solver's private copy (made by the first edit)
   bool planStale_ = false;  // an edit changed which particles move; re-plan before the next step
   SolverSettings settings_;
-  State backup_;                   // the state before the step being checked
-  std::vector<Vec3> scratch_;      // gradients of variable-size families, sized at construction
-  std::string userFunctionError_;  // what a user constraint function threw in the last step
+  State backup_;                      // the state before the step being checked
+  std::vector<Vec3> scratch_;         // gradients of variable-size families, sized at construction
+  std::vector<double> valueScratch_;  // values of a group of batch user constraints, sized likewise
+  std::string userFunctionError_;     // what a user constraint function threw in the last step
   std::function<void(const State&)> substepObserver_;
   std::uint64_t lastProjectionCount_ = 0;
   // The parts, each owning its scratch (src/core/constraint_projection.h, collision/*_contacts.h).
