@@ -179,7 +179,9 @@ class Solver {
   void setSettings(const SolverSettings& settings);
   // The model this solver steps: the one it was given, or its own edited copy after the first edit
   // below. The first edit replaces it: a reference taken before then refers to the original, which
-  // lives only as long as something else shares it (keep a ModelPtr, not a reference).
+  // lives only as long as something else shares it (keep a ModelPtr, not a reference). An edit
+  // after the edited copy was shared (a ModelPtr kept from modelPtr()) copies it again, so what was
+  // handed out never changes.
   const Model& model() const { return *model_; }
   const ModelPtr& modelPtr() const { return model_; }
 

@@ -95,7 +95,9 @@ void Solver::replan() {
 }
 
 Model& Solver::ownModel() {
-  if (!ownsModel_) {
+  // A copy this solver made is edited in place only while nothing else shares it: once handed out
+  // (modelPtr() kept by a caller, another Solver, a Python Model), it is as immutable as any other.
+  if (!ownsModel_ || model_.use_count() > 1) {
     model_ = std::make_shared<Model>(*model_);
     ownsModel_ = true;
   }
