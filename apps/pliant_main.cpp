@@ -25,7 +25,7 @@
 #include "pliant/io/output.h"
 #include "pliant/parallel.h"
 #include "pliant/pliant.h"
-#include "pliant/probes.h"
+#include "pliant/run/run.h"
 #include "viewer.h"
 
 namespace fs = std::filesystem;
@@ -51,41 +51,33 @@ std::string hex(std::uint64_t value) {
   return out.str();
 }
 
-std::string stateCsv(const pliant::State& state) {
-  std::ostringstream out;
-  out << std::setprecision(17) << "particle,x,y,z,vx,vy,vz\n";
-  for (std::size_t i = 0; i < state.position.size(); ++i) {
-    const auto& x = state.position[i];
-    const auto& v = state.velocity[i];
-    out << i << ',' << x.x() << ',' << x.y() << ',' << x.z() << ',' << v.x() << ',' << v.y() << ',' << v.z() << '\n';
-  }
-  return out.str();
-}
-
 // Progress on stderr: a redrawn line on a terminal, a line every 10% otherwise; shown only once a
-// run has taken more than a second.
+// run has taken more than a second. Fed by RunOptions::onFrame; the clock starts at its first call.
 class Progress {
  public:
-  Progress(int first, int last, bool quiet)
-      : first_(first), last_(last), quiet_(quiet), terminal_(isatty(STDERR_FILENO) != 0), start_(Clock::now()) {}
-  void update(int frame) {
+  explicit Progress(bool quiet) : quiet_(quiet), terminal_(isatty(STDERR_FILENO) != 0) {}
+  void update(int frame, int first, int last) {
     if (quiet_) return;
     const auto now = Clock::now();
+    if (!started_) {
+      started_ = true;
+      start_ = now;
+    }
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     if (elapsed < 1.0) return;
-    const int done = frame - first_;
-    const int total = last_ - first_;
+    const int done = frame - first;
+    const int total = last - first;
     const int percent = total > 0 ? 100 * done / total : 100;
     if (terminal_) {
-      if (std::chrono::duration<double>(now - lastDraw_).count() < 0.1 && frame != last_) return;
+      if (std::chrono::duration<double>(now - lastDraw_).count() < 0.1 && frame != last) return;
       lastDraw_ = now;
     } else {
-      if (percent < nextPercent_ && frame != last_) return;
+      if (percent < nextPercent_ && frame != last) return;
       nextPercent_ = (percent / 10 + 1) * 10;
     }
     const double rate = done / elapsed;
-    const double eta = rate > 0.0 ? (last_ - frame) / rate : 0.0;
-    std::fprintf(stderr, "%sframe %d/%d  %3d%%  %.1f frames/s  ETA %.1f s%s", terminal_ ? "\r" : "", frame, last_,
+    const double eta = rate > 0.0 ? (last - frame) / rate : 0.0;
+    std::fprintf(stderr, "%sframe %d/%d  %3d%%  %.1f frames/s  ETA %.1f s%s", terminal_ ? "\r" : "", frame, last,
                  percent, rate, eta, terminal_ ? "   " : "\n");
     drawn_ = true;
   }
@@ -94,14 +86,14 @@ class Progress {
   }
 
  private:
-  int first_, last_;
   bool quiet_, terminal_;
-  Clock::time_point start_, lastDraw_{};
+  bool started_ = false;
+  Clock::time_point start_{}, lastDraw_{};
   int nextPercent_ = 0;
   bool drawn_ = false;
 };
 
-struct RunOptions {
+struct RunArguments {
   std::string scene;
   std::string out = "out";
   int frames = -1;
@@ -116,167 +108,44 @@ struct RunOptions {
   std::string html;  // the viewer page to write; "" = none
 };
 
-int runScene(const RunOptions& options) {
+int runCommand(const RunArguments& arguments) {
   // Everything that can be wrong with the input is checked before the output folder is touched.
-  pliant::Scene scene = loadScene(options.scene);
-  const int frames = options.frames >= 0 ? options.frames : scene.frames;
-  pliant::io::FrameFormat format = pliant::io::FrameFormat::Vtk;
-  if (options.format == "obj") format = pliant::io::FrameFormat::Obj;
-  else if (options.format == "ply") format = pliant::io::FrameFormat::Ply;
-  if (options.threads > 0) pliant::setThreadCount(options.threads);
-  pliant::Solver solver(scene.model, scene.settings);
-  pliant::State state = pliant::State::fromModel(*scene.model);
-  if (!options.resume.empty()) {
-    state = pliant::io::readCheckpoint(options.resume, *scene.model);
-    if (static_cast<std::int64_t>(state.stepCount) > frames)
-      throw pliant::Error(options.resume + ": checkpoint is at frame " + std::to_string(state.stepCount) +
-                          ", beyond the " + std::to_string(frames) + " frames asked for");
-  }
-  const int firstFrame = static_cast<int>(state.stepCount);
-
-  const fs::path outDir(options.out);
-  if (!options.html.empty()) {
-    if (!pliant::viewer::pageAvailable()) pliant::viewer::buildPage("{}", "");  // throws, saying how to get it
-    // Its folder is created with the output folder when it is that folder (however it is spelt).
-    const auto same = [](const fs::path& a, const fs::path& b) {
-      return fs::absolute(a / "x").lexically_normal() == fs::absolute(b / "x").lexically_normal();
-    };
-    if (!same(fs::path(options.html).parent_path(), outDir)) pliant::viewer::checkWritable(options.html);
-  }
-  const fs::path frameDir = outDir / "frames";
-  fs::create_directories(frameDir);
-  if (!options.html.empty()) pliant::viewer::checkWritable(options.html);
-  if (options.checkpointEvery > 0 || !options.checkpointAt.empty()) fs::create_directories(outDir / "checkpoints");
-  const char* extension = format == pliant::io::FrameFormat::Vtk   ? ".vtu"
-                          : format == pliant::io::FrameFormat::Obj ? ".obj"
-                                                                   : ".ply";
-  std::vector<std::pair<double, std::string>> written;
-  auto frameName = [&](int frame) {
-    std::ostringstream name;
-    name << "frame_" << std::setw(6) << std::setfill('0') << frame << extension;
-    return name.str();
-  };
-  auto writeFrame = [&](int frame) {
-    if (options.noFrames) return;
-    const std::string name = frameName(frame);
-    pliant::io::writeFrame((frameDir / name).string(), format, scene.topology, state);
-    written.emplace_back(state.time, "frames/" + name);
-  };
-
-  pliant::viewer::ViewerRecorder viewerFrames(scene, firstFrame, frames);
-  viewerFrames.record(firstFrame, state);
-  pliant::ProbeRecorder probes(scene);
-  std::string probeCsv = probes.header();
-  std::string substepRows;
-  if (scene.probeEverySubstep && !probes.empty())
-    solver.setSubstepObserver([&](const pliant::State& s) { probes.record(s, substepRows); });
-  if (firstFrame == 0 || !scene.probeEverySubstep) probes.record(state, probeCsv);
-
-  double frameSeconds = 0.0, writeSeconds = 0.0;
-  std::uint64_t projections = 0;
-  Progress progress(firstFrame, frames, options.quiet);
-  {
-    const auto t0 = Clock::now();
-    writeFrame(firstFrame);
-    writeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
-  }
-  for (int frame = firstFrame + 1; frame <= frames; ++frame) {
-    const auto t0 = Clock::now();
-    substepRows.clear();
-    const pliant::StepResult result = solver.step(state);
-    const auto t1 = Clock::now();
-    frameSeconds += std::chrono::duration<double>(t1 - t0).count();
-    if (!result.ok()) {
-      progress.finish();
-      std::cerr << "pliant: " << (options.scene.empty() ? "default scene" : options.scene) << ": " << result.message
-                << '\n';
-      return kExitInternal;
-    }
-    projections += solver.lastProjectionCount();
-    if (scene.probeEverySubstep) probeCsv += substepRows;
-    else probes.record(state, probeCsv);
-    if ((frame - firstFrame) % options.every == 0 || frame == frames) writeFrame(frame);
-    viewerFrames.record(frame, state);
-    const bool checkpointHere =
-        (options.checkpointEvery > 0 && frame % options.checkpointEvery == 0) ||
-        std::find(options.checkpointAt.begin(), options.checkpointAt.end(), frame) != options.checkpointAt.end();
-    if (checkpointHere) {
-      std::ostringstream name;
-      name << "frame_" << std::setw(6) << std::setfill('0') << frame << ".ckpt";
-      pliant::io::writeCheckpoint((outDir / "checkpoints" / name.str()).string(), state);
-    }
-    writeSeconds += std::chrono::duration<double>(Clock::now() - t1).count();
-    progress.update(frame);
-  }
+  const pliant::Scene scene = loadScene(arguments.scene);
+  pliant::RunOptions options;
+  options.outputFolder = arguments.out;
+  options.frames = arguments.frames;
+  if (arguments.format == "obj") options.frameFormat = pliant::io::FrameFormat::Obj;
+  else if (arguments.format == "ply") options.frameFormat = pliant::io::FrameFormat::Ply;
+  options.writeFrames = !arguments.noFrames;
+  options.frameEvery = arguments.every;
+  options.threads = arguments.threads;
+  options.checkpointEvery = arguments.checkpointEvery;
+  options.checkpointAt = arguments.checkpointAt;
+  options.resumeFrom = arguments.resume;
+  options.htmlPage = arguments.html;
+  options.source = arguments.scene.empty() ? "builtin:" + pliant::builtinSceneNames().front() : arguments.scene;
+  Progress progress(arguments.quiet);
+  options.onFrame = [&](int frame, int first, int last) { progress.update(frame, first, last); };
+  const pliant::RunReport report = pliant::runScene(scene, options);
   progress.finish();
-
-  if (!options.noFrames && format == pliant::io::FrameFormat::Vtk)
-    pliant::io::writePvd((outDir / "scene.pvd").string(), written);
-  if (!probes.empty()) pliant::io::writeFileAtomically((outDir / "probes.csv").string(), probeCsv);
-  pliant::io::writeFileAtomically((outDir / "final_state.csv").string(), stateCsv(state));
-  const std::string viewerData = viewerFrames.json();
-  pliant::io::writeFileAtomically((outDir / pliant::viewer::kDataFileName).string(), viewerData);
-
-  const pliant::EnergyReport energy = pliant::computeEnergy(*scene.model, state, scene.settings);
-  const pliant::ResidualReport residual = pliant::computeResidual(*scene.model, state, scene.settings);
-  const int simulated = frames - firstFrame;
-  nlohmann::json summary;
-  summary["scene"] = scene.name;
-  summary["description"] = scene.description;
-  summary["source"] = options.scene.empty() ? "builtin:" + pliant::builtinSceneNames().front() : options.scene;
-  summary["frames"] = frames;
-  summary["first_frame"] = firstFrame;
-  summary["time_s"] = state.time;
-  summary["settings"] = {
-      {"mode", scene.settings.mode == pliant::SolverMode::Xpbd ? "xpbd" : "pbd"},
-      {"time_step_s", scene.settings.timeStep},
-      {"substeps", scene.settings.substeps},
-      {"iterations", scene.settings.iterations},
-      {"gravity_m_s2", {scene.settings.gravity.x(), scene.settings.gravity.y(), scene.settings.gravity.z()}},
-      {"threads", pliant::threadCount()}};
-  summary["particles"] = scene.model->particleCount();
-  nlohmann::json counts;
-  for (int f = 0; f < pliant::kConstraintFamilyCount; ++f) {
-    const auto family = static_cast<pliant::ConstraintFamily>(f);
-    counts[pliant::familyName(family)] = scene.model->constraintCount(family);
+  if (!report.completed) {
+    std::cerr << "pliant: " << (arguments.scene.empty() ? "default scene" : arguments.scene) << ": " << report.failure
+              << '\n';
+    return kExitInternal;
   }
-  summary["constraints"] = counts;
-  summary["timings"] = {
-      {"simulate_s", frameSeconds},
-      {"write_s", writeSeconds},
-      {"ms_per_frame", simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0},
-      {"ns_per_projection", projections > 0 ? 1e9 * frameSeconds / static_cast<double>(projections) : 0.0}};
-  summary["final_energy_J"] = {{"kinetic", energy.kinetic},
-                               {"gravitational", energy.gravitational},
-                               {"elastic", energy.elastic},
-                               {"total", energy.total()}};
-  summary["final_residual"] = {{"max", residual.max}, {"rms", residual.rms}};
-  summary["final_intersecting_triangle_pairs"] =
-      pliant::countIntersectingTrianglePairs(state.position, scene.topology.triangles);
-  summary["state_hash"] = hex(state.hash());
-  summary["outputs"] = {{"format", options.format},
-                        {"frames_written", written.size()},
-                        {"viewer_frames", viewerFrames.recordedFrames()},
-                        {"viewer_frame_stride", viewerFrames.stride()}};
-  if (!options.html.empty()) summary["outputs"]["html"] = options.html;
-  // The page shows the summary as written to summary.json, so `pliant view` rebuilds the same page.
-  const std::string summaryText = summary.dump(2) + "\n";
-  if (!options.html.empty())
-    pliant::io::writeFileAtomically(
-        options.html, pliant::viewer::buildPage(viewerData, probes.empty() ? std::string() : probeCsv, summaryText));
-  pliant::io::writeFileAtomically((outDir / "summary.json").string(), summaryText);
-  if (!options.quiet) {
-    std::cout << "scene " << scene.name << ": frames " << firstFrame << ".." << frames << ", "
+  if (!arguments.quiet) {
+    std::cout << "scene " << scene.name << ": frames " << report.firstFrame << ".." << report.lastFrame << ", "
               << scene.model->particleCount() << " particles, " << std::fixed << std::setprecision(2)
-              << (simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0) << " ms/frame, state hash " << hex(state.hash())
-              << "\nwrote " << written.size() << " frames and summary.json to " << outDir.string() << '\n';
-    if (viewerFrames.stride() > 1)
-      std::cout << "viewer: frames subsampled (1 frame in " << viewerFrames.stride() << " of "
-                << frames - firstFrame + 1 << ") to stay under " << pliant::viewer::kFrameBudgetBytes / 1000000
-                << " MB of frame data\n";
+              << report.msPerFrame << " ms/frame, state hash " << hex(report.stateHash) << "\nwrote "
+              << report.framesWritten << " frames and summary.json to " << fs::path(arguments.out).string() << '\n';
+    if (report.viewerFrameStride > 1)
+      std::cout << "viewer: frames subsampled (1 frame in " << report.viewerFrameStride << " of "
+                << report.lastFrame - report.firstFrame + 1 << ") to stay under "
+                << pliant::viewer::kFrameBudgetBytes / 1000000 << " MB of frame data\n";
   }
   // The page's path goes to stdout even with --quiet: it is what the caller opens.
-  if (!options.html.empty()) std::cout << "viewer: " << fs::absolute(options.html).lexically_normal().string() << '\n';
+  if (!arguments.html.empty())
+    std::cout << "viewer: " << fs::absolute(arguments.html).lexically_normal().string() << '\n';
   return 0;
 }
 
@@ -438,7 +307,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("pliant ") + PLIANT_VERSION);
   app.require_subcommand(0, 1);
 
-  RunOptions options;
+  RunArguments options;
   CLI::App* run =
       app.add_subcommand("run", "Simulate a scene file or a built-in scene (the default scene when none is given)");
   run->add_option("scene", options.scene, "Scene file (.json) or built-in scene name (see `pliant scenes`)");
@@ -555,7 +424,7 @@ int main(int argc, char** argv) {
     }
     if (*render) return renderFolder(renderDir, renderFrames, renderOut, renderSize);
     if (*bench) return runBench(benchOptions);
-    return runScene(options);
+    return runCommand(options);
   } catch (const pliant::Error& e) {
     std::cerr << "pliant: " << e.what() << '\n';
     return kExitBadInput;

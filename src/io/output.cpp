@@ -497,6 +497,18 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
   }
 }
 
+const char* frameFormatName(FrameFormat format) {
+  switch (format) {
+    case FrameFormat::Vtk:
+      return "vtk";
+    case FrameFormat::Obj:
+      return "obj";
+    case FrameFormat::Ply:
+      return "ply";
+  }
+  return "unknown";
+}
+
 void writeFrame(const std::string& path, FrameFormat format, const Topology& topology, const State& state) {
   checkFrameInput(path, topology, state);
   switch (format) {

@@ -38,6 +38,7 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 constexpr int kExitOk = 0;
+constexpr int kExitInternal = 1;
 constexpr int kExitBadInput = 2;
 
 std::string badScene(const std::string& name) { return std::string(PLIANT_TEST_DATA_DIR) + "/scenes/bad/" + name; }
@@ -528,6 +529,20 @@ TEST_F(CliRun, FullFeaturedSceneFileRuns) {
   double second = 0.0;
   ASSERT_TRUE(finiteNumber(split(probeLines[2], ',')[0], &second));
   EXPECT_NEAR(second, 0.0025, 1e-12);
+}
+
+TEST_F(CliRun, RefusedStepExits1NamingTheSceneAndKeepsTheFramesBeforeIt) {
+  // Gravity moves the free rope by g dt^2 = 2.7 mm in the first step, far above the bound.
+  writeFile(path("runaway.json"),
+            R"({"name": "runaway", "solver": {"max_displacement": 1e-6}, "frames": 5, "objects": [{"type": "rope",
+                "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 5, "mass": 1}]})");
+  const RunResult r = run("run runaway.json --out out --quiet");
+  EXPECT_EQ(r.exitCode, kExitInternal);
+  EXPECT_THAT(r.err, HasSubstr("pliant: runaway.json: "));
+  EXPECT_THAT(r.err, HasSubstr("displacement above the bound"));
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(fs::exists(path("out/frames/frame_000000.vtu")));
+  EXPECT_FALSE(fs::exists(path("out/summary.json")));
 }
 
 // ---------------------------------------------------------------------------------------------

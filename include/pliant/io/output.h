@@ -25,6 +25,8 @@ struct Topology {
 };
 
 enum class FrameFormat { Vtk, Obj, Ply };
+// "vtk", "obj" or "ply".
+const char* frameFormatName(FrameFormat format);
 
 // Writes one frame. Vtk: an unstructured grid (points, triangles, lines, tets; point data velocity
 // (m/s) and speed (m/s); field TIME (s)) as legacy VTK 3.0 binary, or as VTK XML with raw appended

@@ -1,0 +1,71 @@
+// Running a scene into an output folder, as `pliant run` does: the scene is stepped frame by frame
+// and its outputs are written to one folder. The CLI, the Python module and parameter sweeps share
+// this function, so a run means the same thing everywhere.
+//
+// The folder receives (each file written atomically, see pliant/io/output.h):
+//   frames/frame_NNNNNN.{vtu,obj,ply}  frames (first, every `frameEvery`-th, last) unless writeFrames is false
+//   scene.pvd                          ParaView collection of the .vtu frames (VTK format only)
+//   checkpoints/frame_NNNNNN.ckpt      checkpoints asked for by checkpointEvery / checkpointAt
+//   probes.csv                         the scene's probes, per frame or substep (when it has probes)
+//   final_state.csv                    positions (m) and velocities (m/s) of the last state
+//   viewer-data.json                   the frames for the viewer (pliant/viewer/viewer.h)
+//   summary.json                       scene, settings, sizes, timings, final energy, residual and state hash
+// and, when htmlPage is given, the self-contained viewer page.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "pliant/io/output.h"
+#include "pliant/scenes.h"
+#include "pliant/state.h"
+
+namespace pliant {
+
+struct RunOptions {
+  std::string outputFolder = "out";  // created when missing, with frames/ (and checkpoints/) inside
+  int frames = -1;                   // last frame to simulate (a frame is one step of the scene's
+                                     // timeStep); -1 = the scene's `frames`
+  io::FrameFormat frameFormat = io::FrameFormat::Vtk;
+  bool writeFrames = true;        // false: no frame files nor scene.pvd (the other files are written)
+  int frameEvery = 1;             // write the first frame, every frameEvery-th after it and the last; >= 1
+  int threads = 0;                // worker threads during the run (restored afterwards); 0 = the current count
+  int checkpointEvery = 0;        // checkpoint at every frame that is a multiple of this; 0 = none
+  std::vector<int> checkpointAt;  // and at these frames (>= 1)
+  std::string resumeFrom;         // checkpoint file to start from; "" = the scene's initial state
+  std::string htmlPage;           // also write the viewer page to this file; "" = none
+  std::string source;             // where the scene came from, as summary.json's "source"; "" = the scene's name
+  // Called with frame == firstFrame once the run is set up, then after every simulated frame
+  // (e.g. for a progress display); may be empty.
+  std::function<void(int frame, int firstFrame, int lastFrame)> onFrame;
+};
+
+struct RunReport {
+  // False when a step was refused (a NaN or a runaway displacement, see StepResult): `failure` says
+  // why, the frames and checkpoints written before it stay, and the end-of-run files (probes.csv,
+  // final_state.csv, viewer-data.json, summary.json, the page) are not written.
+  bool completed = false;
+  std::string failure;
+  int firstFrame = 0;  // the run simulated frames firstFrame+1 .. lastFrame (firstFrame > 0 when resumed)
+  int lastFrame = 0;
+  State finalState;  // the state after the last simulated frame (or at the refused step)
+  std::uint64_t stateHash = 0;
+  double simulateSeconds = 0.0;   // s of wall-clock time in Solver::step
+  double writeSeconds = 0.0;      // s of wall-clock time writing frames and checkpoints
+  double msPerFrame = 0.0;        // ms of Solver::step per simulated frame
+  std::uint64_t projections = 0;  // constraint projections of the run
+  std::size_t framesWritten = 0;  // frame files
+  std::size_t viewerFrames = 0;   // frames in viewer-data.json
+  int viewerFrameStride = 1;      // 1 in viewerFrameStride frames kept for the viewer (size budget)
+  std::string summaryJson;        // the text written to summary.json
+};
+
+// Runs `scene` with `options` as described above. Throws pliant::Error, before writing anything,
+// for bad options, an unreadable checkpoint or one beyond `frames`, or an unwritable page; and, while
+// running, when an output cannot be written. A refused step is reported, not thrown.
+RunReport runScene(const Scene& scene, const RunOptions& options);
+
+}  // namespace pliant

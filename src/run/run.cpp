@@ -1,0 +1,251 @@
+// A run: everything that can be wrong with the options is checked before the output folder is
+// touched; then the scene is stepped frame by frame, frames and checkpoints written as they come,
+// and the end-of-run files written once the last frame is done.
+#include "pliant/run/run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "pliant/diagnostics.h"
+#include "pliant/error.h"
+#include "pliant/geometry.h"
+#include "pliant/parallel.h"
+#include "pliant/probes.h"
+#include "viewer.h"
+
+namespace pliant {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string hex(std::uint64_t value) {
+  std::ostringstream out;
+  out << std::hex << std::setw(16) << std::setfill('0') << value;
+  return out.str();
+}
+
+std::string stateCsv(const State& state) {
+  std::ostringstream out;
+  out << std::setprecision(17) << "particle,x,y,z,vx,vy,vz\n";
+  for (std::size_t i = 0; i < state.position.size(); ++i) {
+    const auto& x = state.position[i];
+    const auto& v = state.velocity[i];
+    out << i << ',' << x.x() << ',' << x.y() << ',' << x.z() << ',' << v.x() << ',' << v.y() << ',' << v.z() << '\n';
+  }
+  return out.str();
+}
+
+// frame_NNNNNN<extension>, the name of frame and checkpoint files.
+std::string numberedName(int frame, const char* extension) {
+  std::ostringstream name;
+  name << "frame_" << std::setw(6) << std::setfill('0') << frame << extension;
+  return name.str();
+}
+
+const char* frameExtension(io::FrameFormat format) {
+  switch (format) {
+    case io::FrameFormat::Vtk:
+      return ".vtu";
+    case io::FrameFormat::Obj:
+      return ".obj";
+    case io::FrameFormat::Ply:
+      return ".ply";
+  }
+  return "";
+}
+
+void checkOptions(const RunOptions& options) {
+  const auto require = [](bool ok, const std::string& what) {
+    if (!ok) throw Error("run options: " + what);
+  };
+  require(options.frames >= -1, "frames must be >= 0 (or -1 for the scene's), got " + std::to_string(options.frames));
+  require(options.frameEvery >= 1, "frameEvery must be >= 1, got " + std::to_string(options.frameEvery));
+  require(options.threads >= 0,
+          "threads must be >= 1 (or 0 for the current count), got " + std::to_string(options.threads));
+  require(options.checkpointEvery >= 0,
+          "checkpointEvery must be >= 0 (0 = none), got " + std::to_string(options.checkpointEvery));
+  for (int frame : options.checkpointAt)
+    require(frame >= 1, "checkpointAt frames must be >= 1, got " + std::to_string(frame));
+  require(!options.outputFolder.empty(), "outputFolder must not be empty");
+}
+
+// Sets the thread count for the run and restores the caller's afterwards, thrown or not.
+class ThreadCountScope {
+ public:
+  explicit ThreadCountScope(int threads) : saved_(threadCount()), changed_(threads > 0 && threads != saved_) {
+    if (changed_) setThreadCount(threads);
+  }
+  ~ThreadCountScope() {
+    if (changed_) setThreadCount(saved_);
+  }
+  ThreadCountScope(const ThreadCountScope&) = delete;
+  ThreadCountScope& operator=(const ThreadCountScope&) = delete;
+
+ private:
+  int saved_;
+  bool changed_;
+};
+
+}  // namespace
+
+RunReport runScene(const Scene& scene, const RunOptions& options) {
+  checkOptions(options);
+  if (!scene.model) throw Error("run: the scene '" + scene.name + "' has no model");
+  const int frames = options.frames >= 0 ? options.frames : scene.frames;
+  const io::FrameFormat format = options.frameFormat;
+  const ThreadCountScope threadScope(options.threads);
+  Solver solver(scene.model, scene.settings);
+  State state = State::fromModel(*scene.model);
+  if (!options.resumeFrom.empty()) {
+    state = io::readCheckpoint(options.resumeFrom, *scene.model);
+    if (static_cast<std::int64_t>(state.stepCount) > frames)
+      throw Error(options.resumeFrom + ": checkpoint is at frame " + std::to_string(state.stepCount) + ", beyond the " +
+                  std::to_string(frames) + " frames asked for");
+  }
+  const int firstFrame = static_cast<int>(state.stepCount);
+  RunReport report;
+  report.firstFrame = firstFrame;
+  report.lastFrame = frames;
+
+  const fs::path outDir(options.outputFolder);
+  const std::string& html = options.htmlPage;
+  if (!html.empty()) {
+    if (!viewer::pageAvailable()) viewer::buildPage("{}", "");  // throws, saying how to get it
+    // Its folder is created with the output folder when it is that folder (however it is spelt).
+    const auto same = [](const fs::path& a, const fs::path& b) {
+      return fs::absolute(a / "x").lexically_normal() == fs::absolute(b / "x").lexically_normal();
+    };
+    if (!same(fs::path(html).parent_path(), outDir)) viewer::checkWritable(html);
+  }
+  const fs::path frameDir = outDir / "frames";
+  fs::create_directories(frameDir);
+  if (!html.empty()) viewer::checkWritable(html);
+  if (options.checkpointEvery > 0 || !options.checkpointAt.empty()) fs::create_directories(outDir / "checkpoints");
+  std::vector<std::pair<double, std::string>> written;
+  const auto writeFrame = [&](int frame) {
+    if (!options.writeFrames) return;
+    const std::string name = numberedName(frame, frameExtension(format));
+    io::writeFrame((frameDir / name).string(), format, scene.topology, state);
+    written.emplace_back(state.time, "frames/" + name);
+  };
+
+  viewer::ViewerRecorder viewerFrames(scene, firstFrame, frames);
+  viewerFrames.record(firstFrame, state);
+  ProbeRecorder probes(scene);
+  std::string probeCsv = probes.header();
+  std::string substepRows;
+  if (scene.probeEverySubstep && !probes.empty())
+    solver.setSubstepObserver([&](const State& s) { probes.record(s, substepRows); });
+  if (firstFrame == 0 || !scene.probeEverySubstep) probes.record(state, probeCsv);
+
+  double frameSeconds = 0.0, writeSeconds = 0.0;
+  std::uint64_t projections = 0;
+  if (options.onFrame) options.onFrame(firstFrame, firstFrame, frames);
+  {
+    const auto t0 = Clock::now();
+    writeFrame(firstFrame);
+    writeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  const auto finishTimings = [&] {
+    const int simulated = frames - firstFrame;
+    report.simulateSeconds = frameSeconds;
+    report.writeSeconds = writeSeconds;
+    report.msPerFrame = simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0;
+    report.projections = projections;
+    report.framesWritten = written.size();
+  };
+  for (int frame = firstFrame + 1; frame <= frames; ++frame) {
+    const auto t0 = Clock::now();
+    substepRows.clear();
+    const StepResult result = solver.step(state);
+    const auto t1 = Clock::now();
+    frameSeconds += std::chrono::duration<double>(t1 - t0).count();
+    if (!result.ok()) {
+      finishTimings();
+      report.failure = result.message;
+      report.finalState = std::move(state);
+      report.stateHash = report.finalState.hash();
+      return report;
+    }
+    projections += solver.lastProjectionCount();
+    if (scene.probeEverySubstep) probeCsv += substepRows;
+    else probes.record(state, probeCsv);
+    if ((frame - firstFrame) % options.frameEvery == 0 || frame == frames) writeFrame(frame);
+    viewerFrames.record(frame, state);
+    const bool checkpointHere =
+        (options.checkpointEvery > 0 && frame % options.checkpointEvery == 0) ||
+        std::find(options.checkpointAt.begin(), options.checkpointAt.end(), frame) != options.checkpointAt.end();
+    if (checkpointHere) io::writeCheckpoint((outDir / "checkpoints" / numberedName(frame, ".ckpt")).string(), state);
+    writeSeconds += std::chrono::duration<double>(Clock::now() - t1).count();
+    if (options.onFrame) options.onFrame(frame, firstFrame, frames);
+  }
+  finishTimings();
+
+  if (options.writeFrames && format == io::FrameFormat::Vtk) io::writePvd((outDir / "scene.pvd").string(), written);
+  if (!probes.empty()) io::writeFileAtomically((outDir / "probes.csv").string(), probeCsv);
+  io::writeFileAtomically((outDir / "final_state.csv").string(), stateCsv(state));
+  const std::string viewerData = viewerFrames.json();
+  io::writeFileAtomically((outDir / viewer::kDataFileName).string(), viewerData);
+  report.viewerFrames = viewerFrames.recordedFrames();
+  report.viewerFrameStride = viewerFrames.stride();
+
+  const EnergyReport energy = computeEnergy(*scene.model, state, scene.settings);
+  const ResidualReport residual = computeResidual(*scene.model, state, scene.settings);
+  nlohmann::json summary;
+  summary["scene"] = scene.name;
+  summary["description"] = scene.description;
+  summary["source"] = options.source.empty() ? scene.name : options.source;
+  summary["frames"] = frames;
+  summary["first_frame"] = firstFrame;
+  summary["time_s"] = state.time;
+  summary["settings"] = {
+      {"mode", scene.settings.mode == SolverMode::Xpbd ? "xpbd" : "pbd"},
+      {"time_step_s", scene.settings.timeStep},
+      {"substeps", scene.settings.substeps},
+      {"iterations", scene.settings.iterations},
+      {"gravity_m_s2", {scene.settings.gravity.x(), scene.settings.gravity.y(), scene.settings.gravity.z()}},
+      {"threads", threadCount()}};
+  summary["particles"] = scene.model->particleCount();
+  nlohmann::json counts;
+  for (int f = 0; f < kConstraintFamilyCount; ++f) {
+    const auto family = static_cast<ConstraintFamily>(f);
+    counts[familyName(family)] = scene.model->constraintCount(family);
+  }
+  summary["constraints"] = counts;
+  summary["timings"] = {
+      {"simulate_s", frameSeconds},
+      {"write_s", writeSeconds},
+      {"ms_per_frame", report.msPerFrame},
+      {"ns_per_projection", projections > 0 ? 1e9 * frameSeconds / static_cast<double>(projections) : 0.0}};
+  summary["final_energy_J"] = {{"kinetic", energy.kinetic},
+                               {"gravitational", energy.gravitational},
+                               {"elastic", energy.elastic},
+                               {"total", energy.total()}};
+  summary["final_residual"] = {{"max", residual.max}, {"rms", residual.rms}};
+  summary["final_intersecting_triangle_pairs"] =
+      countIntersectingTrianglePairs(state.position, scene.topology.triangles);
+  summary["state_hash"] = hex(state.hash());
+  summary["outputs"] = {{"format", io::frameFormatName(format)},
+                        {"frames_written", written.size()},
+                        {"viewer_frames", viewerFrames.recordedFrames()},
+                        {"viewer_frame_stride", viewerFrames.stride()}};
+  if (!html.empty()) summary["outputs"]["html"] = html;
+  // The page shows the summary as written to summary.json, so `pliant view` rebuilds the same page.
+  report.summaryJson = summary.dump(2) + "\n";
+  if (!html.empty())
+    io::writeFileAtomically(
+        html, viewer::buildPage(viewerData, probes.empty() ? std::string() : probeCsv, report.summaryJson));
+  io::writeFileAtomically((outDir / "summary.json").string(), report.summaryJson);
+  report.completed = true;
+  report.stateHash = state.hash();
+  report.finalState = std::move(state);
+  return report;
+}
+
+}  // namespace pliant
