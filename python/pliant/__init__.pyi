@@ -37,6 +37,7 @@ class StepRefused(RuntimeError):
     collider: Optional[int]
     contact_particle: Optional[int]
     surface_contact: Optional[Tuple[str, Tuple[int, int, int, int]]]
+    report: Optional[Dict[str, Any]]  # pliant.run's report when a run was refused
 
 class ConstraintParameters:
     compliance: float  # XPBD, [C]^2/J (m/N for distances)
@@ -470,6 +471,22 @@ def write_frame(
     path: PathLikeStr, state: State, topology: Optional[Topology] = None, format: Optional[str] = None
 ) -> None: ...
 def run_benchmark(scene: Scene, threads: int, frames: int) -> Dict[str, Any]: ...
+def run(
+    scene: Union[Scene, PathLikeStr, None] = None,
+    out: PathLikeStr = "out",
+    *,
+    frames: Optional[int] = None,
+    format: str = "vtk",
+    write_frames: bool = True,
+    every: int = 1,
+    threads: int = 0,
+    checkpoint_every: int = 0,
+    checkpoint_at: Optional[Sequence[int]] = None,
+    resume: Optional[PathLikeStr] = None,
+    html: Optional[PathLikeStr] = None,
+    source: Optional[str] = None,
+    progress: Optional[Callable[[int, int, int], Any]] = None,
+) -> Dict[str, Any]: ...
 def read_obj(path: PathLikeStr) -> Tuple[FloatArray, IndexArray]: ...
 def read_tet_mesh(path: PathLikeStr) -> Tuple[FloatArray, IndexArray]: ...
 def extract_surface(tets: ArrayLike) -> IndexArray: ...

@@ -11,6 +11,7 @@
 #include "pliant/geometry.h"
 #include "pliant/io/output.h"
 #include "pliant/probes.h"
+#include "pliant/run/run.h"
 
 namespace pliant::python {
 
@@ -100,6 +101,58 @@ io::FrameFormat formatFor(const std::string& path, py::handle format) {
   if (name == "obj") return io::FrameFormat::Obj;
   if (name == "ply") return io::FrameFormat::Ply;
   throw py::value_error("write_frame: format must be 'vtk', 'obj' or 'ply', got '" + name + "'");
+}
+
+// The scene a run argument names, as `pliant run` reads it: None is the default built-in scene; a
+// string names a file when one is there or it looks like a path (a '/' or a '.'), else a built-in
+// scene. Sets `source` to what the CLI writes as summary.json's "source".
+SceneHolder runSceneArgument(py::handle scene, std::string& source) {
+  if (scene.is_none()) {
+    const std::string name = builtinSceneNames().front();
+    source = "builtin:" + name;
+    return sceneFromText(builtinSceneText(name), source, "");
+  }
+  if (py::isinstance<SceneHandle>(scene)) {
+    SceneHolder handle = scene.cast<SceneHolder>();
+    source = handle->source;
+    return handle;
+  }
+  const std::string argument = toString(scene, "run: scene");
+  source = argument;
+  std::error_code ec;
+  const bool looksLikeFile = argument.find('/') != std::string::npos || argument.find('.') != std::string::npos;
+  if (std::filesystem::exists(argument, ec) || looksLikeFile) {
+    requireFile(argument);
+    if (std::filesystem::is_directory(argument, ec))
+      throw Error(argument + ": is a folder, expected a scene file (.json)");
+    return sceneFromText(readText(argument), argument, std::filesystem::path(argument).parent_path().string());
+  }
+  makeBuiltinScene(argument);  // raises for an unknown name, listing the known ones
+  return sceneFromText(builtinSceneText(argument), argument, "");
+}
+
+// Stops a run from its onFrame callback once the Python progress callback raised.
+struct ProgressRaised {};
+
+py::dict runReportDict(RunReport& r, const std::string& out) {
+  py::dict d;
+  d["completed"] = r.completed;
+  d["failure"] = r.failure;
+  d["first_frame"] = r.firstFrame;
+  d["last_frame"] = r.lastFrame;
+  d["state_hash"] = r.stateHash;
+  d["final_state"] = py::cast(std::move(r.finalState));
+  d["simulate_seconds"] = r.simulateSeconds;
+  d["write_seconds"] = r.writeSeconds;
+  d["ms_per_frame"] = r.msPerFrame;
+  d["projections"] = r.projections;
+  d["frames_written"] = r.framesWritten;
+  d["viewer_frames"] = r.viewerFrames;
+  d["viewer_frame_stride"] = r.viewerFrameStride;
+  d["out"] = out;
+  d["summary"] =
+      r.summaryJson.empty() ? py::object(py::none()) : py::module_::import("json").attr("loads")(r.summaryJson);
+  return d;
 }
 
 }  // namespace
@@ -521,6 +574,122 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
       py::arg("scene"), py::arg("threads"), py::arg("frames"),
       "run_benchmark(scene, threads, frames) -> dict\n\nWhat `pliant bench` measures for one row: the scene stepped "
       "from its initial state in C++, ms_per_frame of Solver::step, strain and state hash.");
+  m.def(
+      "run",
+      [](py::object scene, py::object out, py::kwargs kwargs) {
+        std::string source;
+        SceneHolder handle = runSceneArgument(scene, source);
+        RunOptions options;
+        options.outputFolder = toString(out, "run: out");
+        options.source = source;
+        Keywords kw("run", kwargs);
+        if (auto v = kw.take("frames"); v && !v->is_none()) {
+          options.frames = toInt(*v, kw.field("frames"));
+          if (options.frames < 0)
+            throw py::value_error(kw.field("frames") + " must be >= 0 or None, got " + std::to_string(options.frames));
+        }
+        if (auto v = kw.take("format")) {
+          const std::string name = toString(*v, kw.field("format"));
+          if (name == "vtk") options.frameFormat = io::FrameFormat::Vtk;
+          else if (name == "obj") options.frameFormat = io::FrameFormat::Obj;
+          else if (name == "ply") options.frameFormat = io::FrameFormat::Ply;
+          else throw py::value_error(kw.field("format") + " must be 'vtk', 'obj' or 'ply', got '" + name + "'");
+        }
+        if (auto v = kw.take("write_frames")) options.writeFrames = toBool(*v, kw.field("write_frames"));
+        if (auto v = kw.take("every")) {
+          options.frameEvery = toInt(*v, kw.field("every"));
+          if (options.frameEvery < 1)
+            throw py::value_error(kw.field("every") + " must be >= 1, got " + std::to_string(options.frameEvery));
+        }
+        if (auto v = kw.take("threads")) {
+          options.threads = toInt(*v, kw.field("threads"));
+          if (options.threads < 0)
+            throw py::value_error(kw.field("threads") + " must be >= 0 (0: the current count), got " +
+                                  std::to_string(options.threads));
+        }
+        if (auto v = kw.take("checkpoint_every")) {
+          options.checkpointEvery = toInt(*v, kw.field("checkpoint_every"));
+          if (options.checkpointEvery < 0)
+            throw py::value_error(kw.field("checkpoint_every") + " must be >= 0, got " +
+                                  std::to_string(options.checkpointEvery));
+        }
+        if (auto v = kw.take("checkpoint_at"); v && !v->is_none()) {
+          if (!py::isinstance<py::sequence>(*v) || py::isinstance<py::str>(*v))
+            throw py::type_error(kw.field("checkpoint_at") + " must be a sequence of frame numbers");
+          for (py::handle item : *v) {
+            const int frame = toInt(item, kw.field("checkpoint_at"));
+            if (frame < 1) throw py::value_error(kw.field("checkpoint_at") + " frames must be >= 1");
+            options.checkpointAt.push_back(frame);
+          }
+        }
+        if (auto v = kw.take("resume"); v && !v->is_none()) {
+          options.resumeFrom = toString(*v, kw.field("resume"));
+          requireFile(options.resumeFrom);
+        }
+        if (auto v = kw.take("html"); v && !v->is_none()) options.htmlPage = toString(*v, kw.field("html"));
+        if (auto v = kw.take("source"); v && !v->is_none()) options.source = toString(*v, kw.field("source"));
+        py::object progress = py::none();
+        if (auto v = kw.take("progress"); v && !v->is_none()) {
+          if (!PyCallable_Check(v->ptr()))
+            throw py::type_error(kw.field("progress") + " must be callable as progress(frame, first, last) or None");
+          progress = *v;
+        }
+        kw.done();
+
+        std::optional<py::error_already_set> progressError;
+        if (!progress.is_none())
+          options.onFrame = [&](int frame, int first, int last) {
+            py::gil_scoped_acquire gil;
+            try {
+              progress(frame, first, last);
+            } catch (py::error_already_set& e) {
+              progressError.emplace(std::move(e));
+              throw ProgressRaised{};
+            }
+          };
+        CallbackScope scope;
+        RunReport report;
+        try {
+          py::gil_scoped_release release;
+          report = runScene(handle->scene, options);
+        } catch (const ProgressRaised&) {
+          progressError->restore();
+          throw py::error_already_set();
+        }
+        if (scope.failed() && report.completed) scope.raise();
+        if (!report.completed) {
+          StepResult refusal = report.refusal;
+          refusal.message = source + ": " + report.failure;
+          const State atRefusal = report.finalState;
+          py::dict d = runReportDict(report, options.outputFolder);
+          try {
+            raiseStepRefused(refusal, atRefusal, scope);
+          } catch (py::error_already_set& e) {
+            e.value().attr("report") = d;
+            throw;
+          }
+        }
+        return runReportDict(report, options.outputFolder);
+      },
+      py::arg("scene") = py::none(), py::arg("out") = "out",
+      R"doc(run(scene=None, out='out', *, frames=None, format='vtk', write_frames=True, every=1, threads=0, checkpoint_every=0, checkpoint_at=None, resume=None, html=None, source=None, progress=None) -> dict
+
+Runs a scene into the folder `out` as `pliant run` does (the same C++ function, pliant::runScene),
+writing the same files: frames/ (vtk, obj or ply; the first, every `every`-th and the last unless
+write_frames is False), scene.pvd, checkpoints/ (checkpoint_every, checkpoint_at), probes.csv,
+final_state.csv, viewer-data.json, summary.json and, with html, the viewer page.
+
+scene: a Scene, a scene file path or a built-in scene name (as the CLI reads its argument), or
+None for the default built-in scene. frames: last frame (None: the scene's). threads: worker
+threads for the run (0: the current count). resume: a checkpoint file to start from. source:
+summary.json's "source" (default: the argument as given, or Scene.source). progress: called as
+progress(frame, first, last) after every frame; an exception it raises stops the run.
+
+Returns a dict: completed, failure, first_frame, last_frame, state_hash, final_state (State),
+simulate_seconds, write_seconds, ms_per_frame, projections, frames_written, viewer_frames,
+viewer_frame_stride, out and summary (summary.json as a dict). The GIL is released while it runs.
+A refused step raises StepRefused (its `report` attribute holds this dict; files written before
+it stay). Bad options raise ValueError/TypeError naming the field, before anything is written.)doc");
 }
 
 }  // namespace pliant::python

@@ -12,6 +12,40 @@ namespace pliant::python {
 PyObject* kStepRefusedType = nullptr;
 
 namespace {
+std::string describeError(py::error_already_set& e) {
+  return py::str(e.type().attr("__name__")).cast<std::string>() + ": " + py::str(e.value()).cast<std::string>();
+}
+
+}  // namespace
+
+[[noreturn]] void raiseStepRefused(const StepResult& r, const State& state, CallbackScope& scope) {
+  std::string message = r.message;
+  if (scope.failed()) message += "; a Python callback raised " + describeError(scope.error());
+  py::object type = py::reinterpret_borrow<py::object>(kStepRefusedType);
+  py::object exc = type(message);
+  exc.attr("status") = r.status == StepStatus::ExcessiveDisplacement ? "excessive-displacement" : "non-finite";
+  exc.attr("step") = state.stepCount + 1;
+  exc.attr("time") = state.time;
+  exc.attr("particle") = r.particle >= 0 ? py::object(py::int_(r.particle)) : py::object(py::none());
+  exc.attr("constraint") =
+      r.hasConstraint ? py::object(py::make_tuple(familyKey(r.constraint.family), r.constraint.index)) : py::none();
+  exc.attr("collider") =
+      r.hasContact && r.contactCollider >= 0 ? py::object(py::int_(r.contactCollider)) : py::object(py::none());
+  exc.attr("contact_particle") =
+      r.hasContact && r.contactCollider < 0 ? py::object(py::int_(r.contactParticle)) : py::object(py::none());
+  exc.attr("surface_contact") =
+      r.hasSurfaceContact
+          ? py::object(py::make_tuple(
+                r.surfaceContactKind == SurfaceContact::Kind::VertexTriangle ? "vertex-triangle" : "edge-edge",
+                py::make_tuple(r.surfaceContactParticles[0], r.surfaceContactParticles[1], r.surfaceContactParticles[2],
+                               r.surfaceContactParticles[3])))
+          : py::object(py::none());
+  if (scope.failed()) PyException_SetCause(exc.ptr(), scope.error().value().inc_ref().ptr());
+  PyErr_SetObject(type.ptr(), exc.ptr());
+  throw py::error_already_set();
+}
+
+namespace {
 
 std::string modeName(SolverMode mode) { return mode == SolverMode::Pbd ? "pbd" : "xpbd"; }
 
@@ -119,37 +153,6 @@ class StepGuard {
  private:
   PySolver& s_;
 };
-
-std::string describeError(py::error_already_set& e) {
-  return py::str(e.type().attr("__name__")).cast<std::string>() + ": " + py::str(e.value()).cast<std::string>();
-}
-
-[[noreturn]] void raiseStepRefused(const StepResult& r, const State& state, CallbackScope& scope) {
-  std::string message = r.message;
-  if (scope.failed()) message += "; a Python callback raised " + describeError(scope.error());
-  py::object type = py::reinterpret_borrow<py::object>(kStepRefusedType);
-  py::object exc = type(message);
-  exc.attr("status") = r.status == StepStatus::ExcessiveDisplacement ? "excessive-displacement" : "non-finite";
-  exc.attr("step") = state.stepCount + 1;
-  exc.attr("time") = state.time;
-  exc.attr("particle") = r.particle >= 0 ? py::object(py::int_(r.particle)) : py::object(py::none());
-  exc.attr("constraint") =
-      r.hasConstraint ? py::object(py::make_tuple(familyKey(r.constraint.family), r.constraint.index)) : py::none();
-  exc.attr("collider") =
-      r.hasContact && r.contactCollider >= 0 ? py::object(py::int_(r.contactCollider)) : py::object(py::none());
-  exc.attr("contact_particle") =
-      r.hasContact && r.contactCollider < 0 ? py::object(py::int_(r.contactParticle)) : py::object(py::none());
-  exc.attr("surface_contact") =
-      r.hasSurfaceContact
-          ? py::object(py::make_tuple(
-                r.surfaceContactKind == SurfaceContact::Kind::VertexTriangle ? "vertex-triangle" : "edge-edge",
-                py::make_tuple(r.surfaceContactParticles[0], r.surfaceContactParticles[1], r.surfaceContactParticles[2],
-                               r.surfaceContactParticles[3])))
-          : py::object(py::none());
-  if (scope.failed()) PyException_SetCause(exc.ptr(), scope.error().value().inc_ref().ptr());
-  PyErr_SetObject(type.ptr(), exc.ptr());
-  throw py::error_already_set();
-}
 
 // One step, the GIL released while C++ runs. A refused step leaves the state as it was.
 void stepOnce(PySolver& s, const py::object& stateObject, State& state) {

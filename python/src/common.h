@@ -168,6 +168,10 @@ struct PyBatchFunction {
                   std::span<Vec3> gradient) const;
 };
 
+// Raises pliant.StepRefused for the refused step `r` of `state` (its attributes name the particle,
+// constraint and contact); a Python callback error recorded in `scope` becomes its __cause__.
+[[noreturn]] void raiseStepRefused(const StepResult& r, const State& state, CallbackScope& scope);
+
 // Raises FileNotFoundError (naming the path) when nothing is there.
 void requireFile(const std::string& path);
 

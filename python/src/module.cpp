@@ -34,13 +34,14 @@ PYBIND11_MODULE(_pliant, m) {
       "A step was refused (a non-finite or too large move); the state is left as it was.\n\n"
       "Attributes: status ('non-finite' or 'excessive-displacement'), step and time (the step refused), particle "
       "(the first bad particle or None), constraint ((family, index) whose projection made it so, or None), "
-      "collider and contact_particle (a contact that did), surface_contact ((kind, particles) or None). A Python "
+      "collider and contact_particle (a contact that did), surface_contact ((kind, particles) or None), report "
+      "(pliant.run's report dict, or None). A Python "
       "callback that raised is the __cause__.",
       PyExc_RuntimeError, nullptr);
   if (!kStepRefusedType) throw py::error_already_set();
   py::object refused = py::reinterpret_borrow<py::object>(kStepRefusedType);
-  for (const char* name :
-       {"particle", "constraint", "collider", "contact_particle", "surface_contact", "status", "step", "time"})
+  for (const char* name : {"particle", "constraint", "collider", "contact_particle", "surface_contact", "status",
+                           "step", "time", "report"})
     refused.attr(name) = py::none();
   m.attr("StepRefused") = refused;
 
