@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages Pliant needs, only those missing, and the npm packages of
 # package-lock.json (three.js for the viewer, playwright-core for its browser test) when
 # node_modules is missing or older than the lock file. Safe to run repeatedly. libbullet-dev is only
-# for the optional Bullet comparison benchmark (bench/bullet/).
+# for the optional Bullet comparison benchmark (bench/bullet/). The python3-* packages are Debian's
+# interpreter's: the Python module is built for /usr/bin/python3 (README "Python").
 # Usage: scripts/install-deps.sh [--browser] [--fuzz]
 #   --browser: also Debian's chromium, for the browser test
 #   --fuzz: also Clang 14 with its sanitizer and libFuzzer runtimes and its OpenMP, for the `fuzz`
@@ -10,7 +11,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
-          libtinyobjloader-dev zlib1g-dev libbullet-dev clang-format nodejs npm)
+          libtinyobjloader-dev zlib1g-dev libbullet-dev clang-format nodejs npm
+          python3-dev python3-numpy python3-pybind11 pybind11-dev python3-pytest python3-matplotlib
+          python3-setuptools python3-wheel python3-pip python3-venv python3-mypy)
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine, builds Pliant (Release) and runs the default scene, writing the
-# HTML viewer page (DIR/viewer.html, its path printed last) with the other output.
+# HTML viewer page (DIR/viewer.html, its path printed last) with the other output. It also builds
+# the Python module and prints the line that makes it importable (scripts/python-env.sh).
 # Extra arguments go to `pliant run`, e.g. scripts/run.sh rope --frames 600 --out out/rope.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release --target pliant_cli
+scripts/python-env.sh
 # The page goes into the output folder (--out DIR, default out) unless --html is given.
 out=out
 html_given=0

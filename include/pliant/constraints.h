@@ -143,8 +143,17 @@ struct GlobalVolumeConstraint {
 // constraint's particles (m) and writes dC/dx_i for each into `gradient` (same length), returning C.
 using GenericConstraintFunction = std::function<double(std::span<const Vec3> positions, std::span<Vec3> gradient)>;
 
+// A user constraint function that evaluates many instances in one call (for functions whose call
+// costs more than their arithmetic, e.g. vectorised Python). It receives the positions of `count`
+// consecutive constraints, constraint after constraint (count x arity, m), and writes each one's C
+// into `values` (count) and its gradient dC/dx into `gradient` (count x arity, zeroed before the
+// call). `firstConstraint` is the index in Model::generics of the first of them.
+using GenericBatchFunction = std::function<void(std::uint32_t firstConstraint, std::span<const Vec3> positions,
+                                                std::span<double> values, std::span<Vec3> gradient)>;
+
 // One instance of a user constraint over Model::genericParticles[firstParticle ..
-// firstParticle + particleCount), evaluated by Model::genericFunctions[function].
+// firstParticle + particleCount), evaluated by Model::genericFunctions[function] or, for a batch
+// function, Model::genericBatchFunctions[function].
 // An inequality keeps C >= 0. Units of the parameters follow the user's C.
 struct GenericConstraint {
   std::uint32_t function = 0;
@@ -152,6 +161,12 @@ struct GenericConstraint {
   std::uint32_t particleCount = 0;
   bool inequality = false;
   ConstraintParameters params;
+  // Batch functions only: the constraint is in the group that ends before index batchEnd of
+  // Model::generics. A group is consecutive constraints of one function and one particle count that
+  // share no particle; it is evaluated with one call, then projected constraint by constraint, which
+  // equals evaluating each just before its projection (no projection in the group moves another's
+  // particles). 0 for per-constraint functions.
+  std::uint32_t batchEnd = 0;
 };
 
 }  // namespace pliant

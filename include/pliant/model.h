@@ -90,7 +90,10 @@ struct Model {
   std::vector<std::array<std::uint32_t, 3>> volumeTriangles;  // local vertex indices
   std::vector<ParticleIndex> volumeVertices;
   std::vector<GenericConstraint> generics;
+  // Per function index: its per-constraint form, or (for a batch function) an empty function here
+  // and its batch form in genericBatchFunctions, which may be shorter (missing entries are empty).
   std::vector<GenericConstraintFunction> genericFunctions;
+  std::vector<GenericBatchFunction> genericBatchFunctions;
   std::vector<ParticleIndex> genericParticles;
 
   // Offsets of each family in State::lambda (filled by ModelBuilder::build).
@@ -151,6 +154,15 @@ class ModelBuilder {
   // Convenience: a one-off user constraint from a lambda.
   std::uint32_t addGeneric(GenericConstraintFunction function, std::span<const ParticleIndex> particles,
                            bool inequality, const ConstraintParameters& params);
+  // A user constraint function that evaluates many constraints per call (see GenericBatchFunction).
+  std::uint32_t addGenericBatchFunction(GenericBatchFunction function);
+  // particles.size() / arity constraints of batch function `function`, constraint k over particles
+  // [k * arity, (k + 1) * arity). They are grouped so that no two of a group share a particle
+  // (greedy colouring in the given order; see GenericConstraint::batchEnd) and stored group after
+  // group, so the k-th becomes generic constraint result[k]. A particle shared by many constraints
+  // (e.g. one anchor) puts each of them in a group of its own: keep such a point in the function.
+  std::vector<std::uint32_t> addGenericBatch(std::uint32_t function, std::span<const ParticleIndex> particles,
+                                             std::uint32_t arity, bool inequality, const ConstraintParameters& params);
 
   // Contact radius (m, >= 0) of one particle; 0 by default.
   void setParticleRadius(ParticleIndex particle, double radius);

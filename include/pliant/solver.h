@@ -180,7 +180,9 @@ class Solver {
   void setSettings(const SolverSettings& settings);
   // The model this solver steps: the one it was given, or its own edited copy after the first edit
   // below. The first edit replaces it: a reference taken before then refers to the original, which
-  // lives only as long as something else shares it (keep a ModelPtr, not a reference).
+  // lives only as long as something else shares it (keep a ModelPtr, not a reference). An edit
+  // after the edited copy was shared (a ModelPtr kept from modelPtr()) copies it again, so what was
+  // handed out never changes.
   const Model& model() const { return *model_; }
   const ModelPtr& modelPtr() const { return model_; }
 
@@ -239,9 +241,10 @@ class Solver {
   bool ownsModel_ = false;  // model_ is this solver's private copy (made by the first edit)
   bool planStale_ = false;  // an edit changed which particles move; re-plan before the next step
   SolverSettings settings_;
-  State backup_;                   // the state before the step being checked
-  std::vector<Vec3> scratch_;      // gradients of variable-size families, sized at construction
-  std::string userFunctionError_;  // what a user constraint function threw in the last step
+  State backup_;                      // the state before the step being checked
+  std::vector<Vec3> scratch_;         // gradients of variable-size families, sized at construction
+  std::vector<double> valueScratch_;  // values of a group of batch user constraints, sized likewise
+  std::string userFunctionError_;     // what a user constraint function threw in the last step
   std::function<void(const State&)> substepObserver_;
   std::uint64_t lastProjectionCount_ = 0;
   int maxStepThreads() const;  // threadCount(), or 1 when the model has nothing worth splitting

@@ -1,7 +1,9 @@
 // ModelBuilder: every add* validates its arguments, build() the whole model.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "constraints/families.h"
 #include "pliant/error.h"
@@ -200,6 +202,9 @@ std::uint32_t ModelBuilder::addGeneric(std::uint32_t function, std::span<const P
   c.particleCount = static_cast<std::uint32_t>(particles.size());
   c.inequality = inequality;
   c.params = params;
+  // A batch function's constraint added on its own is a group of one.
+  const bool batch = function < model_.genericBatchFunctions.size() && model_.genericBatchFunctions[function];
+  if (batch) c.batchEnd = static_cast<std::uint32_t>(model_.generics.size() + 1);
   model_.genericParticles.insert(model_.genericParticles.end(), particles.begin(), particles.end());
   model_.generics.push_back(c);
   return static_cast<std::uint32_t>(model_.generics.size() - 1);
@@ -208,6 +213,82 @@ std::uint32_t ModelBuilder::addGeneric(std::uint32_t function, std::span<const P
 std::uint32_t ModelBuilder::addGeneric(GenericConstraintFunction function, std::span<const ParticleIndex> particles,
                                        bool inequality, const ConstraintParameters& params) {
   return addGeneric(addGenericFunction(std::move(function)), particles, inequality, params);
+}
+
+std::uint32_t ModelBuilder::addGenericBatchFunction(GenericBatchFunction function) {
+  if (!function) throw Error("addGenericBatchFunction: function is empty");
+  model_.genericFunctions.emplace_back();
+  model_.genericBatchFunctions.resize(model_.genericFunctions.size());
+  model_.genericBatchFunctions.back() = std::move(function);
+  return static_cast<std::uint32_t>(model_.genericFunctions.size() - 1);
+}
+
+std::vector<std::uint32_t> ModelBuilder::addGenericBatch(std::uint32_t function,
+                                                         std::span<const ParticleIndex> particles, std::uint32_t arity,
+                                                         bool inequality, const ConstraintParameters& params) {
+  const std::size_t first = model_.generics.size();
+  const std::string where = "generic constraints from " + std::to_string(first);
+  if (function >= model_.genericBatchFunctions.size() || !model_.genericBatchFunctions[function])
+    throw Error(where + ": function " + std::to_string(function) + " is not a batch function");
+  if (arity == 0) throw Error(where + ": arity must be >= 1 particle per constraint");
+  if (particles.size() % arity != 0)
+    throw Error(where + ": " + std::to_string(particles.size()) + " particle indices are not a whole number of " +
+                std::to_string(arity) + "-particle constraints");
+  for (std::size_t k = 0; k < particles.size(); ++k)
+    checkIndex(particles[k], particleCount(), describe("generic constraint", first + k / arity));
+  checkParameters(params, where);
+  const std::size_t count = particles.size() / arity;
+  if (first + count > std::numeric_limits<std::uint32_t>::max())
+    throw Error(where + ": too many constraints (" + std::to_string(count) + ")");
+  // Greedy colouring: each constraint takes the first group none of its particles is in yet.
+  // `groupsOf[p]` lists the groups particle p is in, in increasing order.
+  std::vector<std::vector<std::uint32_t>> groupsOf(particleCount());
+  std::vector<std::uint32_t> groupOf(count);
+  std::vector<std::uint32_t> groupSize;
+  for (std::size_t k = 0; k < count; ++k) {
+    const ParticleIndex* stencil = particles.data() + k * arity;
+    std::uint32_t group = 0;
+    for (bool taken = true; taken;) {
+      taken = false;
+      for (std::uint32_t i = 0; i < arity && !taken; ++i) {
+        const auto& groups = groupsOf[stencil[i]];
+        taken = std::binary_search(groups.begin(), groups.end(), group);
+      }
+      if (taken) ++group;
+    }
+    groupOf[k] = group;
+    if (group == groupSize.size()) groupSize.push_back(0);
+    ++groupSize[group];
+    for (std::uint32_t i = 0; i < arity; ++i) {
+      auto& groups = groupsOf[stencil[i]];
+      groups.insert(std::lower_bound(groups.begin(), groups.end(), group), group);
+    }
+  }
+  // Group g occupies [groupStart[g], groupStart[g + 1]) after `first`.
+  std::vector<std::uint32_t> groupStart(groupSize.size() + 1, 0);
+  for (std::size_t g = 0; g < groupSize.size(); ++g) groupStart[g + 1] = groupStart[g] + groupSize[g];
+  std::vector<std::uint32_t> result(count);
+  std::vector<std::uint32_t> next(groupStart.begin(), groupStart.end() - 1);
+  for (std::size_t k = 0; k < count; ++k) result[k] = static_cast<std::uint32_t>(first + next[groupOf[k]]++);
+  std::vector<std::uint32_t> constraintOf(count);  // inverse of result, relative to `first`
+  for (std::size_t k = 0; k < count; ++k) constraintOf[result[k] - first] = static_cast<std::uint32_t>(k);
+  model_.generics.reserve(first + count);
+  model_.genericParticles.reserve(model_.genericParticles.size() + particles.size());
+  for (std::size_t g = 0; g < groupSize.size(); ++g)
+    for (std::uint32_t slot = groupStart[g]; slot < groupStart[g + 1]; ++slot) {
+      const std::uint32_t k = constraintOf[slot];
+      GenericConstraint c;
+      c.function = function;
+      c.firstParticle = static_cast<std::uint32_t>(model_.genericParticles.size());
+      c.particleCount = arity;
+      c.inequality = inequality;
+      c.params = params;
+      c.batchEnd = static_cast<std::uint32_t>(first + groupStart[g + 1]);
+      model_.genericParticles.insert(model_.genericParticles.end(), particles.begin() + k * arity,
+                                     particles.begin() + (k + 1) * arity);
+      model_.generics.push_back(c);
+    }
+  return result;
 }
 
 void ModelBuilder::setParticleRadius(ParticleIndex particle, double radius) {

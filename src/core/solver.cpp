@@ -62,10 +62,17 @@ Solver::Solver(ModelPtr model, const SolverSettings& settings)
   model_->validate();
   settings.validate();
   settings_ = settings;
-  std::size_t scratch = 0;
-  for (const GenericConstraint& c : model_->generics) scratch = std::max<std::size_t>(scratch, 2 * c.particleCount);
+  std::size_t scratch = 0, values = 0;
+  for (std::size_t i = 0; i < model_->generics.size(); ++i) {
+    // A batch group is evaluated at once from its first constraint: positions and gradients of all.
+    const GenericConstraint& c = model_->generics[i];
+    const std::size_t group = c.batchEnd > i ? c.batchEnd - i : 1;
+    scratch = std::max<std::size_t>(scratch, 2 * group * c.particleCount);
+    values = std::max(values, group);
+  }
   for (const GlobalVolumeConstraint& c : model_->globalVolumes) scratch = std::max<std::size_t>(scratch, c.vertexCount);
   scratch_.resize(scratch);
+  valueScratch_.resize(values);
   replan();
   particleContacts_->prepare(*model_);
   surfaceContacts_->prepare(*model_);
@@ -91,7 +98,9 @@ void Solver::replan() {
 }
 
 Model& Solver::ownModel() {
-  if (!ownsModel_) {
+  // A copy this solver made is edited in place only while nothing else shares it: once handed out
+  // (modelPtr() kept by a caller, another Solver, a Python Model), it is as immutable as any other.
+  if (!ownsModel_ || model_.use_count() > 1) {
     model_ = std::make_shared<Model>(*model_);
     ownsModel_ = true;
   }
@@ -235,6 +244,7 @@ Solver::StepFrame Solver::beginStep(State& state, detail::StepTrace* trace) {
   ctx.w = model.inverseMass.data();
   ctx.attachmentTarget = state.attachmentTarget.data();
   ctx.scratch = &scratch_;
+  ctx.values = &valueScratch_;
   ctx.userFunctionError = &userFunctionError_;
   detail::PredictionPass& pass = f.pass;
   pass.x = state.position.data();

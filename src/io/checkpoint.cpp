@@ -22,6 +22,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 #include "output_bytes.h"
 #include "pliant/error.h"
@@ -48,7 +49,10 @@ std::uint64_t checkpointSize(std::uint64_t particles, std::uint64_t lambdas, std
 
 }  // namespace
 
-void writeCheckpoint(const std::string& path, const State& state) {
+namespace {
+
+// The checkpoint bytes of `state`; `path` names it in errors.
+std::string checkpointBytes(const std::string& path, const State& state) {
   const std::size_t n = state.position.size();
   if (state.velocity.size() != n || state.previousPosition.size() != n || state.externalForce.size() != n)
     checkpointError(path, "state arrays disagree: " + std::to_string(n) + " positions, " +
@@ -83,23 +87,31 @@ void writeCheckpoint(const std::string& path, const State& state) {
     for (int k = 0; k < 3; ++k) putDouble(v[k]);
   const std::size_t payload = static_cast<std::size_t>(dst - out.data());
   storeLittle64(dst, fnv1a(out.data(), payload));
-  writeFileAtomically(path, out);
+  return out;
 }
 
-State readCheckpoint(const std::string& path, const Model& model) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) checkpointError(path, "cannot open the file for reading: " + systemMessage(errno));
-  file.seekg(0, std::ios::end);
-  const std::streamoff end = file.tellg();
-  file.seekg(0, std::ios::beg);
-  if (end < 0 || !file) checkpointError(path, "cannot determine the file size");
-  const auto size = static_cast<std::uint64_t>(end);
-  constexpr std::uint64_t kMinimum = kCheckpointHeaderSize + kChecksumSize;
+}  // namespace
 
-  char header[kCheckpointHeaderSize] = {};
-  const std::size_t headerBytes = static_cast<std::size_t>(std::min<std::uint64_t>(size, kCheckpointHeaderSize));
-  file.read(header, static_cast<std::streamsize>(headerBytes));
-  if (!file) checkpointError(path, "read error in the header");
+std::string encodeCheckpoint(const State& state) { return checkpointBytes("state", state); }
+
+void writeCheckpoint(const std::string& path, const State& state) {
+  writeFileAtomically(path, checkpointBytes(path, state));
+}
+
+namespace {
+
+struct CheckpointCounts {
+  std::uint64_t particles = 0, lambdas = 0, attachments = 0;
+  std::string text;
+};
+
+// Checks the header (its first `headerBytes` bytes, at most kCheckpointHeaderSize) of a checkpoint of
+// `size` bytes: magic, version, flags, and that the counts fit the size exactly. Sizes first (a
+// cut-off file is the common failure), then the checksum, then the model: once the checksum holds,
+// a count mismatch really is a different model and not a damaged header.
+CheckpointCounts checkCheckpointHeader(const char* header, std::size_t headerBytes, std::uint64_t size,
+                                       const std::string& path) {
+  constexpr std::uint64_t kMinimum = kCheckpointHeaderSize + kChecksumSize;
   if (headerBytes < 8 || std::memcmp(header, kCheckpointMagic, 8) != 0)
     checkpointError(path, "not a Pliant checkpoint; expected the file to start with \"PLIANTCK\"");
   if (size < kMinimum)
@@ -110,39 +122,42 @@ State readCheckpoint(const std::string& path, const Model& model) {
     checkpointError(
         path, "format version " + std::to_string(version) + ", expected version " + std::to_string(kCheckpointVersion));
   if (loadLittle32(header + 12) != 0) checkpointError(path, "unknown flags set in the header; expected 0");
-  const std::uint64_t particles = loadLittle64(header + 16);
-  const std::uint64_t lambdas = loadLittle64(header + 24);
-  const std::uint64_t attachments = loadLittle64(header + 32);
-  const std::string counts = std::to_string(particles) + " particles, " + std::to_string(lambdas) +
-                             " constraint multipliers and " + std::to_string(attachments) + " attachments";
-
-  // Sizes first (a cut-off file is the common failure), then the checksum, then the model: once
-  // the checksum holds, a count mismatch really is a different model and not a damaged header.
-  if (particles > size || lambdas > size || attachments > size)
-    checkpointError(path, "header claims " + counts + ", more than a file of " + std::to_string(size) +
+  CheckpointCounts c;
+  c.particles = loadLittle64(header + 16);
+  c.lambdas = loadLittle64(header + 24);
+  c.attachments = loadLittle64(header + 32);
+  c.text = std::to_string(c.particles) + " particles, " + std::to_string(c.lambdas) + " constraint multipliers and " +
+           std::to_string(c.attachments) + " attachments";
+  if (c.particles > size || c.lambdas > size || c.attachments > size)
+    checkpointError(path, "header claims " + c.text + ", more than a file of " + std::to_string(size) +
                               " bytes can hold (truncated or corrupted)");
-  const std::uint64_t expected = checkpointSize(particles, lambdas, attachments);
+  const std::uint64_t expected = checkpointSize(c.particles, c.lambdas, c.attachments);
   if (size < expected)
     checkpointError(
-        path, "truncated: " + std::to_string(size) + " bytes, expected " + std::to_string(expected) + " for " + counts);
+        path, "truncated: " + std::to_string(size) + " bytes, expected " + std::to_string(expected) + " for " + c.text);
   if (size > expected)
-    checkpointError(path, std::to_string(size) + " bytes, expected " + std::to_string(expected) + " for " + counts +
+    checkpointError(path, std::to_string(size) + " bytes, expected " + std::to_string(expected) + " for " + c.text +
                               " (trailing data)");
+  return c;
+}
 
-  std::string bytes(static_cast<std::size_t>(size), '\0');
-  std::memcpy(bytes.data(), header, kCheckpointHeaderSize);
-  file.read(bytes.data() + kCheckpointHeaderSize, static_cast<std::streamsize>(size - kCheckpointHeaderSize));
-  if (!file) checkpointError(path, "read error after the header");
+}  // namespace
+
+State decodeCheckpoint(std::string_view bytes, const std::string& path, const Model* model) {
+  const char* header = bytes.data();
+  const CheckpointCounts counts =
+      checkCheckpointHeader(header, std::min<std::size_t>(bytes.size(), kCheckpointHeaderSize), bytes.size(), path);
+  const std::uint64_t particles = counts.particles, lambdas = counts.lambdas, attachments = counts.attachments;
   const std::size_t payload = bytes.size() - kChecksumSize;
   const std::uint64_t stored = loadLittle64(bytes.data() + payload);
   if (fnv1a(bytes.data(), payload) != stored) checkpointError(path, "checksum mismatch; the file is corrupted");
 
-  if (particles != model.particleCount() || lambdas != model.totalConstraintCount() ||
-      attachments != model.attachments.size())
-    checkpointError(path, "saved for a model with " + counts + "; expected " + std::to_string(model.particleCount()) +
-                              " particles, " + std::to_string(model.totalConstraintCount()) +
-                              " constraint multipliers and " + std::to_string(model.attachments.size()) +
-                              " attachments (the model given)");
+  if (model && (particles != model->particleCount() || lambdas != model->totalConstraintCount() ||
+                attachments != model->attachments.size()))
+    checkpointError(path, "saved for a model with " + counts.text + "; expected " +
+                              std::to_string(model->particleCount()) + " particles, " +
+                              std::to_string(model->totalConstraintCount()) + " constraint multipliers and " +
+                              std::to_string(model->attachments.size()) + " attachments (the model given)");
 
   State state;
   state.time = std::bit_cast<double>(loadLittle64(header + 40));
@@ -171,6 +186,26 @@ State readCheckpoint(const std::string& path, const Model& model) {
   if (state.hash() != loadLittle64(header + 64))
     checkpointError(path, "restored state hash differs from the saved one; expected a bit-identical state");
   return state;
+}
+
+State readCheckpoint(const std::string& path, const Model& model) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) checkpointError(path, "cannot open the file for reading: " + systemMessage(errno));
+  file.seekg(0, std::ios::end);
+  const std::streamoff end = file.tellg();
+  file.seekg(0, std::ios::beg);
+  if (end < 0 || !file) checkpointError(path, "cannot determine the file size");
+  const auto size = static_cast<std::uint64_t>(end);
+  // The header is checked before the rest is read, so a large file that is no checkpoint (or not
+  // this one) is refused without reading it.
+  std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(size, kCheckpointHeaderSize)), '\0');
+  file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!file) checkpointError(path, "read error in the header");
+  checkCheckpointHeader(bytes.data(), bytes.size(), size, path);
+  bytes.resize(static_cast<std::size_t>(size));
+  file.read(bytes.data() + kCheckpointHeaderSize, static_cast<std::streamsize>(size - kCheckpointHeaderSize));
+  if (!file) checkpointError(path, "read error after the header");
+  return decodeCheckpoint(bytes, path, &model);
 }
 
 }  // namespace pliant::io

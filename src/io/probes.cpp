@@ -12,9 +12,15 @@ ProbeRecorder::ProbeRecorder(const Scene& scene) : scene_(&scene) {
 }
 
 std::string ProbeRecorder::header() const {
-  std::string h = "time";
+  std::string h;
+  for (const std::string& column : columns()) h += (h.empty() ? "" : ",") + column;
+  return h + "\n";
+}
+
+std::vector<std::string> ProbeRecorder::columns() const {
+  std::vector<std::string> h = {"time"};
   auto add = [&](const Probe& p, std::initializer_list<const char*> columns) {
-    for (const char* c : columns) h += "," + p.name + "." + c;
+    for (const char* c : columns) h.push_back(p.name + "." + c);
   };
   for (const Probe& p : scene_->probes) {
     switch (p.kind) {
@@ -41,7 +47,7 @@ std::string ProbeRecorder::header() const {
         break;
     }
   }
-  return h + "\n";
+  return h;
 }
 
 namespace {
@@ -55,13 +61,10 @@ void appendNumber(std::string& out, double value) {
 
 }  // namespace
 
-void ProbeRecorder::record(const State& state, std::string& out) const {
+void ProbeRecorder::values(const State& state, std::vector<double>& out) const {
   const Model& model = *scene_->model;
-  appendNumber(out, state.time);
-  auto put = [&](double v) {
-    out.push_back(',');
-    appendNumber(out, v);
-  };
+  out.push_back(state.time);
+  auto put = [&](double v) { out.push_back(v); };
   for (const Probe& p : scene_->probes) {
     const std::vector<ParticleIndex>* subset = p.object >= 0 ? &objectParticles_[p.object] : nullptr;
     switch (p.kind) {
@@ -109,6 +112,15 @@ void ProbeRecorder::record(const State& state, std::string& out) const {
         put(static_cast<double>(countIntersectingTrianglePairs(state.position, scene_->topology.triangles)));
         break;
     }
+  }
+}
+
+void ProbeRecorder::record(const State& state, std::string& out) const {
+  std::vector<double> row;
+  values(state, row);
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    appendNumber(out, row[i]);
   }
   out.push_back('\n');
 }

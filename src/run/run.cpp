@@ -170,6 +170,7 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
     if (!result.ok()) {
       finishTimings();
       report.failure = result.message;
+      report.refusal = result;
       report.finalState = std::move(state);
       report.stateHash = report.finalState.hash();
       return report;

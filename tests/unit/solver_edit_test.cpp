@@ -203,6 +203,27 @@ TEST(SolverEdit, EditsCopyTheModelAndLeaveItsOtherUsersAlone) {
   EXPECT_EQ(sl.position[4], alone.model().initialPosition[4]);
 }
 
+// The edited copy, once shared (kept from modelPtr(), as Python's Solver.model does), is immutable
+// too: the next edit copies again, and a solver stepping the shared copy is unaffected.
+TEST(SolverEdit, AnEditAfterSharingTheEditedCopyCopiesAgain) {
+  ModelBuilder b;
+  ChainDef def;
+  def.particles = 4;
+  addChain(b, def);
+  Solver a(b.build(), SolverSettings{});
+  a.fixParticle(3);
+  const ModelPtr shared = a.modelPtr();
+  Solver onShared(shared, SolverSettings{});
+  a.fixParticle(2);
+  EXPECT_NE(a.modelPtr(), shared);
+  EXPECT_NE(shared->inverseMass[2], 0.0);  // the shared copy was not edited
+  EXPECT_EQ(a.model().inverseMass[2], 0.0);
+  EXPECT_EQ(a.model().inverseMass[3], 0.0);
+  const Model* own = &a.model();
+  a.fixParticle(1);  // not shared any more: edited in place
+  EXPECT_EQ(&a.model(), own);
+}
+
 // Every bad argument throws pliant::Error naming the particle or the constraint, and leaves the
 // solver's model as it was (not even copied).
 TEST(SolverEdit, BadArgumentsNameTheParticleOrConstraint) {

@@ -21,6 +21,7 @@
 
 #include "pliant/io/output.h"
 #include "pliant/io/scenes.h"
+#include "pliant/solver.h"
 #include "pliant/state.h"
 
 namespace pliant {
@@ -49,6 +50,7 @@ struct RunReport {
   // final_state.csv, viewer-data.json, summary.json, the page) are not written.
   bool completed = false;
   std::string failure;
+  StepResult refusal;  // the refused step's result (particle, constraint, contact) when !completed
   int firstFrame = 0;  // the run simulated frames firstFrame+1 .. lastFrame (firstFrame > 0 when resumed)
   int lastFrame = 0;
   State finalState;  // the state after the last simulated frame (or at the refused step)

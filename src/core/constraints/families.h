@@ -31,7 +31,8 @@ struct SolveContext {
   // slack one must give some back (projection.h). False is always correct, only slower.
   bool multipliersFresh = false;
   const Vec3* attachmentTarget = nullptr;
-  std::vector<Vec3>* scratch = nullptr;  // gradient buffer for variable-size families
+  std::vector<Vec3>* scratch = nullptr;   // gradient buffer for variable-size families
+  std::vector<double>* values = nullptr;  // values of a batch of user constraints (Model::genericBatchFunctions)
   // Where a user constraint function's exception is reported (its message, the first of a step);
   // the constraint's particles are made non-finite so the step is refused and the replay names it.
   std::string* userFunctionError = nullptr;
