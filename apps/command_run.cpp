@@ -136,7 +136,8 @@ Command addRunCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   run->add_flag("--no-frames", options->noFrames, "Write no frame files (summary, probes and final state only)");
-  run->add_option("--threads", options->threads, "Worker threads, fixed (default: automatic, up to all cores, fewer when that is faster)")->check(CLI::PositiveNumber);
+  run->add_option("--threads", options->threads, "Worker threads, fixed (default: automatic, up to all cores)")
+      ->check(CLI::PositiveNumber);
   run->add_option("--checkpoint-every", options->checkpointEvery, "Save a checkpoint every N frames")
       ->check(CLI::NonNegativeNumber);
   // One argument per occurrence, split at commas (--checkpoint-at 30,60), so a scene name after it is
