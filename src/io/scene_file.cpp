@@ -6,7 +6,9 @@
 // SceneLoader (scene_loader.h) reads one block kind per file: the top level and the solver here,
 // then scene_objects.cpp, scene_colliders.cpp, scene_constraints.cpp, scene_probes.cpp; JSON
 // reading is json_fields.h.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -90,10 +92,19 @@ Scene SceneLoader::load(const Json& root) {
   }
   if (r_.has(top, "surface_contact")) parseSurfaceContact(r_.child(top, "surface_contact"));
   if (r_.has(top, "frames") && r_.has(top, "duration")) r_.fail(top, "give either 'frames' or 'duration', not both");
-  if (r_.has(top, "frames")) scene_.frames = static_cast<int>(r_.integer(r_.child(top, "frames"), 0, 100000000));
+  constexpr std::int64_t kMaxFrames = 100000000;  // frames are counted in an int
+  if (r_.has(top, "frames")) scene_.frames = static_cast<int>(r_.integer(r_.child(top, "frames"), 0, kMaxFrames));
   if (r_.has(top, "duration")) {
-    const double duration = r_.number(r_.child(top, "duration"), 0.0, 1e9);
-    scene_.frames = static_cast<int>(std::ceil(duration / scene_.settings.timeStep - 1e-9));
+    const Node durationNode = r_.child(top, "duration");
+    const double duration = r_.number(durationNode, 0.0, 1e9);
+    // Checked as a double before the cast: a long duration over a short time step is more frames
+    // than an int holds (issue 12).
+    const double frames = std::ceil(duration / scene_.settings.timeStep - 1e-9);
+    if (!(frames <= static_cast<double>(kMaxFrames)))
+      r_.fail(durationNode, "is " + std::to_string(frames) + " frames of solver.time_step " +
+                                std::to_string(scene_.settings.timeStep) + " s; expected at most " +
+                                std::to_string(kMaxFrames) + " frames (a shorter duration or a longer time step)");
+    scene_.frames = static_cast<int>(std::max(frames, 0.0));
   }
   try {
     scene_.model = builder_.build();

@@ -416,6 +416,17 @@ TEST(SceneFileSolver, SmallStepsDefaultsAndDurationRoundsUp) {
   EXPECT_EQ(scene.frames, 6);  // ceil(0.1 s x 60 /s)
 }
 
+TEST(SceneFileSolver, ADurationOfMoreFramesThanAnIntHoldsIsRefused) {
+  // Issue 12 item 2 (fuzz finding): 1e9 s at 60 frames/s was cast to int, giving a negative count.
+  const std::string message = errorOf([] {
+    (void)pliant::parseScene(R"({"duration": 1e9, "objects": [{"type": "particles", "name": "p",
+                                  "positions": [[0, 0, 0]], "mass": 1}]})",
+                             "inline.json", "");
+  });
+  EXPECT_THAT(message, HasSubstr("inline.json: /duration: is 60000000000"));
+  EXPECT_THAT(message, HasSubstr("expected at most 100000000 frames"));
+}
+
 TEST(SceneFileSolver, DefaultsWithoutSolverAndFrames) {
   const pliant::Scene scene = pliant::parseScene(
       R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1.0}]})", "inline.json", "");
