@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
     for (const Command& command : others)
       if (*command.subcommand) return command.execute();
     return run.execute();
+  } catch (const pliant::SystemError& e) {
+    std::cerr << "pliant: " << e.what() << '\n';
+    return kExitInternal;
   } catch (const pliant::Error& e) {
     std::cerr << "pliant: " << e.what() << '\n';
     return kExitBadInput;

@@ -12,4 +12,11 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A failure of the machine rather than of the input: the disk is full, a write hit an I/O error or
+// a file-size limit. The CLI exits 1 for it (internal or environment failure), 2 for other Errors.
+class SystemError : public Error {
+ public:
+  explicit SystemError(const std::string& message) : Error(message) {}
+};
+
 }  // namespace pliant

@@ -79,7 +79,10 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
   if (error == 0 && ::rename(temp.c_str(), path.c_str()) != 0) error = errno;
   if (error != 0) {
     ::unlink(temp.c_str());
-    throw Error("output: cannot write '" + path + "': " + systemMessage(error));
+    const std::string message = "output: cannot write '" + path + "': " + systemMessage(error);
+    // The machine's fault, not the path's (issue 12 item 13): exit 1, not 2.
+    if (error == ENOSPC || error == EIO || error == EDQUOT || error == EFBIG) throw SystemError(message);
+    throw Error(message);
   }
 }
 

@@ -1,10 +1,12 @@
 // Unit tests of src/io/output.cpp: frame files read back byte for byte, atomic replacement, and
 // checkpoints that restore a State bit for bit (a resumed run matches an uninterrupted one).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <bit>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -360,6 +362,32 @@ TEST_F(OutputTest, FailedRenameRemovesTheTemporary) {
   EXPECT_TRUE(contains(message, file("taken"))) << message;
   EXPECT_EQ(listDirectory(dir_), (std::set<std::string>{"taken"}));
   EXPECT_TRUE(fs::is_directory(file("taken/inner")));
+}
+
+TEST_F(OutputTest, AWriteTheMachineCannotTakeIsASystemErrorAndLeavesNothing) {
+  // A file-size limit stands in for a full disk: write() fails with EFBIG (SIGXFSZ ignored). That is
+  // the machine's failure, not the input's: pliant::SystemError, which the CLI exits 1 for.
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto previousHandler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = saved;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  bool systemError = false;
+  std::string message;
+  try {
+    io::writeFileAtomically(file("big.bin"), std::string(1 << 20, 'x'));
+  } catch (const SystemError& e) {
+    systemError = true;
+    message = e.what();
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, previousHandler);
+  EXPECT_TRUE(systemError) << message;
+  EXPECT_TRUE(contains(message, file("big.bin"))) << message;
+  EXPECT_TRUE(listDirectory(dir_).empty());
 }
 
 TEST_F(OutputTest, FrameWithBadTopologyOrStateThrowsBeforeWriting) {
