@@ -66,26 +66,26 @@ namespace {
 // Reads the keywords shared by the generators.
 template <class Def>
 void takeCommon(Keywords& kw, Def& def) {
-  if (auto v = kw.take("name")) def.name = toString(*v, kw.field("name"));
-  if (auto v = kw.take("damping_factor")) def.dampingFactor = toDouble(*v, kw.field("damping_factor"));
+  kw.set("name", def.name, toString);
+  kw.set("damping_factor", def.dampingFactor, toDouble);
 }
 
 ClothGridDef clothGridDef(const py::kwargs& kwargs) {
   Keywords kw("add_cloth_grid", kwargs);
   ClothGridDef d;
   takeCommon(kw, d);
-  if (auto v = kw.take("nodes_x")) d.nodesX = toInt(*v, kw.field("nodes_x"));
-  if (auto v = kw.take("nodes_y")) d.nodesY = toInt(*v, kw.field("nodes_y"));
-  if (auto v = kw.take("size_x")) d.sizeX = toDouble(*v, kw.field("size_x"));
-  if (auto v = kw.take("size_y")) d.sizeY = toDouble(*v, kw.field("size_y"));
-  if (auto v = kw.take("origin")) d.origin = toVec3(*v, kw.field("origin"));
-  if (auto v = kw.take("axis_x")) d.axisX = toVec3(*v, kw.field("axis_x"));
-  if (auto v = kw.take("axis_y")) d.axisY = toVec3(*v, kw.field("axis_y"));
-  if (auto v = kw.take("total_mass")) d.totalMass = toDouble(*v, kw.field("total_mass"));
-  if (auto v = kw.take("stretch")) d.stretch = toParameters(*v, kw.field("stretch"));
-  if (auto v = kw.take("bending")) d.bending = toBending(*v, kw.field("bending"));
-  if (auto v = kw.take("bending_params")) d.bendingParams = toParameters(*v, kw.field("bending_params"));
-  if (auto v = kw.take("self_collision")) d.selfCollision = toBool(*v, kw.field("self_collision"));
+  kw.set("nodes_x", d.nodesX, toInt);
+  kw.set("nodes_y", d.nodesY, toInt);
+  kw.set("size_x", d.sizeX, toDouble);
+  kw.set("size_y", d.sizeY, toDouble);
+  kw.set("origin", d.origin, toVec3);
+  kw.set("axis_x", d.axisX, toVec3);
+  kw.set("axis_y", d.axisY, toVec3);
+  kw.set("total_mass", d.totalMass, toDouble);
+  kw.set("stretch", d.stretch, toParameters);
+  kw.set("bending", d.bending, toBending);
+  kw.set("bending_params", d.bendingParams, toParameters);
+  kw.set("self_collision", d.selfCollision, toBool);
   kw.done();
   return d;
 }
@@ -94,12 +94,12 @@ ChainDef chainDef(const py::kwargs& kwargs) {
   Keywords kw("add_chain", kwargs);
   ChainDef d;
   takeCommon(kw, d);
-  if (auto v = kw.take("particles")) d.particles = toInt(*v, kw.field("particles"));
-  if (auto v = kw.take("start")) d.start = toVec3(*v, kw.field("start"));
-  if (auto v = kw.take("end")) d.end = toVec3(*v, kw.field("end"));
-  if (auto v = kw.take("particle_mass")) d.particleMass = toDouble(*v, kw.field("particle_mass"));
-  if (auto v = kw.take("fix_start")) d.fixStart = toBool(*v, kw.field("fix_start"));
-  if (auto v = kw.take("stretch")) d.stretch = toParameters(*v, kw.field("stretch"));
+  kw.set("particles", d.particles, toInt);
+  kw.set("start", d.start, toVec3);
+  kw.set("end", d.end, toVec3);
+  kw.set("particle_mass", d.particleMass, toDouble);
+  kw.set("fix_start", d.fixStart, toBool);
+  kw.set("stretch", d.stretch, toParameters);
   kw.done();
   return d;
 }
@@ -108,15 +108,15 @@ TetBoxDef tetBoxDef(const py::kwargs& kwargs) {
   Keywords kw("add_tet_box", kwargs);
   TetBoxDef d;
   takeCommon(kw, d);
-  if (auto v = kw.take("cells_x")) d.cellsX = toInt(*v, kw.field("cells_x"));
-  if (auto v = kw.take("cells_y")) d.cellsY = toInt(*v, kw.field("cells_y"));
-  if (auto v = kw.take("cells_z")) d.cellsZ = toInt(*v, kw.field("cells_z"));
-  if (auto v = kw.take("origin")) d.origin = toVec3(*v, kw.field("origin"));
-  if (auto v = kw.take("size")) d.size = toVec3(*v, kw.field("size"));
-  if (auto v = kw.take("density")) d.density = toDouble(*v, kw.field("density"));
-  if (auto v = kw.take("volume")) d.volume = toParameters(*v, kw.field("volume"));
-  if (auto v = kw.take("edges")) d.edges = toParameters(*v, kw.field("edges"));
-  if (auto v = kw.take("add_edges")) d.addEdges = toBool(*v, kw.field("add_edges"));
+  kw.set("cells_x", d.cellsX, toInt);
+  kw.set("cells_y", d.cellsY, toInt);
+  kw.set("cells_z", d.cellsZ, toInt);
+  kw.set("origin", d.origin, toVec3);
+  kw.set("size", d.size, toVec3);
+  kw.set("density", d.density, toDouble);
+  kw.set("volume", d.volume, toParameters);
+  kw.set("edges", d.edges, toParameters);
+  kw.set("add_edges", d.addEdges, toBool);
   kw.done();
   return d;
 }
@@ -125,10 +125,10 @@ TetMeshDef tetMeshDef(const py::kwargs& kwargs) {
   Keywords kw("add_tet_mesh", kwargs);
   TetMeshDef d;
   takeCommon(kw, d);
-  if (auto v = kw.take("density")) d.density = toDouble(*v, kw.field("density"));
-  if (auto v = kw.take("volume")) d.volume = toParameters(*v, kw.field("volume"));
-  if (auto v = kw.take("edges")) d.edges = toParameters(*v, kw.field("edges"));
-  if (auto v = kw.take("add_edges")) d.addEdges = toBool(*v, kw.field("add_edges"));
+  kw.set("density", d.density, toDouble);
+  kw.set("volume", d.volume, toParameters);
+  kw.set("edges", d.edges, toParameters);
+  kw.set("add_edges", d.addEdges, toBool);
   kw.done();
   return d;
 }
@@ -137,11 +137,11 @@ ClothMeshDef clothMeshDef(const py::kwargs& kwargs) {
   Keywords kw("add_cloth_mesh", kwargs);
   ClothMeshDef d;
   takeCommon(kw, d);
-  if (auto v = kw.take("total_mass")) d.totalMass = toDouble(*v, kw.field("total_mass"));
-  if (auto v = kw.take("stretch")) d.stretch = toParameters(*v, kw.field("stretch"));
-  if (auto v = kw.take("bending")) d.bending = toBending(*v, kw.field("bending"));
-  if (auto v = kw.take("bending_params")) d.bendingParams = toParameters(*v, kw.field("bending_params"));
-  if (auto v = kw.take("self_collision")) d.selfCollision = toBool(*v, kw.field("self_collision"));
+  kw.set("total_mass", d.totalMass, toDouble);
+  kw.set("stretch", d.stretch, toParameters);
+  kw.set("bending", d.bending, toBending);
+  kw.set("bending_params", d.bendingParams, toParameters);
+  kw.set("self_collision", d.selfCollision, toBool);
   kw.done();
   return d;
 }
@@ -150,14 +150,14 @@ BalloonDef balloonDef(const py::kwargs& kwargs) {
   Keywords kw("add_balloon", kwargs);
   BalloonDef d;
   takeCommon(kw, d);
-  if (auto v = kw.take("centre")) d.centre = toVec3(*v, kw.field("centre"));
-  if (auto v = kw.take("radius")) d.radius = toDouble(*v, kw.field("radius"));
-  if (auto v = kw.take("rings")) d.rings = toInt(*v, kw.field("rings"));
-  if (auto v = kw.take("segments")) d.segments = toInt(*v, kw.field("segments"));
-  if (auto v = kw.take("total_mass")) d.totalMass = toDouble(*v, kw.field("total_mass"));
-  if (auto v = kw.take("stretch")) d.stretch = toParameters(*v, kw.field("stretch"));
-  if (auto v = kw.take("pressure")) d.pressure = toDouble(*v, kw.field("pressure"));
-  if (auto v = kw.take("volume")) d.volume = toParameters(*v, kw.field("volume"));
+  kw.set("centre", d.centre, toVec3);
+  kw.set("radius", d.radius, toDouble);
+  kw.set("rings", d.rings, toInt);
+  kw.set("segments", d.segments, toInt);
+  kw.set("total_mass", d.totalMass, toDouble);
+  kw.set("stretch", d.stretch, toParameters);
+  kw.set("pressure", d.pressure, toDouble);
+  kw.set("volume", d.volume, toParameters);
   kw.done();
   return d;
 }

@@ -595,7 +595,7 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
           else if (name == "ply") options.frameFormat = io::FrameFormat::Ply;
           else throw py::value_error(kw.field("format") + " must be 'vtk', 'obj' or 'ply', got '" + name + "'");
         }
-        if (auto v = kw.take("write_frames")) options.writeFrames = toBool(*v, kw.field("write_frames"));
+        kw.set("write_frames", options.writeFrames, toBool);
         if (auto v = kw.take("every")) {
           options.frameEvery = toInt(*v, kw.field("every"));
           if (options.frameEvery < 1)

@@ -59,18 +59,18 @@ SolverMode toMode(py::handle value, const std::string& field) {
 // Applies keyword fields to `s` (each named in errors as "<function>: <field>").
 void applySettings(SolverSettings& s, const std::string& function, const py::kwargs& kwargs) {
   Keywords kw(function, kwargs);
-  if (auto v = kw.take("mode")) s.mode = toMode(*v, kw.field("mode"));
-  if (auto v = kw.take("time_step")) s.timeStep = toDouble(*v, kw.field("time_step"));
-  if (auto v = kw.take("substeps")) s.substeps = toInt(*v, kw.field("substeps"));
-  if (auto v = kw.take("iterations")) s.iterations = toInt(*v, kw.field("iterations"));
-  if (auto v = kw.take("gravity")) s.gravity = toVec3(*v, kw.field("gravity"));
+  kw.set("mode", s.mode, toMode);
+  kw.set("time_step", s.timeStep, toDouble);
+  kw.set("substeps", s.substeps, toInt);
+  kw.set("iterations", s.iterations, toInt);
+  kw.set("gravity", s.gravity, toVec3);
   if (auto v = kw.take("iteration_independent_stiffness"))
     s.iterationIndependentStiffness = toBool(*v, kw.field("iteration_independent_stiffness"));
-  if (auto v = kw.take("velocity_damping")) s.velocityDamping = toDouble(*v, kw.field("velocity_damping"));
+  kw.set("velocity_damping", s.velocityDamping, toDouble);
   if (auto v = kw.take("max_displacement_per_step"))
     s.maxDisplacementPerStep = toDouble(*v, kw.field("max_displacement_per_step"));
-  if (auto v = kw.take("check_steps")) s.checkSteps = toBool(*v, kw.field("check_steps"));
-  if (auto v = kw.take("contact_margin")) s.contactMargin = toDouble(*v, kw.field("contact_margin"));
+  kw.set("check_steps", s.checkSteps, toBool);
+  kw.set("contact_margin", s.contactMargin, toDouble);
   if (auto v = kw.take("max_depenetration_velocity"))
     s.maxDepenetrationVelocity = toDouble(*v, kw.field("max_depenetration_velocity"));
   if (auto v = kw.take("parallel_block_size")) {

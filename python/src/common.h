@@ -70,6 +70,11 @@ class Keywords {
   // The value of `name` if given (and marks it read).
   std::optional<py::object> take(const char* name);
   std::string field(const char* name) const { return function_ + ": " + name; }
+  // Sets `out` to convert(value, field) when `name` is given (convert names the field in errors).
+  template <class T, class Convert>
+  void set(const char* name, T& out, Convert convert) {
+    if (auto value = take(name)) out = convert(*value, field(name));
+  }
   void done();
 
  private:
