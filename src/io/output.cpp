@@ -48,6 +48,13 @@ void checkFrameInput(const std::string& path, const Topology& topology, const St
   for (std::size_t i = 0; i < topology.tets.size(); ++i) check("tet", i, topology.tets[i]);
 }
 
+// The machine's fault, not the path's (issue 12 item 13): a full disk or quota, an I/O error, a
+// file-size limit. The CLI exits 1 for SystemError, 2 for other Errors.
+[[noreturn]] void throwWriteError(int error, const std::string& message) {
+  if (error == ENOSPC || error == EIO || error == EDQUOT || error == EFBIG) throw SystemError(message);
+  throw Error(message);
+}
+
 }  // namespace
 
 void writeFileAtomically(const std::string& path, const std::string& contents) {
@@ -58,8 +65,8 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) {
     const int error = errno;
-    throw Error("output: cannot write '" + path + "': cannot create the temporary file '" + temp +
-                "': " + systemMessage(error));
+    throwWriteError(error, "output: cannot write '" + path + "': cannot create the temporary file '" + temp +
+                               "': " + systemMessage(error));
   }
   int error = 0;
   const char* data = contents.data();
@@ -79,10 +86,7 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
   if (error == 0 && ::rename(temp.c_str(), path.c_str()) != 0) error = errno;
   if (error != 0) {
     ::unlink(temp.c_str());
-    const std::string message = "output: cannot write '" + path + "': " + systemMessage(error);
-    // The machine's fault, not the path's (issue 12 item 13): exit 1, not 2.
-    if (error == ENOSPC || error == EIO || error == EDQUOT || error == EFBIG) throw SystemError(message);
-    throw Error(message);
+    throwWriteError(error, "output: cannot write '" + path + "': " + systemMessage(error));
   }
 }
 
