@@ -2,7 +2,7 @@
 # Builds the `fuzz` preset (Clang 14: libFuzzer, ASan, UBSan) and runs each fuzz target in turn, one
 # process on one core, for SECONDS (default 60) with its seed corpus and dictionary; prints each
 # target's executions, coverage and findings, and fails when any target found a crash, a timeout,
-# an out-of-memory or a leak. Install what is missing first (scripts/install-deps.sh --fuzz).
+# an out-of-memory or a leak. Install what is missing first (scripts/install-deps.sh --clang).
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (targets: scene obj tetgen gmsh checkpoint)
 # The corpus each run adds to is build/fuzz/corpus/<target>/ (kept between runs); findings land in
 # build/fuzz/artifacts/<target>/, the log in build/fuzz/logs/<target>.log. README "Fuzzing" says
@@ -15,7 +15,7 @@ targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(scene obj tetgen gmsh checkpoint)
 case "$seconds" in ''|*[!0-9]*) echo "fuzz: SECONDS_PER_TARGET must be a whole number, got '$seconds'" >&2; exit 2;; esac
 
-scripts/install-deps.sh --fuzz
+scripts/install-deps.sh --clang
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 

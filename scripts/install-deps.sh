@@ -4,10 +4,11 @@
 # node_modules is missing or older than the lock file. Safe to run repeatedly. libbullet-dev is only
 # for the optional Bullet comparison benchmark (bench/bullet/). The python3-* packages are Debian's
 # interpreter's: the Python module is built for /usr/bin/python3 (README "Python").
-# Usage: scripts/install-deps.sh [--browser] [--fuzz]
+# Usage: scripts/install-deps.sh [--browser] [--clang]
 #   --browser: also Debian's chromium, for the browser test
-#   --fuzz: also Clang 14 with its sanitizer and libFuzzer runtimes and its OpenMP, for the `fuzz`
-#           preset (scripts/fuzz.sh); nothing else builds with Clang
+#   --clang (or --fuzz): also Clang 14 with its sanitizer and libFuzzer runtimes and its OpenMP
+#           (libomp, with the Archer tool for ThreadSanitizer), for the `fuzz` preset
+#           (scripts/fuzz.sh) and the `tsan` preset; nothing else builds with Clang
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
@@ -17,8 +18,8 @@ packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev li
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;
-    --fuzz) packages+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;
-    *) echo "install-deps: unknown option '$flag' (expected --browser or --fuzz)" >&2; exit 2 ;;
+    --clang|--fuzz) packages+=(clang-14 libclang-rt-14-dev libomp-14-dev) ;;
+    *) echo "install-deps: unknown option '$flag' (expected --browser or --clang)" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -172,7 +172,13 @@ TEST_F(ParallelDeterminism, EveryThreadCountGivesTheSameBits) {
     std::vector<std::uint64_t> hashes;
     std::size_t contacts = 0;
     // 4 and 8 are more threads than the test machines have cores: the spin barrier then yields.
+    // Under ThreadSanitizer (the `tsan` preset) three threads find what more would, at a tenth of
+    // the time.
+#ifdef PLIANT_UNDER_TSAN
+    const int threadCounts[] = {1, 2, 3};
+#else
     const int threadCounts[] = {1, 2, 3, 4, 8};
+#endif
     for (int threads : threadCounts) {
       setThreadCount(threads);
       hashes.push_back(finalHash(model, c.settings, c.steps, &contacts));
