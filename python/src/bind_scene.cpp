@@ -676,8 +676,9 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
       R"doc(run(scene=None, out='out', *, frames=None, format='vtk', write_frames=True, every=1, threads=0, checkpoint_every=0, checkpoint_at=None, resume=None, html=None, source=None, progress=None) -> dict
 
 Runs a scene into the folder `out` as `pliant run` does (the same C++ function, pliant::runScene),
-writing the same files: frames/ (vtk, obj or ply; the first, every `every`-th and the last unless
-write_frames is False), scene.pvd, checkpoints/ (checkpoint_every, checkpoint_at), probes.csv,
+writing the same files: frames/ (vtk, obj or ply; the first, every `every`-th and the last; with
+write_frames False no frames/ and, without html, viewer data of the first and last frame only),
+scene.pvd, checkpoints/ (checkpoint_every, checkpoint_at), probes.csv,
 final_state.csv, viewer-data.json, summary.json and, with html, the viewer page.
 
 scene: a Scene, a scene file path or a built-in scene name (as the CLI reads its argument), or
