@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "pliant/error.h"
 #include "pliant/run/run.h"
 #include "pliant/viewer/viewer.h"
 
@@ -76,10 +77,13 @@ struct RunArguments {
   std::string resume;
   bool noFrames = false;
   std::string html;  // the viewer page to write; "" = none
+  bool htmlGiven = false;
 };
 
 int runCommand(const RunArguments& arguments) {
   // Everything that can be wrong with the input is checked before the output folder is touched.
+  if (arguments.out.empty()) throw pliant::Error("--out: an empty path; expected an output folder");
+  if (arguments.html.empty() && arguments.htmlGiven) throw pliant::Error("--html: an empty path; expected a file name");
   const pliant::Scene scene = loadScene(arguments.scene);
   pliant::RunOptions options;
   options.outputFolder = arguments.out;
@@ -108,7 +112,8 @@ int runCommand(const RunArguments& arguments) {
               << scene.model->particleCount() << " particles, " << std::fixed << std::setprecision(2)
               << report.msPerFrame << " ms/frame, state hash " << hex(report.stateHash) << "\nwrote "
               << report.framesWritten << " frames and summary.json to " << fs::path(arguments.out).string() << '\n';
-    if (report.viewerFrameStride > 1)
+    if (arguments.noFrames) std::cout << "viewer: first and last frames only (--no-frames)\n";
+    else if (report.viewerFrameStride > 1)
       std::cout << "viewer: frames subsampled (1 frame in " << report.viewerFrameStride << " of "
                 << report.lastFrame - report.firstFrame + 1 << ") to stay under "
                 << pliant::viewer::kFrameBudgetBytes / 1000000 << " MB of frame data\n";
@@ -149,7 +154,8 @@ Command addRunCommand(CLI::App& app) {
   run->add_option("--resume", options->resume, "Resume from a checkpoint file written by --checkpoint-*");
   run->add_flag("-q,--quiet", options->quiet, "No progress bar and no summary line");
   run->add_option("--html", options->html,
-                  "Also write the self-contained HTML viewer page to FILE (e.g. out/viewer.html)");
+                  "Also write the self-contained HTML viewer page to FILE (e.g. out/viewer.html)")
+      ->each([options](const std::string&) { options->htmlGiven = true; });
   return {run, [options] { return runCommand(*options); }};
 }
 

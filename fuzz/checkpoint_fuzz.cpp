@@ -173,8 +173,10 @@ extern "C" int LLVMFuzzerTestOneInput(const unsigned char* data, std::size_t siz
       const State state = fuzz::stateFromWords(rest);
       const std::string path = (fuzz::scratchFolder() / "input.ckpt").string();
       fuzz::removeScratchFile("input.ckpt");
-      fuzz::expectOnlyPliantErrors("writeCheckpoint", [&] { io::writeCheckpoint(path, state); });
-      fuzz::readAndStep(path, nullptr, &state);
+      // The writer refuses a state the reader would refuse (a NaN, a frame counter past the
+      // limit); one it writes must read back bit for bit.
+      if (fuzz::expectOnlyPliantErrors("writeCheckpoint", [&] { io::writeCheckpoint(path, state); }))
+        fuzz::readAndStep(path, nullptr, &state);
       break;
     }
   }

@@ -7,8 +7,9 @@
 //   mode % 3 == 2  R gives the bits of a State of the fixed model (time, lastSubstep, stepCount,
 //                  then position, velocity, previousPosition, externalForce, lambda and attachment
 //                  targets, 8 bytes each; values past the end of R stay those of the state at
-//                  rest); the target writes it with writeCheckpoint and reads it back, which must
-//                  give the same bits.
+//                  rest); the target writes it with writeCheckpoint and, when the writer takes
+//                  it (it refuses what the reader would), reads it back, which must give the
+//                  same bits.
 // Every state read back is stepped once, as `pliant run --resume` does.
 #pragma once
 

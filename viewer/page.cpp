@@ -145,6 +145,10 @@ void writePageFromFolder(const std::string& folder, const std::string& htmlFile)
     throw Error(folder + ": no " + kDataFileName + " in it (expected the output folder of `pliant run`)");
   if (!pageAvailable()) assetBase64("three.core");  // throws, saying how to get the viewer
   checkWritable(htmlFile);
+  // The page is never written over one of the files it is built from.
+  for (const fs::path& input : {dataFile, dir / "probes.csv", dir / "summary.json"})
+    if (fs::exists(htmlFile, ec) && fs::exists(input, ec) && fs::equivalent(htmlFile, input, ec))
+      throw Error(htmlFile + ": is the input file " + input.string() + "; expected another name for the page");
   const std::string dataJson = readWhole(dataFile);
   nlohmann::json data;
   try {

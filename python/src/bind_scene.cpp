@@ -9,6 +9,7 @@
 #include "common.h"
 #include "pliant/bench/benchmark.h"
 #include "pliant/geometry.h"
+#include "pliant/io/input_file.h"
 #include "pliant/io/output.h"
 #include "pliant/io/probes.h"
 #include "pliant/run/run.h"
@@ -36,12 +37,12 @@ SceneHolder sceneFromText(const std::string& text, const std::string& source, co
   return handle;
 }
 
-std::string readText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open the scene file (does it exist and is it readable?)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+// As loadSceneFile: a regular file within the scene size limit, remembered as the first input file.
+SceneHolder sceneFromFile(const std::string& path) {
+  SceneHolder handle = sceneFromText(io::readInputFile(path, "a scene file (.json)", io::kMaxSceneFileBytes), path,
+                                     std::filesystem::path(path).parent_path().string());
+  handle->scene.inputFiles.insert(handle->scene.inputFiles.begin(), path);
+  return handle;
 }
 
 template <std::size_t K>
@@ -125,7 +126,7 @@ SceneHolder runSceneArgument(py::handle scene, std::string& source) {
     requireFile(argument);
     if (std::filesystem::is_directory(argument, ec))
       throw Error(argument + ": is a folder, expected a scene file (.json)");
-    return sceneFromText(readText(argument), argument, std::filesystem::path(argument).parent_path().string());
+    return sceneFromFile(argument);
   }
   makeBuiltinScene(argument);  // raises for an unknown name, listing the known ones
   return sceneFromText(builtinSceneText(argument), argument, "");
@@ -293,7 +294,7 @@ can still be sent to other processes.)doc")
         requireFile(file);
         std::error_code ec;
         if (std::filesystem::is_directory(file, ec)) throw Error(file + ": is a folder, expected a scene file (.json)");
-        return sceneFromText(readText(file), file, std::filesystem::path(file).parent_path().string());
+        return sceneFromFile(file);
       },
       py::arg("path"),
       "load_scene(path) -> Scene\n\nLoads a scene file (JSON, docs/scene-format.md); mesh paths are relative to its "
@@ -675,8 +676,9 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
       R"doc(run(scene=None, out='out', *, frames=None, format='vtk', write_frames=True, every=1, threads=0, checkpoint_every=0, checkpoint_at=None, resume=None, html=None, source=None, progress=None) -> dict
 
 Runs a scene into the folder `out` as `pliant run` does (the same C++ function, pliant::runScene),
-writing the same files: frames/ (vtk, obj or ply; the first, every `every`-th and the last unless
-write_frames is False), scene.pvd, checkpoints/ (checkpoint_every, checkpoint_at), probes.csv,
+writing the same files: frames/ (vtk, obj or ply; the first, every `every`-th and the last; with
+write_frames False no frames/ and, without html, viewer data of the first and last frame only),
+scene.pvd, checkpoints/ (checkpoint_every, checkpoint_at), probes.csv,
 final_state.csv, viewer-data.json, summary.json and, with html, the viewer page.
 
 scene: a Scene, a scene file path or a built-in scene name (as the CLI reads its argument), or

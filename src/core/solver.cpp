@@ -282,7 +282,14 @@ void Solver::advance(State& state, detail::StepTrace* trace) {
     if (!project(frame, state)) return;  // 4, 5
     updateVelocities(frame, state);      // 6, 7
   }
-  dampObjects(state);  // 8
+  dampObjects(state);          // 8
+  if (trace && !trace->found)  // damping that made a particle bad: name it and its object
+    for (std::size_t o = 0; o < model_->objects.size() && !trace->found; ++o)
+      for (ParticleIndex p : model_->objects[o].particles)
+        if (trace->check(state, p, detail::StepTrace::Culprit::ObjectDamping)) {
+          trace->object = static_cast<std::int64_t>(o);
+          break;
+        }
   state.time = frame.stepStart + settings_.timeStep;
   state.lastSubstep = frame.h;
   ++state.stepCount;
@@ -528,6 +535,13 @@ StepResult Solver::diagnose(State& state) {
         if (trace.contact.collider >= 0) message << " with collider " << trace.contact.collider;
         else message << " with particle " << trace.contact.other;
         break;
+      case Culprit::ObjectDamping: {
+        const std::string& name = model_->objects[static_cast<std::size_t>(trace.object)].name;
+        message << " after the per-object damping of object " << trace.object
+                << (name.empty() ? std::string() : " '" + name + "'")
+                << " (check its damping and its particles' motion)";
+        break;
+      }
       case Culprit::Prediction:
       case Culprit::None:
         message << " in the prediction (check external forces, gravity and initial velocities)";

@@ -24,13 +24,14 @@ struct StepTrace {
   const std::vector<Vec3>* stepStart = nullptr;  // positions at the start of the step
   double bound = 0.0;                            // m
   // What was found: the first bad particle and the stage work that made it so.
-  enum class Culprit : std::uint8_t { None, Prediction, Constraint, Contact, SurfaceContact };
+  enum class Culprit : std::uint8_t { None, Prediction, Constraint, Contact, SurfaceContact, ObjectDamping };
   bool found = false;
   Culprit culprit = Culprit::None;
   std::int64_t particle = -1;
   ConstraintRef constraint;
   Contact contact;
   SurfaceContact surfaceContact;
+  std::int64_t object = -1;  // Model::objects index, for ObjectDamping
 
   // True when particle p has gone bad (the first time: records it with the culprit).
   bool check(const State& state, std::size_t p, Culprit cause) {

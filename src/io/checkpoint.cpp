@@ -16,17 +16,27 @@
 //                f64[3A] attachmentTarget
 //   end u64      FNV-1a 64 over every preceding byte
 // Doubles are stored as their bit patterns, so a restored state is bit-identical to the saved one.
+//
+// Reading trusts nothing: FNV-1a finds damage, not a crafted file with a recomputed checksum, so
+// every decoded field is then checked as strictly as a scene file (checkStateFields): the frame
+// counter within kMaxSceneFrames, time and h finite and >= 0 (and, given the solver settings, time
+// = frames x time_step), every position, velocity, force, multiplier and target finite.
 #include "pliant/io/checkpoint.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
+#include <limits>
+#include <sstream>
 #include <string>
 #include <string_view>
 
 #include "output_bytes.h"
 #include "pliant/error.h"
+#include "pliant/io/input_file.h"
 #include "pliant/io/output.h"
+#include "pliant/io/scenes.h"
 
 namespace pliant::io {
 
@@ -51,7 +61,10 @@ std::uint64_t checkpointSize(std::uint64_t particles, std::uint64_t lambdas, std
 
 namespace {
 
-// The checkpoint bytes of `state`; `path` names it in errors.
+void checkStateFields(const State& state, const std::string& path, const SolverSettings* settings);
+
+// The checkpoint bytes of `state`; `path` names it in errors. A state the reader would refuse is
+// refused here, so a checkpoint written is always one that can be read.
 std::string checkpointBytes(const std::string& path, const State& state) {
   const std::size_t n = state.position.size();
   if (state.velocity.size() != n || state.previousPosition.size() != n || state.externalForce.size() != n)
@@ -59,6 +72,7 @@ std::string checkpointBytes(const std::string& path, const State& state) {
                               std::to_string(state.velocity.size()) + " velocities, " +
                               std::to_string(state.previousPosition.size()) + " previous positions, " +
                               std::to_string(state.externalForce.size()) + " external forces; expected equal counts");
+  checkStateFields(state, path, nullptr);
   const std::size_t lambdas = state.lambda.size();
   const std::size_t attachments = state.attachmentTarget.size();
   std::string out(checkpointSize(n, lambdas, attachments), '\0');
@@ -107,8 +121,9 @@ struct CheckpointCounts {
 
 // Checks the header (its first `headerBytes` bytes, at most kCheckpointHeaderSize) of a checkpoint of
 // `size` bytes: magic, version, flags, and that the counts fit the size exactly. Sizes first (a
-// cut-off file is the common failure), then the checksum, then the model: once the checksum holds,
-// a count mismatch really is a different model and not a damaged header.
+// cut-off file is the common failure), then the model's counts (a damaged count almost never fits
+// the size exactly, so a mismatch then really is a different model; reading a file, this comes
+// before the body is read, so the model bounds what is read), then the checksum, then the fields.
 CheckpointCounts checkCheckpointHeader(const char* header, std::size_t headerBytes, std::uint64_t size,
                                        const std::string& path) {
   constexpr std::uint64_t kMinimum = kCheckpointHeaderSize + kChecksumSize;
@@ -143,7 +158,72 @@ CheckpointCounts checkCheckpointHeader(const char* header, std::size_t headerByt
 
 }  // namespace
 
-State decodeCheckpoint(std::string_view bytes, const std::string& path, const Model* model) {
+namespace {
+
+std::string modelCountsText(const Model& model) {
+  return std::to_string(model.particleCount()) + " particles, " + std::to_string(model.totalConstraintCount()) +
+         " constraint multipliers and " + std::to_string(model.attachments.size()) + " attachments";
+}
+
+void checkCountsAgainstModel(const CheckpointCounts& counts, const Model& model, const std::string& path) {
+  if (counts.particles != model.particleCount() || counts.lambdas != model.totalConstraintCount() ||
+      counts.attachments != model.attachments.size())
+    checkpointError(
+        path, "saved for a model with " + counts.text + "; expected " + modelCountsText(model) + " (the model given)");
+}
+
+std::string number(double value) {
+  std::ostringstream text;
+  text.precision(17);
+  text << value;
+  return text.str();
+}
+
+// Every decoded field, as strictly as a scene file checks its fields: a checkpoint that passes
+// its checksum may still be crafted (issue 12 item 3). `settings`, when given, are the ones the
+// state will be stepped with: its time must then be its frame count times their time step.
+void checkStateFields(const State& state, const std::string& path, const SolverSettings* settings) {
+  if (state.stepCount > static_cast<std::uint64_t>(kMaxSceneFrames))
+    checkpointError(path, "frame counter (stepCount, header byte 56) is " + std::to_string(state.stepCount) +
+                              "; expected 0 to " + std::to_string(kMaxSceneFrames) + " frames");
+  if (!std::isfinite(state.time) || state.time < 0.0)
+    checkpointError(path, "time (header byte 40) is " + number(state.time) + " s; expected a finite number >= 0");
+  if (!std::isfinite(state.lastSubstep) || state.lastSubstep < 0.0)
+    checkpointError(
+        path, "last substep h (header byte 48) is " + number(state.lastSubstep) + " s; expected a finite number >= 0");
+  if (settings) {
+    // The solver sets time = start + time_step once per frame, so after n frames time is n time
+    // steps up to rounding (at most ~n x 1e-16 relative); 1e-6 leaves room for that and nothing else.
+    const double frames = static_cast<double>(state.stepCount);
+    const double expected = frames * settings->timeStep;
+    if (!(std::abs(state.time - expected) <= 1e-6 * std::max(expected, settings->timeStep)))
+      checkpointError(path, "time (header byte 40) is " + number(state.time) + " s at frame " +
+                                std::to_string(state.stepCount) + "; expected " + number(expected) + " s (" +
+                                std::to_string(state.stepCount) + " frames of the scene's time_step " +
+                                number(settings->timeStep) + " s)");
+    if (state.lastSubstep > settings->timeStep * (1.0 + 1e-12))
+      checkpointError(path, "last substep h (header byte 48) is " + number(state.lastSubstep) +
+                                " s; expected at most the scene's time_step " + number(settings->timeStep) + " s");
+  }
+  const auto checkVectors = [&](const std::vector<Vec3>& array, const char* field, const char* unit) {
+    for (std::size_t i = 0; i < array.size(); ++i)
+      if (!array[i].allFinite())
+        checkpointError(path, std::string(field) + "[" + std::to_string(i) + "] is (" + number(array[i].x()) + ", " +
+                                  number(array[i].y()) + ", " + number(array[i].z()) + "); expected finite numbers (" +
+                                  unit + ")");
+  };
+  checkVectors(state.position, "position", "m");
+  checkVectors(state.velocity, "velocity", "m/s");
+  checkVectors(state.previousPosition, "previous position", "m");
+  checkVectors(state.externalForce, "external force", "N");
+  for (std::size_t i = 0; i < state.lambda.size(); ++i)
+    if (!std::isfinite(state.lambda[i]))
+      checkpointError(path, "constraint multiplier lambda[" + std::to_string(i) + "] is " + number(state.lambda[i]) +
+                                "; expected a finite number");
+  checkVectors(state.attachmentTarget, "attachment target", "m");
+}
+
+State decodeState(std::string_view bytes, const std::string& path, const Model* model, const SolverSettings* settings) {
   const char* header = bytes.data();
   const CheckpointCounts counts =
       checkCheckpointHeader(header, std::min<std::size_t>(bytes.size(), kCheckpointHeaderSize), bytes.size(), path);
@@ -151,13 +231,7 @@ State decodeCheckpoint(std::string_view bytes, const std::string& path, const Mo
   const std::size_t payload = bytes.size() - kChecksumSize;
   const std::uint64_t stored = loadLittle64(bytes.data() + payload);
   if (fnv1a(bytes.data(), payload) != stored) checkpointError(path, "checksum mismatch; the file is corrupted");
-
-  if (model && (particles != model->particleCount() || lambdas != model->totalConstraintCount() ||
-                attachments != model->attachments.size()))
-    checkpointError(path, "saved for a model with " + counts.text + "; expected " +
-                              std::to_string(model->particleCount()) + " particles, " +
-                              std::to_string(model->totalConstraintCount()) + " constraint multipliers and " +
-                              std::to_string(model->attachments.size()) + " attachments (the model given)");
+  if (model) checkCountsAgainstModel(counts, *model, path);
 
   State state;
   state.time = std::bit_cast<double>(loadLittle64(header + 40));
@@ -185,27 +259,35 @@ State decodeCheckpoint(std::string_view bytes, const std::string& path, const Mo
   // An end-to-end check of the decoding against the hash taken when the state was saved.
   if (state.hash() != loadLittle64(header + 64))
     checkpointError(path, "restored state hash differs from the saved one; expected a bit-identical state");
+  checkStateFields(state, path, settings);
   return state;
 }
 
-State readCheckpoint(const std::string& path, const Model& model) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) checkpointError(path, "cannot open the file for reading: " + systemMessage(errno));
-  file.seekg(0, std::ios::end);
-  const std::streamoff end = file.tellg();
-  file.seekg(0, std::ios::beg);
-  if (end < 0 || !file) checkpointError(path, "cannot determine the file size");
-  const auto size = static_cast<std::uint64_t>(end);
-  // The header is checked before the rest is read, so a large file that is no checkpoint (or not
-  // this one) is refused without reading it.
+State readState(const std::string& path, const Model& model, const SolverSettings* settings) {
+  // Opened without blocking and checked to be a regular file (pliant/io/input_file.h). No fixed
+  // size limit: the header is read first and its counts must equal the model's, which fixes the
+  // file's size, before anything past the header is read.
+  InputFile file(path, "a Pliant checkpoint (.ckpt)", std::numeric_limits<std::uint64_t>::max());
+  const std::uint64_t size = file.size();
   std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(size, kCheckpointHeaderSize)), '\0');
-  file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!file) checkpointError(path, "read error in the header");
-  checkCheckpointHeader(bytes.data(), bytes.size(), size, path);
+  file.read(bytes.data(), bytes.size());
+  checkCountsAgainstModel(checkCheckpointHeader(bytes.data(), bytes.size(), size, path), model, path);
+  // Exactly the size checked (a file that grows meanwhile cannot make us read more).
   bytes.resize(static_cast<std::size_t>(size));
-  file.read(bytes.data() + kCheckpointHeaderSize, static_cast<std::streamsize>(size - kCheckpointHeaderSize));
-  if (!file) checkpointError(path, "read error after the header");
-  return decodeCheckpoint(bytes, path, &model);
+  file.read(bytes.data() + kCheckpointHeaderSize, size - kCheckpointHeaderSize);
+  return decodeState(bytes, path, &model, settings);
+}
+
+}  // namespace
+
+State decodeCheckpoint(std::string_view bytes, const std::string& path, const Model* model) {
+  return decodeState(bytes, path, model, nullptr);
+}
+
+State readCheckpoint(const std::string& path, const Model& model) { return readState(path, model, nullptr); }
+
+State readCheckpoint(const std::string& path, const Model& model, const SolverSettings& settings) {
+  return readState(path, model, &settings);
 }
 
 }  // namespace pliant::io

@@ -158,16 +158,26 @@ class SceneReader {
     return p;
   }
 
+  // The path of a file the scene names, relative to the scene's folder; remembered as an input of
+  // the scene (a TetGen mesh with both its .node and .ele), so a run can refuse to write over it.
   std::string resolve(const std::string& file) const {
     const std::filesystem::path p(file);
-    return p.is_absolute() || base_.empty() ? p.string() : (std::filesystem::path(base_) / p).string();
+    const std::string path =
+        p.is_absolute() || base_.empty() ? p.string() : (std::filesystem::path(base_) / p).string();
+    resolved_.push_back(path);
+    const std::filesystem::path ext = p.extension();
+    if (ext == ".node" || ext == ".ele")
+      resolved_.push_back(std::filesystem::path(path).replace_extension(ext == ".node" ? ".ele" : ".node").string());
+    return path;
   }
+  const std::vector<std::string>& resolvedFiles() const { return resolved_; }
 
   const std::string& source() const { return source_; }
 
  private:
   std::string source_;
   std::string base_;
+  mutable std::vector<std::string> resolved_;
 };
 
 }  // namespace pliant::scenefile

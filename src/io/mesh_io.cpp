@@ -25,6 +25,7 @@
 
 #include "mesh_text.h"
 #include "pliant/error.h"
+#include "pliant/io/input_file.h"
 
 namespace pliant::io {
 
@@ -74,14 +75,7 @@ std::string lowerExtension(const std::string& path) {
 }
 
 std::string readText(const std::string& path, const std::string& kind) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a folder, expected " + kind);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open " + kind + " (does it exist and is it readable?)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(path + ": read error in " + kind);
-  return text.str();
+  return io::readInputFile(path, kind, io::kMaxMeshFileBytes);
 }
 
 Parsed toReal(std::string_view token, double& out) {

@@ -5,17 +5,26 @@
 // and hands it to writeFileAtomically, which makes a single write() into a temporary file in the
 // target folder and renames it into place. rename() within one file system is atomic on POSIX, so
 // a reader sees either the old file or the complete new one, and a crash leaves at most a stray
-// "*.tmp-*" file, never a truncated frame.
+// "<name>.tmp-<pid>-<16 hex digits>" file, never a truncated frame; removeStaleTemporaries clears
+// those. The temporary's name has 64 random bits and is created with O_CREAT | O_EXCL | O_NOFOLLOW,
+// so a file or symlink planted under a name we could choose is never opened, let alone written
+// through: the open fails with EEXIST and another name is drawn (issue 12 item 4).
 #include "pliant/io/output.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 
 #include "frame_formats.h"
 #include "output_bytes.h"
@@ -57,15 +66,73 @@ void checkFrameInput(const std::string& path, const Topology& topology, const St
 
 }  // namespace
 
+namespace {
+
+constexpr std::string_view kTemporaryMark = ".tmp-";
+constexpr std::size_t kTemporaryRandomDigits = 16;
+
+std::atomic<std::uint64_t (*)()> randomSource{nullptr};
+
+// 64 unpredictable bits for a temporary's name: from the kernel's generator, or (should it fail)
+// a mix of a counter, the clock and the pid, which still differs between attempts.
+std::uint64_t randomBits() {
+  if (std::uint64_t(*source)() = randomSource.load()) return source();
+  std::uint64_t bits = 0;
+  if (::getrandom(&bits, sizeof bits, GRND_NONBLOCK) == static_cast<ssize_t>(sizeof bits)) return bits;
+  static std::atomic<std::uint64_t> counter{0};
+  std::uint64_t z = counter.fetch_add(1) ^
+                    static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+                    (static_cast<std::uint64_t>(::getpid()) << 32);
+  // splitmix64's finaliser (Steele, Lea and Flood 2014) spreads the bits.
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// The writer's pid when `name` is "<something>.tmp-<pid>-<16 hex digits>", else 0.
+pid_t temporaryWriter(std::string_view name) {
+  const std::size_t mark = name.rfind(kTemporaryMark);
+  if (mark == std::string_view::npos || mark == 0) return 0;
+  const std::string_view rest = name.substr(mark + kTemporaryMark.size());
+  const std::size_t dash = rest.find('-');
+  if (dash == std::string_view::npos || dash == 0 || dash > 9 || rest.size() - dash - 1 != kTemporaryRandomDigits)
+    return 0;
+  pid_t pid = 0;
+  for (char c : rest.substr(0, dash)) {
+    if (c < '0' || c > '9') return 0;
+    pid = pid * 10 + (c - '0');
+  }
+  for (char c : rest.substr(dash + 1))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return 0;
+  return pid;
+}
+
+}  // namespace
+
+std::string detail::temporaryName(const std::string& path, std::uint64_t bits) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string digits(kTemporaryRandomDigits, '0');
+  for (std::size_t i = kTemporaryRandomDigits; i-- > 0; bits >>= 4) digits[i] = kHex[bits & 15];
+  return path + std::string(kTemporaryMark) + std::to_string(::getpid()) + "-" + digits;
+}
+
+void detail::setTemporaryRandomSource(std::uint64_t (*source)()) { randomSource.store(source); }
+
 void writeFileAtomically(const std::string& path, const std::string& contents) {
   if (path.empty()) throw Error("output: cannot write a file with an empty path");
-  // The pid keeps concurrent processes apart, the counter concurrent writers in one process.
-  static std::atomic<std::uint64_t> counter{0};
-  const std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  // O_EXCL fails on any existing name, a symlink included (dangling or not); O_NOFOLLOW says the
+  // same for the last component in case a system honoured O_EXCL loosely. A name that exists is
+  // somebody else's: draw another.
+  std::string temp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    temp = detail::temporaryName(path, randomBits());
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) {
     const int error = errno;
-    throwWriteError(error, "output: cannot write '" + path + "': cannot create the temporary file '" + temp +
+    throwWriteError(error, "output: cannot write '" + path + "': cannot create a temporary file such as '" + temp +
                                "': " + systemMessage(error));
   }
   int error = 0;
@@ -83,11 +150,33 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
   }
   // close() reports deferred write errors (e.g. a full disk on a network file system).
   if (::close(fd) != 0 && error == 0) error = errno;
+  // rename() replaces `path` itself, a symlink there included: it never writes through one.
   if (error == 0 && ::rename(temp.c_str(), path.c_str()) != 0) error = errno;
   if (error != 0) {
     ::unlink(temp.c_str());
     throwWriteError(error, "output: cannot write '" + path + "': " + systemMessage(error));
   }
+}
+
+std::size_t removeStaleTemporaries(const std::string& folder) {
+  DIR* dir = ::opendir(folder.c_str());
+  if (!dir) return 0;
+  const int dirFd = ::dirfd(dir);
+  std::size_t removed = 0;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string_view name(entry->d_name);
+    const pid_t writer = temporaryWriter(name);
+    if (writer <= 0 || writer == ::getpid()) continue;
+    // Only our own regular files (lstat: a symlink is left alone, as is anything of another user),
+    // and only when the process that was writing it is gone.
+    struct stat info {};
+    if (::fstatat(dirFd, entry->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(info.st_mode) || info.st_uid != ::geteuid()) continue;
+    if (::kill(writer, 0) == 0 || errno != ESRCH) continue;
+    if (::unlinkat(dirFd, entry->d_name, 0) == 0) ++removed;
+  }
+  ::closedir(dir);
+  return removed;
 }
 
 const char* frameFormatName(FrameFormat format) {

@@ -63,18 +63,25 @@ void SceneLoader::parseAttachment(const Node& a) {
   const std::vector<ParticleIndex> particles = select(r_.child(a, "select"), o);
   if (r_.has(a, "target") && r_.has(a, "path")) r_.fail(a, "give either \"target\" or \"path\", not both");
   const double rest = r_.number(a, "rest_distance", 0.0, 0.0, 1e9);
-  if (r_.has(a, "path")) {
-    // The selected particles move rigidly with the path: each keeps its offset from the path's
-    // start position.
-    const Node pathNode = r_.child(a, "path");
-    const Vec3 start = parsePath(r_, pathNode, Vec3::Zero())(-std::numeric_limits<double>::infinity());
-    for (ParticleIndex p : particles)
-      builder_.addMovingAttachment(p, parsePath(r_, pathNode, builder_.position(p) - start), m, rest);
-    return;
+  try {
+    if (r_.has(a, "path")) {
+      // The selected particles move rigidly with the path: each keeps its offset from the path's
+      // start position.
+      const Node pathNode = r_.child(a, "path");
+      const Vec3 start = parsePath(r_, pathNode, Vec3::Zero())(-std::numeric_limits<double>::infinity());
+      for (ParticleIndex p : particles)
+        builder_.addMovingAttachment(p, parsePath(r_, pathNode, builder_.position(p) - start), m, rest);
+      return;
+    }
+    const bool fixedTarget = r_.has(a, "target");
+    const Vec3 target = fixedTarget ? r_.vec3(r_.child(a, "target")) : Vec3::Zero();
+    for (ParticleIndex p : particles) builder_.addAttachment(p, fixedTarget ? target : builder_.position(p), m, rest);
+  } catch (const Error& e) {
+    // Builder errors ("attachment 3: ...") know neither the file nor the JSON path; add them.
+    const std::string message = e.what();
+    if (message.rfind(r_.source() + ":", 0) == 0) throw;
+    r_.fail(a, message);
   }
-  const bool fixedTarget = r_.has(a, "target");
-  const Vec3 target = fixedTarget ? r_.vec3(r_.child(a, "target")) : Vec3::Zero();
-  for (ParticleIndex p : particles) builder_.addAttachment(p, fixedTarget ? target : builder_.position(p), m, rest);
 }
 
 void SceneLoader::parseKinematic(const Node& k) {
@@ -83,7 +90,13 @@ void SceneLoader::parseKinematic(const Node& k) {
   const std::vector<ParticleIndex> particles = select(r_.child(k, "select"), o);
   const Node pathNode = r_.child(k, "path");
   const Vec3 start = parsePath(r_, pathNode, Vec3::Zero())(-std::numeric_limits<double>::infinity());
-  for (ParticleIndex p : particles) builder_.addKinematic(p, parsePath(r_, pathNode, builder_.position(p) - start));
+  try {
+    for (ParticleIndex p : particles) builder_.addKinematic(p, parsePath(r_, pathNode, builder_.position(p) - start));
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    if (message.rfind(r_.source() + ":", 0) == 0) throw;
+    r_.fail(k, message);
+  }
 }
 
 }  // namespace pliant::scenefile

@@ -19,6 +19,7 @@
 
 #include "json_fields.h"
 #include "pliant/error.h"
+#include "pliant/io/input_file.h"
 #include "pliant/io/scenes.h"
 #include "scene_loader.h"
 
@@ -88,11 +89,18 @@ Scene SceneLoader::load(const Json& root) {
     const Node pc = r_.child(top, "particle_contact");
     r_.allowOnly(pc, {"enabled", "friction", "restitution"});
     if (r_.has(pc, "enabled")) builder_.model().particleCollisions = r_.boolean(r_.child(pc, "enabled"));
+    const std::vector<double>& radii = builder_.model().particleRadius;
+    // As for surface_contact: a block asking for contacts that cannot happen is a mistake, not a no-op.
+    if (builder_.model().particleCollisions &&
+        std::none_of(radii.begin(), radii.end(), [](double r) { return r > 0.0; }))
+      r_.fail(pc,
+              "no object has a \"particle_radius\" > 0, so particle contact has nothing to act on; expected "
+              "\"particle_radius\" (m) on the objects that collide, or \"enabled\": false");
     builder_.model().particleContactMaterial = contactMaterial(pc);
   }
   if (r_.has(top, "surface_contact")) parseSurfaceContact(r_.child(top, "surface_contact"));
   if (r_.has(top, "frames") && r_.has(top, "duration")) r_.fail(top, "give either 'frames' or 'duration', not both");
-  constexpr std::int64_t kMaxFrames = 100000000;  // frames are counted in an int
+  constexpr std::int64_t kMaxFrames = kMaxSceneFrames;
   if (r_.has(top, "frames")) scene_.frames = static_cast<int>(r_.integer(r_.child(top, "frames"), 0, kMaxFrames));
   if (r_.has(top, "duration")) {
     const Node durationNode = r_.child(top, "duration");
@@ -118,6 +126,7 @@ Scene SceneLoader::load(const Json& root) {
     if (value != "frame" && value != "substep") r_.fail(every, "expected \"frame\" or \"substep\"");
     scene_.probeEverySubstep = value == "substep";
   }
+  scene_.inputFiles = r_.resolvedFiles();
   return std::move(scene_);
 }
 
@@ -207,14 +216,11 @@ Scene parseScene(const std::string& text, const std::string& source, const std::
 }
 
 Scene loadSceneFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a folder, expected a scene file (.json)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open the scene file (does it exist and is it readable?)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  const std::string text = io::readInputFile(path, "a scene file (.json)", io::kMaxSceneFileBytes);
   const std::string base = std::filesystem::path(path).parent_path().string();
-  return parseScene(buffer.str(), path, base);
+  Scene scene = parseScene(text, path, base);
+  scene.inputFiles.insert(scene.inputFiles.begin(), path);
+  return scene;
 }
 
 }  // namespace pliant

@@ -17,6 +17,7 @@
 #include "pliant/io/probes.h"
 #include "pliant/parallel.h"
 #include "pliant/viewer/viewer.h"
+#include "run_outputs.h"
 
 namespace pliant {
 
@@ -104,7 +105,7 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
   Solver solver(scene.model, scene.settings);
   State state = State::fromModel(*scene.model);
   if (!options.resumeFrom.empty()) {
-    state = io::readCheckpoint(options.resumeFrom, *scene.model);
+    state = io::readCheckpoint(options.resumeFrom, *scene.model, scene.settings);
     if (static_cast<std::int64_t>(state.stepCount) > frames)
       throw Error(options.resumeFrom + ": checkpoint is at frame " + std::to_string(state.stepCount) + ", beyond the " +
                   std::to_string(frames) + " frames asked for");
@@ -116,18 +117,9 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
 
   const fs::path outDir(options.outputFolder);
   const std::string& html = options.htmlPage;
-  if (!html.empty()) {
-    if (!viewer::pageAvailable()) viewer::buildPage("{}", "");  // throws, saying how to get it
-    // Its folder is created with the output folder when it is that folder (however it is spelt).
-    const auto same = [](const fs::path& a, const fs::path& b) {
-      return fs::absolute(a / "x").lexically_normal() == fs::absolute(b / "x").lexically_normal();
-    };
-    if (!same(fs::path(html).parent_path(), outDir)) viewer::checkWritable(html);
-  }
+  detail::checkRunOutputs(scene, options);  // every output path, before anything is created
+  detail::createRunFolders(options);
   const fs::path frameDir = outDir / "frames";
-  fs::create_directories(frameDir);
-  if (!html.empty()) viewer::checkWritable(html);
-  if (options.checkpointEvery > 0 || !options.checkpointAt.empty()) fs::create_directories(outDir / "checkpoints");
   std::vector<std::pair<double, std::string>> written;
   const auto writeFrame = [&](int frame) {
     if (!options.writeFrames) return;
@@ -136,7 +128,10 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
     written.emplace_back(state.time, "frames/" + name);
   };
 
-  viewer::ViewerRecorder viewerFrames(scene, firstFrame, frames);
+  // With no frame files and no page the viewer data keeps the first and last frames only (a frame
+  // budget of 0): that is all `pliant view` then shows. A page asked for gets the whole run.
+  const bool viewerAnimates = options.writeFrames || !html.empty();
+  viewer::ViewerRecorder viewerFrames(scene, firstFrame, frames, viewerAnimates ? viewer::kFrameBudgetBytes : 0);
   viewerFrames.record(firstFrame, state);
   ProbeRecorder probes(scene);
   std::string probeCsv = probes.header();

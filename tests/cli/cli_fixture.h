@@ -63,12 +63,15 @@ class CliFixture : public ::testing::Test {
     fs::remove(root_, ec);  // only succeeds once empty
   }
 
-  // Runs `pliant ARGS` in the test's folder.
-  RunResult run(const std::string& args) {
+  // Runs `pliant ARGS` in the test's folder; with `timeoutSeconds` > 0 it is killed after that long
+  // (exit code 124: for inputs that could hang it, where a hang is the bug).
+  RunResult run(const std::string& args, int timeoutSeconds = 0) {
     const fs::path out = dir_ / "stdout.txt";
     const fs::path err = dir_ / "stderr.txt";
-    const std::string command = "cd " + shellQuote(dir_.string()) + " && " + shellQuote(PLIANT_CLI_PATH) + " " + args +
-                                " >" + shellQuote(out.string()) + " 2>" + shellQuote(err.string()) + " </dev/null";
+    const std::string limit = timeoutSeconds > 0 ? "timeout -k 5 " + std::to_string(timeoutSeconds) + " " : "";
+    const std::string command = "cd " + shellQuote(dir_.string()) + " && " + limit + shellQuote(PLIANT_CLI_PATH) + " " +
+                                args + " >" + shellQuote(out.string()) + " 2>" + shellQuote(err.string()) +
+                                " </dev/null";
     const int status = std::system(command.c_str());
     RunResult result;
     result.exitCode = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -21,16 +21,24 @@ using Result = pliant::cli_testing::RunResult;
 using CliViewer = pliant::cli_testing::CliFixture;
 
 TEST_F(CliViewer, RunAlwaysWritesTheViewerDataFile) {
-  const Result r = run("run rope --out out --frames 5 --no-frames --quiet");
+  Result r = run("run rope --out out --frames 5 --quiet");
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  const nlohmann::json data = nlohmann::json::parse(readFile(path("out/viewer-data.json")), nullptr, false);
+  nlohmann::json data = nlohmann::json::parse(readFile(path("out/viewer-data.json")), nullptr, false);
   ASSERT_FALSE(data.is_discarded());
   EXPECT_EQ(data.at("format"), "pliant-viewer");
   EXPECT_EQ(data.at("scene"), "rope");
   EXPECT_EQ(data.at("frames").at("numbers"), nlohmann::json({0, 1, 2, 3, 4, 5}));
-  const nlohmann::json summary = nlohmann::json::parse(readFile(path("out/summary.json")));
+  nlohmann::json summary = nlohmann::json::parse(readFile(path("out/summary.json")));
   EXPECT_EQ(summary.at("outputs").at("viewer_frames"), 6);
   EXPECT_EQ(summary.at("outputs").at("viewer_frame_stride"), 1);
+  // With --no-frames (and no page) only the first and the last frame (docs/reliability.md).
+  r = run("run rope --out bare --frames 5 --no-frames --quiet");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  data = nlohmann::json::parse(readFile(path("bare/viewer-data.json")), nullptr, false);
+  EXPECT_EQ(data.at("frames").at("numbers"), nlohmann::json({0, 5}));
+  summary = nlohmann::json::parse(readFile(path("bare/summary.json")));
+  EXPECT_EQ(summary.at("outputs").at("viewer_frames"), 2);
+  EXPECT_EQ(summary.at("outputs").at("viewer_frame_stride"), 5);
 }
 
 #if PLIANT_VIEWER_PAGE
@@ -128,7 +136,7 @@ TEST_F(CliViewer, WithoutTheEmbeddedViewerHtmlSaysHowToGetIt) {
 #endif
 
 TEST_F(CliViewer, RenderWritesPngImagesOfTheChosenFrames) {
-  Result r = run("run rope --out out --frames 8 --no-frames --quiet");
+  Result r = run("run rope --out out --frames 8 --quiet");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   r = run("render out --frames 0,last --size 200x150");
   ASSERT_EQ(r.exitCode, 0) << r.err;

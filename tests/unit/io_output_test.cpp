@@ -2,6 +2,8 @@
 // checkpoints that restore a State bit for bit (a resumed run matches an uninterrupted one).
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bit>
@@ -12,7 +14,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <string>
@@ -22,9 +26,11 @@
 #include "pliant/error.h"
 #include "pliant/io/checkpoint.h"
 #include "pliant/io/output.h"
+#include "pliant/io/scenes.h"
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "support/crafted_checkpoint.h"
 
 namespace pliant {
 namespace {
@@ -364,6 +370,104 @@ TEST_F(OutputTest, FailedRenameRemovesTheTemporary) {
   EXPECT_TRUE(fs::is_directory(file("taken/inner")));
 }
 
+// Issue 12 item 4. The random bits of the temporary names are drawn from this list in order, so the
+// test knows every name the writer will try and can plant a symlink at each of them.
+std::vector<std::uint64_t> gDraws;
+std::size_t gDrawn = 0;
+std::uint64_t nextDraw() { return gDraws.at(gDrawn++ % gDraws.size()); }
+
+struct RandomSourceScope {
+  explicit RandomSourceScope(std::vector<std::uint64_t> draws) {
+    gDraws = std::move(draws);
+    gDrawn = 0;
+    io::detail::setTemporaryRandomSource(nextDraw);
+  }
+  ~RandomSourceScope() { io::detail::setTemporaryRandomSource(nullptr); }
+};
+
+TEST_F(OutputTest, ASymlinkPlantedAtTheTemporaryNameIsNeverWrittenThrough) {
+  const std::string victim = file("victim.txt");
+  writeBytes(victim, "precious\n");
+  const std::string target = file("frame.vtk");
+  // The first two names drawn are taken by symlinks to the victim (one dangling-safe, one live);
+  // the third is free.
+  const RandomSourceScope scope({0x0123456789abcdefull, 0xfedcba9876543210ull, 0x1111222233334444ull});
+  const std::string first = io::detail::temporaryName(target, 0x0123456789abcdefull);
+  const std::string second = io::detail::temporaryName(target, 0xfedcba9876543210ull);
+  EXPECT_EQ(first, target + ".tmp-" + std::to_string(::getpid()) + "-0123456789abcdef");
+  fs::create_symlink(victim, first);
+  fs::create_symlink(victim, second);
+  io::writeFileAtomically(target, "new frame\n");
+  EXPECT_EQ(gDrawn, 3u);
+  EXPECT_EQ(readBytes(victim), "precious\n");
+  EXPECT_EQ(readBytes(target), "new frame\n");
+  EXPECT_FALSE(fs::is_symlink(target));
+  EXPECT_TRUE(fs::is_symlink(first));
+  EXPECT_TRUE(fs::is_symlink(second));
+  EXPECT_EQ(listDirectory(dir_), (std::set<std::string>{"victim.txt", "frame.vtk", fs::path(first).filename().string(),
+                                                        fs::path(second).filename().string()}));
+}
+
+TEST_F(OutputTest, WhenEveryNameTheWriterCouldChooseIsPlantedNothingIsWrittenThrough) {
+  const std::string victim = file("victim.txt");
+  writeBytes(victim, "precious\n");
+  const std::string target = file("summary.json");
+  // Every draw gives the same name, and a symlink sits there: every attempt must fail with EEXIST.
+  const RandomSourceScope scope({42});
+  fs::create_symlink(victim, io::detail::temporaryName(target, 42));
+  const std::string message = errorOf([&] { io::writeFileAtomically(target, "overwrite?\n"); });
+  EXPECT_TRUE(contains(message, target) && contains(message, "temporary")) << message;
+  EXPECT_GE(gDrawn, 2u);  // it retried
+  EXPECT_EQ(readBytes(victim), "precious\n");
+  EXPECT_FALSE(fs::exists(target));
+}
+
+TEST_F(OutputTest, ASymlinkAtTheTargetIsReplacedNotWrittenThrough) {
+  const std::string victim = file("victim.txt");
+  writeBytes(victim, "precious\n");
+  fs::create_symlink(victim, file("final_state.csv"));
+  io::writeFileAtomically(file("final_state.csv"), "x\n");
+  EXPECT_EQ(readBytes(victim), "precious\n");
+  EXPECT_FALSE(fs::is_symlink(file("final_state.csv")));
+  EXPECT_EQ(readBytes(file("final_state.csv")), "x\n");
+}
+
+// The pid of a process that has exited (and been reaped).
+pid_t deadPid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST_F(OutputTest, StaleTemporariesOfDeadWritersAreRemovedAndNothingElse) {
+  const std::string dead = std::to_string(deadPid());
+  const std::string alive = std::to_string(::getpid());
+  const std::string victim = file("victim.txt");
+  writeBytes(victim, "precious\n");
+  const std::vector<std::string> stale = {"frame_000003.vtu.tmp-" + dead + "-0123456789abcdef",
+                                          "summary.json.tmp-" + dead + "-ffffffffffffffff"};
+  const std::vector<std::string> kept = {"summary.json.tmp-" + alive + "-0123456789abcdef",  // a live writer's
+                                         "notes.tmp-" + dead + "-0123",              // not our pattern (too few digits)
+                                         "notes.tmp-" + dead + "-0123456789ABCDEF",  // not our pattern (upper case)
+                                         "data.tmp-x" + dead + "-0123456789abcdef",  // not a pid
+                                         ".tmp-" + dead + "-0123456789abcdef",       // no name before the mark
+                                         "results.csv"};
+  for (const std::string& name : stale) writeBytes(dir_ / name, "partial");
+  for (const std::string& name : kept) writeBytes(dir_ / name, "keep");
+  // A symlink with a stale name is not ours to remove (nor is its target).
+  const std::string link = "link.vtu.tmp-" + dead + "-0123456789abcdef";
+  fs::create_symlink(victim, dir_ / link);
+  fs::create_directories(dir_ / ("folder.tmp-" + dead + "-0123456789abcdef"));
+  EXPECT_EQ(io::removeStaleTemporaries(dir_.string()), stale.size());
+  std::set<std::string> expected(kept.begin(), kept.end());
+  expected.insert({"victim.txt", link, "folder.tmp-" + dead + "-0123456789abcdef"});
+  EXPECT_EQ(listDirectory(dir_), expected);
+  EXPECT_EQ(readBytes(victim), "precious\n");
+  EXPECT_EQ(io::removeStaleTemporaries(file("missing")), 0u);
+}
+
 TEST_F(OutputTest, AWriteTheMachineCannotTakeIsASystemErrorAndLeavesNothing) {
   // A file-size limit stands in for a full disk: write() fails with EFBIG (SIGXFSZ ignored). That is
   // the machine's failure, not the input's: pliant::SystemError, which the CLI exits 1 for.
@@ -554,6 +658,137 @@ TEST_F(CheckpointErrorTest, InconsistentStateIsNotWritten) {
   const std::string message = errorOf([&] { io::writeCheckpoint(file("broken.ckpt"), state); });
   EXPECT_TRUE(contains(message, "broken.ckpt")) << message;
   EXPECT_FALSE(fs::exists(file("broken.ckpt")));
+}
+
+// Issue 12 item 3: crafted checkpoints. FNV-1a is no guard against a crafted file, so each of these
+// carries a valid checksum and state hash (tests/support/crafted_checkpoint.h computes them as the
+// writer does). Only the field checks can refuse them; each error names the file and the field.
+TEST_F(CheckpointErrorTest, CraftedFieldsWithAValidChecksumAreRefusedNamingTheField) {
+  const State good = io::readCheckpoint(path_, *model_);
+  ASSERT_EQ(testing::craftCheckpoint(good), good_);  // the crafting is the writer's layout, byte for byte
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Case {
+    const char* name;
+    std::function<void(State&)> craft;
+    std::vector<std::string> expected;
+  };
+  const std::vector<Case> cases = {
+      {"frame counter 0xffffffff80000001 (about 2^64 - 2^31)",
+       [](State& s) { s.stepCount = 0xffffffff80000001ull; },
+       {"frame counter", "18446744071562067969", "expected 0 to 100000000"}},
+      {"frame counter 2^64-1 (first_frame -1)",
+       [](State& s) { s.stepCount = ~std::uint64_t{0}; },
+       {"frame counter", "18446744073709551615"}},
+      {"frame counter 2^63", [](State& s) { s.stepCount = std::uint64_t{1} << 63; }, {"frame counter"}},
+      {"frame counter one past the limit",
+       [](State& s) { s.stepCount = static_cast<std::uint64_t>(kMaxSceneFrames) + 1; },
+       {"frame counter", "100000001"}},
+      {"NaN time", [nan](State& s) { s.time = nan; }, {"time (header byte 40) is nan"}},
+      {"infinite time", [inf](State& s) { s.time = inf; }, {"time (header byte 40) is inf"}},
+      {"negative time", [](State& s) { s.time = -1.0; }, {"time", "-1", ">= 0"}},
+      {"NaN substep", [nan](State& s) { s.lastSubstep = nan; }, {"last substep"}},
+      {"negative substep", [](State& s) { s.lastSubstep = -0.5; }, {"last substep"}},
+      {"NaN position", [nan](State& s) { s.position[5].y() = nan; }, {"position[5] is (", "nan", "(m)"}},
+      {"infinite velocity", [inf](State& s) { s.velocity[3].z() = -inf; }, {"velocity[3]", "-inf", "(m/s)"}},
+      {"NaN previous position", [nan](State& s) { s.previousPosition[7].x() = nan; }, {"previous position[7]"}},
+      {"infinite external force", [inf](State& s) { s.externalForce[0].x() = inf; }, {"external force[0]", "(N)"}},
+      {"NaN multiplier", [nan](State& s) { s.lambda[2] = nan; }, {"lambda[2] is nan"}},
+      {"NaN attachment target", [nan](State& s) { s.attachmentTarget[0].z() = nan; }, {"attachment target[0]"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    State crafted = good;
+    c.craft(crafted);
+    const std::string bytes = testing::craftCheckpoint(crafted);
+    const std::string message = readError(bytes);
+    EXPECT_FALSE(contains(message, "checksum") || contains(message, "hash")) << message;
+    for (const std::string& part : c.expected) EXPECT_TRUE(contains(message, part)) << message;
+    // decodeCheckpoint (pickled states) checks the same fields.
+    const std::string decoded = errorOf([&] { (void)io::decodeCheckpoint(bytes, "pickle", model_.get()); });
+    EXPECT_TRUE(contains(decoded, "pickle") && contains(decoded, c.expected.front())) << decoded;
+    // And the writer refuses to write such a state: it never makes a file the reader refuses.
+    const std::string written = errorOf([&] { io::writeCheckpoint(file("out.ckpt"), crafted); });
+    EXPECT_TRUE(contains(written, "out.ckpt") && contains(written, c.expected.front())) << written;
+    EXPECT_FALSE(fs::exists(file("out.ckpt")));
+  }
+}
+
+// The issue's own case, crafted byte by byte with the checksum computed here exactly as the writer
+// does (FNV-1a 64 over every byte before it) and the state hash patched to match.
+TEST_F(CheckpointErrorTest, HandCraftedFrameCounterWithRecomputedChecksumIsRefused) {
+  State crafted = io::readCheckpoint(path_, *model_);
+  crafted.stepCount = 0xffffffff80000001ull;
+  std::string bytes = good_;
+  auto store64 = [&bytes](std::size_t at, std::uint64_t v) {
+    for (int k = 0; k < 8; ++k) bytes[at + k] = static_cast<char>((v >> (8 * k)) & 0xff);
+  };
+  store64(56, crafted.stepCount);
+  store64(64, crafted.hash());
+  std::uint64_t fnv = 14695981039346656037ull;
+  for (std::size_t i = 0; i + 8 < bytes.size(); ++i) {
+    fnv ^= static_cast<unsigned char>(bytes[i]);
+    fnv *= 1099511628211ull;
+  }
+  store64(bytes.size() - 8, fnv);
+  ASSERT_EQ(bytes, testing::craftCheckpoint(crafted));
+  const std::string message = readError(bytes);
+  EXPECT_TRUE(contains(message, "frame counter (stepCount, header byte 56) is 18446744071562067969")) << message;
+}
+
+TEST_F(CheckpointErrorTest, TimeMustMatchTheFrameCountOfTheSettingsResumedWith) {
+  // SetUp saved 3 steps of smallSteps(2) at 1/60 s.
+  const SolverSettings settings = SolverSettings::smallSteps(2);
+  const State good = io::readCheckpoint(path_, *model_, settings);
+  EXPECT_EQ(good.stepCount, 3u);
+  // Another time step: the saved time is not 3 of its frames.
+  SolverSettings longer = settings;
+  longer.timeStep = 1.0 / 30.0;
+  std::string message = errorOf([&] { (void)io::readCheckpoint(path_, *model_, longer); });
+  EXPECT_TRUE(contains(message, path_) && contains(message, "time (header byte 40)") &&
+              contains(message, "3 frames of the scene's time_step"))
+      << message;
+  // A time shifted by half a frame, with a valid checksum.
+  State shifted = good;
+  shifted.time += 0.5 * settings.timeStep;
+  writeBytes(file("shifted.ckpt"), testing::craftCheckpoint(shifted));
+  message = errorOf([&] { (void)io::readCheckpoint(file("shifted.ckpt"), *model_, settings); });
+  EXPECT_TRUE(contains(message, "shifted.ckpt") && contains(message, "time")) << message;
+  // A substep longer than the frame.
+  State longSubstep = good;
+  longSubstep.lastSubstep = 2.0 * settings.timeStep;
+  writeBytes(file("substep.ckpt"), testing::craftCheckpoint(longSubstep));
+  message = errorOf([&] { (void)io::readCheckpoint(file("substep.ckpt"), *model_, settings); });
+  EXPECT_TRUE(contains(message, "last substep")) << message;
+  // The tolerance is not too tight: time summed frame by frame over the most frames a run may
+  // have (as the solver sums it) is accepted.
+  State longRun = good;
+  longRun.stepCount = static_cast<std::uint64_t>(kMaxSceneFrames);
+  double t = 0.0;
+  for (int i = 0; i < kMaxSceneFrames; ++i) t = t + settings.timeStep;
+  longRun.time = t;
+  writeBytes(file("long.ckpt"), io::encodeCheckpoint(longRun));  // the writer takes it too
+  EXPECT_NO_THROW((void)io::readCheckpoint(file("long.ckpt"), *model_, settings));
+}
+
+// Issue 12 item 6: a checkpoint path that is not a regular file is refused before reading, and the
+// model bounds what is read: a huge (sparse) file with a valid header is refused by its size.
+TEST_F(CheckpointErrorTest, SpecialFilesAndHugeFilesAreRefusedWithoutReading) {
+  ::alarm(60);  // a hang is the bug: fail instead of waiting
+  std::string message = errorOf([&] { (void)io::readCheckpoint("/dev/zero", *model_); });
+  EXPECT_TRUE(contains(message, "/dev/zero: is a character device, not a regular file")) << message;
+  const std::string fifo = file("pipe.ckpt");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  message = errorOf([&] { (void)io::readCheckpoint(fifo, *model_); });
+  EXPECT_TRUE(contains(message, fifo + ": is a FIFO")) << message;
+  message = errorOf([&] { (void)io::readCheckpoint(dir_.string(), *model_); });
+  EXPECT_TRUE(contains(message, "is a folder")) << message;
+  const std::string huge = file("huge.ckpt");
+  writeBytes(huge, good_);
+  fs::resize_file(huge, std::uint64_t{8} << 30);  // sparse: nothing is written
+  message = errorOf([&] { (void)io::readCheckpoint(huge, *model_); });
+  EXPECT_TRUE(contains(message, huge) && contains(message, "8589934592 bytes")) << message;
+  ::alarm(0);
 }
 
 }  // namespace

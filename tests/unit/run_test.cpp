@@ -163,6 +163,41 @@ TEST_F(RunTest, BadOptionsAreRefusedBeforeAnythingIsWritten) {
   refused([&](RunOptions& o) { o.resumeFrom = (dir_ / "missing.ckpt").string(); }, "missing.ckpt");
 }
 
+// Issue 12 item 7: every output path is checked before anything is simulated or created, as
+// pliant::Error naming the path (src/run/run_outputs.h).
+TEST_F(RunTest, OutputPathsAreCheckedBeforeAnythingIsCreated) {
+  Scene scene = makeBuiltinScene("rope");
+  const auto refused = [&](const RunOptions& options, const std::string& expected) {
+    try {
+      runScene(scene, options);
+      ADD_FAILURE() << "no error for " << expected;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  std::ofstream(dir_ / "taken") << "a file\n";
+  RunOptions options;
+  options.frames = 2;
+  options.outputFolder = (dir_ / "taken").string();
+  refused(options, "output folder '" + (dir_ / "taken").string() + "' exists and is not a folder");
+  // A scene's input file (as loadSceneFile records it) is never an output.
+  const std::string input = (dir_ / "scene.json").string();
+  std::ofstream(input) << "{}\n";
+  scene.inputFiles = {input};
+  options.outputFolder = (dir_ / "out").string();
+  options.htmlPage = (dir_ / "." / "scene.json").string();
+  refused(options, "is the input file '" + input + "'");
+  options.htmlPage.clear();
+  options.outputFolder = dir_.string();
+  scene.inputFiles = {(dir_ / "final_state.csv").string()};
+  std::ofstream(dir_ / "final_state.csv") << "x\n";
+  refused(options, "is the input file");
+  EXPECT_EQ(readBytes(dir_ / "final_state.csv"), "x\n");
+  EXPECT_EQ(readBytes(dir_ / "scene.json"), "{}\n");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+  EXPECT_FALSE(fs::exists(dir_ / "frames"));
+}
+
 TEST_F(RunTest, LeavesTheCallersThreadCountAsItWas) {
   const int before = threadCount();
   const Scene scene = makeBuiltinScene("rope");

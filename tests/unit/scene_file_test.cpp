@@ -650,13 +650,38 @@ TEST(SceneFileBadInput, InvertedTet) {
 TEST(SceneFileBadInput, UnreadableSceneFile) {
   const std::string path = scenePath("bad/does_not_exist.json");
   const std::string message = errorOf([&] { (void)pliant::loadSceneFile(path); });
-  EXPECT_THAT(message, HasSubstr(path + ": cannot open the scene file"));
+  EXPECT_THAT(message, HasSubstr(path + ": cannot open"));
+  EXPECT_THAT(message, HasSubstr("expected a scene file"));
 }
 
 TEST(SceneFileBadInput, FolderGivenAsScene) {
   const std::string path = scenePath("bad");
   const std::string message = errorOf([&] { (void)pliant::loadSceneFile(path); });
-  EXPECT_THAT(message, HasSubstr(path + ": is a folder, expected a scene file"));
+  EXPECT_THAT(message, HasSubstr(path + ": is a folder, not a regular file; expected a scene file"));
+}
+
+// Issue 12 item 7: a particle_contact block that cannot act (no particle has a radius) is an error,
+// as surface_contact without self-collision is, naming the block and what is expected.
+TEST(SceneFileBadInput, ParticleContactWithoutAnyParticleRadius) {
+  const std::string message = badFileError("particle_contact_without_radius.json");
+  EXPECT_THAT(message, HasSubstr("particle_contact_without_radius.json: /particle_contact: "));
+  EXPECT_THAT(message, HasSubstr("no object has a \"particle_radius\" > 0"));
+  EXPECT_THAT(message, HasSubstr("expected \"particle_radius\" (m)"));
+  // Turned off, or with a radius, it is accepted.
+  const char* off = R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1}],
+                       "particle_contact": {"enabled": false}})";
+  EXPECT_NO_THROW((void)pliant::parseScene(off, "off.json", ""));
+  const char* radius = R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1,
+                                        "particle_radius": 0.01}], "particle_contact": {"friction": 0.2}})";
+  EXPECT_NO_THROW((void)pliant::parseScene(radius, "radius.json", ""));
+}
+
+// Issue 12 item 7: an error the model builder finds in an attachment names the file and the
+// attachment's JSON path, not only "attachment 1".
+TEST(SceneFileBadInput, AttachmentBuilderErrorNamesFileAndJsonPath) {
+  const std::string message = badFileError("attachment_target_overflow.json");
+  EXPECT_THAT(message, HasSubstr("attachment_target_overflow.json: /attachments/1: "));
+  EXPECT_THAT(message, HasSubstr("target"));
 }
 
 TEST(SceneFileBadInput, EveryFileUnderBadFails) {
@@ -687,12 +712,14 @@ TEST(SceneFileBadInput, EveryFileUnderBadFails) {
                            "mesh_missing.json",
                            "mesh_empty.json",
                            "mesh_index.json",
-                           "mesh_inverted_tet.json"}) {
+                           "mesh_inverted_tet.json",
+                           "particle_contact_without_radius.json",
+                           "attachment_target_overflow.json"}) {
     SCOPED_TRACE(name);
     (void)badFileError(name);
     ++files;
   }
-  EXPECT_EQ(files, 26);
+  EXPECT_EQ(files, 28);
 }
 
 }  // namespace

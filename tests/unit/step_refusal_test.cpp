@@ -193,6 +193,34 @@ TEST(StepRefusal, BuiltInFamilyWithAbsurdRestLengthIsNamed) {
   expectBitIdentical(state, before);
 }
 
+// Issue 12 item 7: a step that per-object damping (stage 8) makes non-finite names the particle
+// and the object. Two particles 2e160 m apart: the object's inertia m r^2 overflows to infinity,
+// its angular velocity becomes NaN and so do the damped velocities.
+TEST(StepRefusal, ObjectDampingThatGoesBadNamesTheParticleAndTheObject) {
+  ModelBuilder builder;
+  const ParticleIndex a = builder.addParticle(Vec3(-1e160, 0, 0), 1.0, Vec3(0, 1, 0));
+  const ParticleIndex b = builder.addParticle(Vec3(1e160, 0, 0), 1.0, Vec3(0, -1, 0));
+  builder.addObject("far_pair", {a, b}, 0.5);
+  const ModelPtr model = builder.build();
+  SolverSettings settings;
+  settings.gravity = Vec3::Zero();
+  Solver solver(model, settings);
+  State state = State::fromModel(*model);
+  const State before = state;
+  const StepResult r = solver.step(state);
+  EXPECT_EQ(r.status, StepStatus::NonFinite);
+  EXPECT_EQ(r.particle, 0);
+  EXPECT_TRUE(contains(r.message, "at particle 0 after the per-object damping of object 0 'far_pair'")) << r.message;
+  expectBitIdentical(state, before);
+  // Without the damping the same model steps fine: the damping is the culprit named.
+  ModelBuilder undamped;
+  undamped.addParticle(Vec3(-1e160, 0, 0), 1.0, Vec3(0, 1, 0));
+  undamped.addParticle(Vec3(1e160, 0, 0), 1.0, Vec3(0, -1, 0));
+  Solver plain(undamped.build(), settings);
+  State s = State::fromModel(plain.model());
+  EXPECT_TRUE(plain.step(s).ok());
+}
+
 TEST(StepRefusal, RunStopsAtTheFirstRefusedStep) {
   const Chain chain = makeChain();
   Solver solver(chain.model, chain.settings);

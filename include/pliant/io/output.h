@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,8 +16,27 @@
 
 namespace pliant::io {
 
-// Writes `contents` to `path` atomically (temporary file + rename). Throws pliant::Error.
+// Writes `contents` to `path` atomically: into a new temporary file "<path>.tmp-<pid>-<16 random hex
+// digits>" in the same folder, created with O_CREAT | O_EXCL | O_NOFOLLOW (a name that exists, a
+// planted symlink included, is never opened: another is drawn), then renamed over `path` (which
+// replaces a symlink at `path` rather than writing through it). Throws pliant::Error naming `path`;
+// pliant::SystemError when the machine is at fault (disk full, I/O error, file-size limit).
 void writeFileAtomically(const std::string& path, const std::string& contents);
+
+// Removes the temporaries that killed writers left in `folder` (not its subfolders): the regular
+// files, owned by this user, named "<name>.tmp-<pid>-<16 hex digits>" whose <pid> is no running
+// process. A temporary of a live process (this one included) is kept, so two runs into one folder
+// do not remove each other's files. Returns how many were removed; a missing folder removes none.
+std::size_t removeStaleTemporaries(const std::string& folder);
+
+namespace detail {
+// The temporary name writeFileAtomically tries for `path` with random bits `bits`:
+// "<path>.tmp-<this pid>-<bits as 16 hex digits>".
+std::string temporaryName(const std::string& path, std::uint64_t bits);
+// For tests: draws the random bits of temporary names from `source` (nullptr: the kernel's
+// generator again), so a test can plant files at the names the writer will choose.
+void setTemporaryRandomSource(std::uint64_t (*source)());
+}  // namespace detail
 
 // What to draw of a state: triangles, line segments and tetrahedra over particle indices.
 struct Topology {

@@ -43,6 +43,10 @@ struct SceneObject {
   std::array<std::uint32_t, kConstraintFamilyCount> constraintEnd{};
 };
 
+// The most frames a run may have (frames are counted in an int): a scene's `frames` or `duration`,
+// and the frame counter of a checkpoint to resume from, are refused past it.
+constexpr int kMaxSceneFrames = 100000000;
+
 struct Scene {
   std::string name;
   std::string description;
@@ -53,6 +57,9 @@ struct Scene {
   std::vector<SceneObject> objects;
   std::vector<Probe> probes;
   bool probeEverySubstep = false;
+  // The files the scene was read from, as the loader opened them: the scene file (when loaded by
+  // loadSceneFile), then the meshes it names. A run refuses to write over any of them.
+  std::vector<std::string> inputFiles;
 };
 
 // Names of the built-in scenes; the first is the default that `pliant run` shows.

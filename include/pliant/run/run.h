@@ -10,7 +10,13 @@
 //   final_state.csv                    positions (m) and velocities (m/s) of the last state
 //   viewer-data.json                   the frames for the viewer (pliant/viewer/viewer.h)
 //   summary.json                       scene, settings, sizes, timings, final energy, residual and state hash
-// and, when htmlPage is given, the self-contained viewer page.
+// and, when htmlPage is given, the self-contained viewer page. With writeFrames false there is no
+// frames/ folder and no scene.pvd, and, unless a page is asked for, viewer-data.json holds the
+// first and last frames only.
+// Before anything is created, every output path is checked (src/run/run_outputs.h): the folder can
+// be created or written, no output is a folder, and no output is one of the run's inputs (the
+// scene's files, the checkpoint resumed from). Temporaries that killed runs left in the folders
+// the run writes to are removed (io::removeStaleTemporaries).
 #pragma once
 
 #include <cstddef>
@@ -31,7 +37,7 @@ struct RunOptions {
   int frames = -1;                   // last frame to simulate (a frame is one step of the scene's
                                      // timeStep); -1 = the scene's `frames`
   io::FrameFormat frameFormat = io::FrameFormat::Vtk;
-  bool writeFrames = true;        // false: no frame files nor scene.pvd (the other files are written)
+  bool writeFrames = true;        // false: no frames/, no scene.pvd; without htmlPage 2 viewer frames
   int frameEvery = 1;             // write the first frame, every frameEvery-th after it and the last; >= 1
   int threads = 0;                // worker threads during the run (restored afterwards); 0 = the current count
   int checkpointEvery = 0;        // checkpoint at every frame that is a multiple of this; 0 = none
@@ -66,8 +72,9 @@ struct RunReport {
 };
 
 // Runs `scene` with `options` as described above. Throws pliant::Error, before writing anything,
-// for bad options, an unreadable checkpoint or one beyond `frames`, or an unwritable page; and, while
-// running, when an output cannot be written. A refused step is reported, not thrown.
+// for bad options, an unreadable or crafted checkpoint or one beyond `frames`, or an output path
+// that cannot be written or is an input; and, while running, when an output cannot be written. A
+// refused step is reported, not thrown.
 RunReport runScene(const Scene& scene, const RunOptions& options);
 
 }  // namespace pliant
