@@ -57,6 +57,7 @@ class SurfaceContacts {
     // neighbours[neighbourStart[i] .. neighbourStart[i + 1]).
     std::vector<std::uint32_t> neighbourStart;
     std::vector<std::uint32_t> neighbours;
+    std::vector<std::uint64_t> neighbourFilter;  // per slot: bits of itself and its neighbours
     // Broad phase: where each particle stays during the step, and the boxes compared.
     std::vector<Aabb> region;       // per particle slot
     std::vector<Aabb> vertexBoxes;  // region padded by half the reach
@@ -67,8 +68,13 @@ class SurfaceContacts {
     std::vector<Aabb> substepVertex;
     std::vector<Aabb> substepTriangle;
     std::vector<Aabb> substepEdge;
-    BoxTree triangleTree;  // built on the rest layout, refitted by each broad phase run
+    BoxTree vertexTree;  // built on the rest layout, refitted by each broad phase run
+    BoxTree triangleTree;
     BoxTree edgeTree;
+    std::vector<BoxTree::Task> vertexTriangleTasks;  // the searches cut into pieces for threads
+    std::vector<BoxTree::Task> edgeEdgeTasks;
+    std::vector<BoxTree::Task> taskScratch;
+    std::vector<std::uint32_t> bucketStart;  // sorting the candidates
     struct VertexTriangle {
       std::uint32_t vertex = 0;    // slot
       std::uint32_t triangle = 0;  // index in triangles
@@ -76,12 +82,12 @@ class SurfaceContacts {
     std::vector<VertexTriangle> vertexTriangle;          // candidates, sorted by (vertex, triangle)
     std::vector<std::array<std::uint32_t, 2>> edgeEdge;  // candidates (a < b), sorted
     bool built = false;  // whether the candidates above were found (for the current settings)
-    // Per-thread candidate lists of a parallel broad phase, each sorted as it is filled, merged
-    // after (through the scratch lists).
+    // Per-thread candidate lists of the broad phase, sorted together after.
     std::vector<std::vector<VertexTriangle>> threadVertexTriangle;
     std::vector<std::vector<std::array<std::uint32_t, 2>>> threadEdgeEdge;
-    std::vector<VertexTriangle> mergeVertexTriangle;
-    std::vector<std::array<std::uint32_t, 2>> mergeEdgeEdge;
+    // Per-thread contact lists of the narrow phase (vertex-triangle, then edge-edge), joined in
+    // the candidates' order after.
+    std::vector<std::vector<SurfaceContact>> threadContacts;
   };
   Scratch s_;
 };
