@@ -203,6 +203,11 @@ void SurfaceContacts::prepare(const Model& model) {
   contacts_.reserve(s.particles.size());
 }
 
+Vec3 SurfaceContacts::frameOffset(int j) const {
+  const double h = s_.frameStep;
+  return (j * h) * s_.frameVelocity + (0.5 * h * h * j * (j - 1.0)) * s_.frameAcceleration;
+}
+
 bool SurfaceContacts::parallel() const { return active_ && s_.particles.size() >= kParallelQueries; }
 
 void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
@@ -212,10 +217,32 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   const double reach = surfaceReach(model, settings);
   const double m = remainingSubsteps;
   const double span = m * h;  // s, the rest of the step
-  // 1. Where each particle will be during the rest of the step: x^n, the prediction, and the
-  //    end of the step as free flight predicts it, x^n + m h v + h^2 a m (m - 1) / 2 (symplectic
-  //    Euler over m substeps with v already kicked once); a kinematic particle's path sampled at
-  //    every substep end, which is exactly where it will be.
+  // 1. The frame the boxes are drawn in: it moves with the surface's mean velocity and falls
+  //    with gravity, c(j) = j h v + h^2 g j (j - 1) / 2 in the j-th substep of this run, so a surface
+  //    that falls or slides as a whole keeps small boxes. Boxes overlap in it exactly when they do
+  //    in the world (both are shifted by the same c(j) in substep j), so nothing is lost.
+  s.frameSubsteps = 0;
+  s.frameVelocity = Vec3::Zero();
+  s.frameAcceleration = settings.gravity;
+  s.frameStep = h;
+  {
+    std::size_t moving = 0;
+    for (std::size_t i = 0; i < s.particles.size(); ++i) {
+      const ParticleIndex p = s.particles[i];
+      if (s.kinematicPath[i] >= 0 || !(model.inverseMass[p] > 0.0)) continue;
+      s.frameVelocity += state.velocity[p];
+      ++moving;
+    }
+    if (moving > 0) s.frameVelocity /= static_cast<double>(moving);
+    if (!s.frameVelocity.allFinite()) s.frameVelocity = Vec3::Zero();
+  }
+  const Vec3 lastOffset = frameOffset(remainingSubsteps - 1);
+  //    Where each particle will be during the rest of the step, in that frame: x^n, the
+  //    prediction, and free flight to the end of the step, x(j) = x^n + j h v + h^2 a j (j - 1) / 2
+  //    (symplectic Euler with v already kicked once), as seen in substep j's frame at the start
+  //    and end of the last substep (in between it moves on a line when a = g); a kinematic or
+  //    fixed particle's positions at every substep end, which are exactly where it will be.
+  const double last = m - 1.0;
   for (std::size_t i = 0; i < s.particles.size(); ++i) {
     const ParticleIndex p = s.particles[i];
     const Vec3& start = state.previousPosition[p];
@@ -225,16 +252,26 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     const double w = model.inverseMass[p];
     if (s.kinematicPath[i] >= 0) {
       const PathFunction& path = model.kinematicParticles[s.kinematicPath[i]].path;
-      for (int k = 1; k <= remainingSubsteps; ++k) box.add(path(time + k * h));
+      for (int j = 1; j < remainingSubsteps; ++j) {
+        const Vec3 offset = frameOffset(j);
+        box.add(path(time + j * h) - offset);
+        box.add(path(time + (j + 1) * h) - offset);
+      }
     } else if (w > 0.0) {
       const Vec3 acceleration = settings.gravity + w * state.externalForce[p];
-      box.add(start + span * state.velocity[p] + (0.5 * h * h * m * (m - 1.0)) * acceleration);
+      box.add(start + (last * h) * state.velocity[p] + (0.5 * h * h * last * (last - 1.0)) * acceleration - lastOffset);
+      box.add(start + span * state.velocity[p] + (0.5 * h * h * m * (m - 1.0)) * acceleration - lastOffset);
+    } else {
+      for (int j = 1; j < remainingSubsteps; ++j) box.add(start - frameOffset(j));
     }
     // Room for the corrections the constraints will make: half the thickness, and along each axis
     // a quarter of the travel along it plus a twentieth of the whole travel (a falling cloth is
     // deflected sideways far less than it falls). Less makes more runs, more more candidates.
+    // And a relative 1e-12 for the rounding of the frame's shift (far above it).
     const Vec3 travel = box.max - box.min;
-    box.inflate(Vec3((0.5 * model.surfaceThickness + 0.05 * travel.norm()) * Vec3::Ones() + 0.25 * travel));
+    const double rounding =
+        1e-12 * (box.min.cwiseAbs().maxCoeff() + box.max.cwiseAbs().maxCoeff() + lastOffset.cwiseAbs().maxCoeff());
+    box.inflate(Vec3((0.5 * model.surfaceThickness + 0.05 * travel.norm() + rounding) * Vec3::Ones() + 0.25 * travel));
     s.region[i] = box;
     s.vertexBoxes[i] = box;
     s.vertexBoxes[i].inflate(0.5 * reach);
@@ -332,13 +369,16 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   if (!active_) return;
   Scratch& s = s_;
   if (substep == 0) broadPhaseRuns_ = 0;
-  // The candidates hold while every particle is inside the box it was given (see the top).
-  bool valid = s.built;
+  // The candidates hold while every particle is inside the box it was given, in the broad phase's
+  // frame at this substep (see the top).
+  bool valid = s.built && h == s.frameStep;
+  const Vec3 frame = valid ? frameOffset(s.frameSubsteps) : Vec3::Zero();
   for (std::size_t i = 0; valid && i < s.particles.size(); ++i) {
     const ParticleIndex p = s.particles[i];
-    valid = s.region[i].contains(state.previousPosition[p]) && s.region[i].contains(state.position[p]);
+    valid = s.region[i].contains(state.previousPosition[p] - frame) && s.region[i].contains(state.position[p] - frame);
   }
   if (!valid) findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
+  ++s.frameSubsteps;
 
   const double thickness = model.surfaceThickness;
   const double reach = surfaceReach(model, settings);

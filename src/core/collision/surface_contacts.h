@@ -42,6 +42,8 @@ class SurfaceContacts {
  private:
   void findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
                       int remainingSubsteps, double time, int threads);
+  // Where the broad phase's frame is at substep j of its run (m, see surface_contacts.cpp).
+  Vec3 frameOffset(int j) const;
   bool active_ = false;
   std::vector<SurfaceContact> contacts_;
   int broadPhaseRuns_ = 0;  // in the current step
@@ -58,7 +60,13 @@ class SurfaceContacts {
     std::vector<std::uint32_t> neighbourStart;
     std::vector<std::uint32_t> neighbours;
     std::vector<std::uint64_t> neighbourFilter;  // per slot: bits of itself and its neighbours
-    // Broad phase: where each particle stays during the step, and the boxes compared.
+    // Broad phase: where each particle stays during the step, and the boxes compared, in a frame
+    // that moves with velocity frameVelocity (m/s) and acceleration frameAcceleration (m/s^2) in
+    // substeps of frameStep (s); frameSubsteps substeps have passed since the run.
+    int frameSubsteps = 0;
+    double frameStep = 0.0;
+    Vec3 frameVelocity = Vec3::Zero();
+    Vec3 frameAcceleration = Vec3::Zero();
     std::vector<Aabb> region;       // per particle slot
     std::vector<Aabb> vertexBoxes;  // region padded by half the reach
     std::vector<Aabb> triangleBoxes;
