@@ -39,7 +39,9 @@ Pairs found(const BoxTree& a, const BoxTree& b, bool self, std::size_t minTasks,
             const std::vector<Aabb>& boxesB) {
   std::vector<BoxTree::Task> tasks, scratch;
   a.pairTasks(b, self, minTasks, tasks, scratch);
-  if (minTasks > 1) EXPECT_GE(tasks.size(), std::min<std::size_t>(minTasks, 16));
+  if (minTasks > 1) {
+    EXPECT_GE(tasks.size(), std::min<std::size_t>(minTasks, 16));
+  }
   Pairs pairs;
   for (const BoxTree::Task& task : tasks)
     a.pairs(b, self, task, boxesA, boxesB, [&](std::uint32_t i, std::uint32_t j) {
@@ -50,7 +52,7 @@ Pairs found(const BoxTree& a, const BoxTree& b, bool self, std::size_t minTasks,
 
 TEST(BoxTree, SelfPairsAreEveryOverlappingPairOnce) {
   std::vector<Vec3> centres;
-  const std::vector<Aabb> boxes = randomBoxes(700, 0.08, 7, centres);
+  const std::vector<Aabb> boxes = randomBoxes(700, 0.16, 7, centres);
   BoxTree tree;
   tree.build(centres);
   tree.refit(boxes);
@@ -71,8 +73,8 @@ TEST(BoxTree, SelfPairsAreEveryOverlappingPairOnce) {
 
 TEST(BoxTree, PairsOfTwoTreesAreEveryOverlappingPairOnce) {
   std::vector<Vec3> centresA, centresB;
-  const std::vector<Aabb> boxesA = randomBoxes(300, 0.06, 11, centresA);
-  const std::vector<Aabb> boxesB = randomBoxes(900, 0.1, 13, centresB);
+  const std::vector<Aabb> boxesA = randomBoxes(300, 0.12, 11, centresA);
+  const std::vector<Aabb> boxesB = randomBoxes(900, 0.2, 13, centresB);
   BoxTree a, b;
   a.build(centresA);
   b.build(centresB);
