@@ -20,15 +20,21 @@
 //   crosses, so a fast vertex passing beside a triangle makes no contact and one passing through it
 //   does. Only pairs whose closest points lie over the triangle (within the edges) count: the other
 //   configurations are another pair's (a vertex near a triangle's edge is that edge's business).
+//   The signed distance is taken to change linearly between the plane at x^n and the plane at the
+//   prediction: exact for a triangle (edge pair) that translates within the substep, not the cubic
+//   coplanarity test (Bridson et al. 2002) for one that turns or deforms (docs/scene-format.md).
 // - Broad phase once per step, narrow phase per substep. At the first substep, each particle is
 //   given a box that holds its path for the whole step as predicted from x^n, its velocity and
 //   gravity (and its path, if kinematic), padded by half the thickness and a part of its travel for
-//   the corrections the solver will make. Vertex and triangle boxes (edge and edge boxes) are
-//   compared in box hierarchies (box_tree.h); pairs whose boxes come within the reach (below)
-//   are the step's candidates, sorted. A pair left out is at least that far apart for as long as
-//   each particle stays in its box, because boxes are convex. Each later substep checks that every
-//   particle's x^n and prediction are still inside its box and runs the broad phase again (over the
-//   rest of the step) if one is not, so skipping it is never a guess.
+//   the corrections the solver will make. The boxes are drawn in a frame that moves with the
+//   surface's mean velocity and falls with gravity, so a cloth moving as a whole keeps small boxes;
+//   substep boxes overlap in the world exactly when they overlap shifted by the frame's offset in
+//   that substep. Vertex and triangle boxes (edge and edge boxes) are compared by descending two
+//   box hierarchies at once (box_tree.h); pairs whose boxes come within the reach (below) are the
+//   step's candidates, sorted. A pair left out is at least that far apart for as long as each
+//   particle stays in its box, because boxes are convex. Each later substep checks that every
+//   particle's x^n and prediction, shifted by the frame's offset, are still inside its box and runs
+//   the broad phase again (over the rest of the step) if one is not, so skipping it is never a guess.
 // - Friction and the velocity pass are those of the other contacts (friction.h), on the relative
 //   motion sum_k c_k x_k, shared out by c_k w_k / sum_k c_k^2 w_k.
 #include "collision/surface_contacts.h"
@@ -424,7 +430,6 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   };
 
   auto vertexTriangle = [&](const Scratch::VertexTriangle& candidate, std::vector<SurfaceContact>& out) {
-    if (!s.substepVertex[candidate.vertex].overlaps(s.substepTriangle[candidate.triangle])) return;
     const ParticleIndex p = s.particles[candidate.vertex];
     const auto& tri = s.triangles[candidate.triangle];
     const Vec3 &p0 = x0[p], &a0 = x0[tri[0]], &b0 = x0[tri[1]], &c0 = x0[tri[2]];
@@ -465,7 +470,6 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   };
 
   auto edgeEdge = [&](const std::array<std::uint32_t, 2>& candidate, std::vector<SurfaceContact>& out) {
-    if (!s.substepEdge[candidate[0]].overlaps(s.substepEdge[candidate[1]])) return;
     const auto& ea = s.edges[candidate[0]];
     const auto& eb = s.edges[candidate[1]];
     const Vec3 &pa0 = x0[ea[0]], &qa0 = x0[ea[1]], &pb0 = x0[eb[0]], &qb0 = x0[eb[1]];
@@ -521,10 +525,17 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const auto thread = static_cast<std::size_t>(omp_get_thread_num());
     auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
     const std::size_t vt = s.vertexTriangle.size(), ee = s.edgeEdge.size();
-    for (std::size_t k = share(vt, thread); k < share(vt, thread + 1); ++k)
-      vertexTriangle(s.vertexTriangle[k], s.threadContacts[thread]);
-    for (std::size_t k = share(ee, thread); k < share(ee, thread + 1); ++k)
-      edgeEdge(s.edgeEdge[k], s.threadContacts[threads + thread]);
+    // The substep boxes first: most candidates stop there, without a call.
+    for (std::size_t k = share(vt, thread); k < share(vt, thread + 1); ++k) {
+      const Scratch::VertexTriangle& candidate = s.vertexTriangle[k];
+      if (s.substepVertex[candidate.vertex].overlaps(s.substepTriangle[candidate.triangle]))
+        vertexTriangle(candidate, s.threadContacts[thread]);
+    }
+    for (std::size_t k = share(ee, thread); k < share(ee, thread + 1); ++k) {
+      const std::array<std::uint32_t, 2>& candidate = s.edgeEdge[k];
+      if (s.substepEdge[candidate[0]].overlaps(s.substepEdge[candidate[1]]))
+        edgeEdge(candidate, s.threadContacts[threads + thread]);
+    }
   }
   for (int t = 0; t < 2 * threads; ++t)
     contacts_.insert(contacts_.end(), s.threadContacts[t].begin(), s.threadContacts[t].end());
