@@ -9,6 +9,12 @@
 // the longest axis of the primitive centres, at most kLeafSize primitives per leaf, nodes in
 // depth-first order (a node's children come after it). Refit: children before parents. Queries
 // report primitives in a fixed order; nothing depends on threads.
+//
+// Pairs: every pair of overlapping boxes between two trees (or within one) is found by descending
+// both trees at once (pairs of nodes whose boxes overlap), so the work shared by neighbouring
+// primitives is done once, not once per query. The descent is cut into independent tasks (pairs
+// of nodes) that threads can take in any order; a task reports its pairs in a fixed order, but
+// callers that split tasks over threads must order the pairs themselves.
 #pragma once
 
 #include <algorithm>
@@ -49,6 +55,77 @@ class BoxTree {
     }
   }
 
+  // A pair of subtrees to compare: `a` of this tree and `b` of the other one, or (self pairs) two
+  // disjoint subtrees of this tree, or one subtree with itself when a == b.
+  struct Task {
+    std::uint32_t a = 0;
+    std::uint32_t b = 0;
+  };
+
+  // Tasks that together cover every overlapping pair of primitives of this tree and `other`
+  // (`self`: of this tree with itself, each unordered pair once), at least `minTasks` of them
+  // unless the trees are too small: pairs of nodes expanded level by level from the roots.
+  // `tasks` receives them; `next` is scratch.
+  void pairTasks(const BoxTree& other, bool self, std::size_t minTasks, std::vector<Task>& tasks,
+                 std::vector<Task>& next) const {
+    tasks.clear();
+    if (nodes_.empty() || other.nodes_.empty()) return;
+    tasks.push_back({0, 0});
+    bool grew = true;
+    while (grew && tasks.size() < minTasks) {
+      next.clear();
+      grew = false;
+      for (const Task& t : tasks) {
+        if (expand(other, self, t, next)) grew = true;
+        else next.push_back(t);
+      }
+      tasks.swap(next);
+    }
+  }
+
+  // Calls visit(a, b) for every primitive a of this tree and b of `other` (self: a and b of this
+  // tree, a != b, each unordered pair once) under `task` whose boxes (as last refitted, passed
+  // again) overlap.
+  template <class Visit>
+  void pairs(const BoxTree& other, bool self, Task task, std::span<const Aabb> boxes, std::span<const Aabb> otherBoxes,
+             Visit&& visit) const {
+    Task stack[kPairStack];
+    int top = 0;
+    stack[top++] = task;
+    while (top > 0) {
+      const Task t = stack[--top];
+      const Node& na = nodes_[t.a];
+      if (self && t.a == t.b) {
+        if (na.leaf) {
+          for (std::uint32_t i = na.first; i < na.first + na.count; ++i)
+            for (std::uint32_t j = i + 1; j < na.first + na.count; ++j)
+              if (boxes[order_[i]].overlaps(boxes[order_[j]])) visit(order_[i], order_[j]);
+        } else {
+          stack[top++] = {t.a + 1, na.first};
+          stack[top++] = {na.first, na.first};
+          stack[top++] = {t.a + 1, t.a + 1};
+        }
+        continue;
+      }
+      const Node& nb = other.nodes_[t.b];
+      if (!na.box.overlaps(nb.box)) continue;
+      if (na.leaf && nb.leaf) {
+        for (std::uint32_t i = na.first; i < na.first + na.count; ++i) {
+          const Aabb& box = boxes[order_[i]];
+          if (!box.overlaps(nb.box)) continue;
+          for (std::uint32_t j = nb.first; j < nb.first + nb.count; ++j)
+            if (box.overlaps(otherBoxes[other.order_[j]])) visit(order_[i], other.order_[j]);
+        }
+      } else if (nb.leaf || (!na.leaf && na.count >= nb.count)) {
+        stack[top++] = {na.first, t.b};
+        stack[top++] = {t.a + 1, t.b};
+      } else {
+        stack[top++] = {t.a, nb.first};
+        stack[top++] = {t.a, t.b + 1};
+      }
+    }
+  }
+
   // Calls visit(id) for every primitive whose box (as last refitted, passed again as `boxes`)
   // overlaps `query`, each once.
   template <class Visit>
@@ -75,9 +152,36 @@ class BoxTree {
   struct Node {
     Aabb box;
     std::uint32_t first = 0;  // leaf: first entry in order_; internal: index of the right child
-    std::uint32_t count = 0;  // leaf: number of primitives
+    std::uint32_t count = 0;  // primitives under the node
     bool leaf = false;
   };
+  // A pair descent pushes at most three tasks per level of either tree; the trees are balanced
+  // (median splits), so 40 levels each (10^12 primitives) fit.
+  static constexpr int kPairStack = 256;
+
+  // Appends the children of `t` to `tasks` as pairs pops them; false when `t` is a pair of leaves
+  // (or a leaf with itself). Pairs whose boxes do not overlap are dropped.
+  bool expand(const BoxTree& other, bool self, const Task& t, std::vector<Task>& tasks) const {
+    const Node& na = nodes_[t.a];
+    if (self && t.a == t.b) {
+      if (na.leaf) return false;
+      tasks.push_back({t.a + 1, t.a + 1});
+      tasks.push_back({na.first, na.first});
+      tasks.push_back({t.a + 1, na.first});
+      return true;
+    }
+    const Node& nb = other.nodes_[t.b];
+    if (na.leaf && nb.leaf) return false;
+    if (!na.box.overlaps(nb.box)) return true;
+    if (nb.leaf || (!na.leaf && na.count >= nb.count)) {
+      tasks.push_back({t.a + 1, t.b});
+      tasks.push_back({na.first, t.b});
+    } else {
+      tasks.push_back({t.a, t.b + 1});
+      tasks.push_back({t.a, nb.first});
+    }
+    return true;
+  }
 
   // Adds the node for order_[begin, end) and its subtree; returns its index.
   std::uint32_t split(std::span<const Vec3> centres, std::uint32_t begin, std::uint32_t end) {
@@ -89,6 +193,7 @@ class BoxTree {
       nodes_[index].count = end - begin;
       return index;
     }
+    nodes_[index].count = end - begin;
     Aabb bounds;
     for (std::uint32_t i = begin; i < end; ++i) bounds.add(centres[order_[i]]);
     int axis = 0;

@@ -20,15 +20,21 @@
 //   crosses, so a fast vertex passing beside a triangle makes no contact and one passing through it
 //   does. Only pairs whose closest points lie over the triangle (within the edges) count: the other
 //   configurations are another pair's (a vertex near a triangle's edge is that edge's business).
+//   The signed distance is taken to change linearly between the plane at x^n and the plane at the
+//   prediction: exact for a triangle (edge pair) that translates within the substep, not the cubic
+//   coplanarity test (Bridson et al. 2002) for one that turns or deforms (docs/scene-format.md).
 // - Broad phase once per step, narrow phase per substep. At the first substep, each particle is
 //   given a box that holds its path for the whole step as predicted from x^n, its velocity and
 //   gravity (and its path, if kinematic), padded by half the thickness and a part of its travel for
-//   the corrections the solver will make. Vertex and triangle boxes (edge and edge boxes) are
-//   compared in box hierarchies (box_tree.h); pairs whose boxes come within the reach (below)
-//   are the step's candidates, sorted. A pair left out is at least that far apart for as long as
-//   each particle stays in its box, because boxes are convex. Each later substep checks that every
-//   particle's x^n and prediction are still inside its box and runs the broad phase again (over the
-//   rest of the step) if one is not, so skipping it is never a guess.
+//   the corrections the solver will make. The boxes are drawn in a frame that moves with the
+//   surface's mean velocity and falls with gravity, so a cloth moving as a whole keeps small boxes;
+//   substep boxes overlap in the world exactly when they overlap shifted by the frame's offset in
+//   that substep. Vertex and triangle boxes (edge and edge boxes) are compared by descending two
+//   box hierarchies at once (box_tree.h); pairs whose boxes come within the reach (below) are the
+//   step's candidates, sorted. A pair left out is at least that far apart for as long as each
+//   particle stays in its box, because boxes are convex. Each later substep checks that every
+//   particle's x^n and prediction, shifted by the frame's offset, are still inside its box and runs
+//   the broad phase again (over the rest of the step) if one is not, so skipping it is never a guess.
 // - Friction and the velocity pass are those of the other contacts (friction.h), on the relative
 //   motion sum_k c_k x_k, shared out by c_k w_k / sum_k c_k^2 w_k.
 #include "collision/surface_contacts.h"
@@ -37,7 +43,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 
 #include "collision/closest_on_triangle.h"
 #include "collision/friction.h"
@@ -71,17 +76,34 @@ Vec3 closestBarycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3&
 
 Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }
 
-// Merges the first `count` lists, each sorted by `less` and holding distinct items, into `out`:
-// the items sorted, in linear time per list. The lists' and `scratch`'s storage is recycled.
-template <class T, class Less>
-void mergeSorted(std::vector<std::vector<T>>& lists, int count, std::vector<T>& out, std::vector<T>& scratch,
-                 Less less) {
-  out.swap(lists[0]);
-  lists[0].clear();
-  for (int t = 1; t < count; ++t) {
-    scratch.clear();
-    std::merge(out.begin(), out.end(), lists[t].begin(), lists[t].end(), std::back_inserter(scratch), less);
-    out.swap(scratch);
+// Gathers the pairs of the first `count` lists (distinct pairs; first(pair) below `keys`) into
+// `out`, sorted by (first, second): a counting sort by the first, then each bucket (a few pairs)
+// by the second. The order depends only on the pairs, not on which list held them, so any split
+// of the search over threads gives the same list. `start` is scratch.
+template <class T, class First, class Second>
+void sortPairs(std::vector<std::vector<T>>& lists, int count, std::size_t keys, std::vector<std::uint32_t>& start,
+               std::vector<T>& out, First first, Second second) {
+  start.assign(keys + 1, 0);
+  std::size_t total = 0;
+  for (int t = 0; t < count; ++t) {
+    total += lists[t].size();
+    for (const T& pair : lists[t]) ++start[first(pair) + 1];
+  }
+  for (std::size_t k = 0; k < keys; ++k) start[k + 1] += start[k];
+  out.resize(total);
+  // start[k] runs from the beginning of bucket k to its end (the beginning of bucket k + 1).
+  for (int t = 0; t < count; ++t)
+    for (const T& pair : lists[t]) out[start[first(pair)]++] = pair;
+  std::uint32_t begin = 0;
+  for (std::size_t k = 0; k < keys; ++k) {
+    const std::uint32_t end = start[k];
+    for (std::uint32_t i = begin + 1; i < end; ++i) {  // insertion sort: buckets are small
+      const T pair = out[i];
+      std::uint32_t j = i;
+      for (; j > begin && second(pair) < second(out[j - 1]); --j) out[j] = out[j - 1];
+      out[j] = pair;
+    }
+    begin = end;
   }
 }
 
@@ -96,6 +118,13 @@ double surfaceReach(const Model& model, const SolverSettings& settings) {
 
 // Below this many surface particles the broad phase runs on one thread.
 constexpr std::size_t kParallelQueries = 2048;
+
+// A slot's bit in the neighbour filters (Fibonacci hashing: slots a mesh row apart land on
+// different bits).
+int filterBit(std::uint32_t slot) { return static_cast<int>((slot * 0x9E3779B97F4A7C15ull) >> 58); }
+
+// Below this many candidate pairs the narrow phase runs on one thread.
+constexpr std::size_t kParallelCandidates = 4096;
 
 // Relative tolerance below which two edges count as parallel (sin of the angle between them).
 constexpr double kParallel = 1.0e-6;
@@ -143,6 +172,12 @@ void SurfaceContacts::prepare(const Model& model) {
       s.neighbours[fill[e[1]]++] = e[0];
     }
   }
+  s.neighbourFilter.assign(s.particles.size(), 0);
+  for (std::uint32_t i = 0; i < s.particles.size(); ++i) {
+    s.neighbourFilter[i] |= std::uint64_t{1} << filterBit(i);
+    for (std::uint32_t k = s.neighbourStart[i]; k < s.neighbourStart[i + 1]; ++k)
+      s.neighbourFilter[i] |= std::uint64_t{1} << filterBit(s.neighbours[k]);
+  }
   s.kinematicPath.assign(s.particles.size(), -1);
   for (std::size_t k = 0; k < model.kinematicParticles.size(); ++k) {
     const ParticleIndex p = model.kinematicParticles[k].particle;
@@ -151,10 +186,13 @@ void SurfaceContacts::prepare(const Model& model) {
   }
   // The hierarchies over triangles and edges, on the rest layout (see box_tree.h).
   std::vector<Vec3> centres;
-  centres.reserve(std::max(s.triangles.size(), s.edges.size()));
+  centres.reserve(std::max({s.triangles.size(), s.edges.size(), s.particles.size()}));
   for (const auto& t : s.triangles)
     centres.push_back((model.initialPosition[t[0]] + model.initialPosition[t[1]] + model.initialPosition[t[2]]) / 3.0);
   s.triangleTree.build(centres);
+  centres.clear();
+  for (ParticleIndex p : s.particles) centres.push_back(model.initialPosition[p]);
+  s.vertexTree.build(centres);
   centres.clear();
   for (const auto& e : s.edges) centres.push_back(0.5 * (model.initialPosition[e[0]] + model.initialPosition[e[1]]));
   s.edgeTree.build(centres);
@@ -171,6 +209,11 @@ void SurfaceContacts::prepare(const Model& model) {
   contacts_.reserve(s.particles.size());
 }
 
+Vec3 SurfaceContacts::frameOffset(int j) const {
+  const double h = s_.frameStep;
+  return (j * h) * s_.frameVelocity + (0.5 * h * h * j * (j - 1.0)) * s_.frameAcceleration;
+}
+
 bool SurfaceContacts::parallel() const { return active_ && s_.particles.size() >= kParallelQueries; }
 
 void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
@@ -180,10 +223,32 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   const double reach = surfaceReach(model, settings);
   const double m = remainingSubsteps;
   const double span = m * h;  // s, the rest of the step
-  // 1. Where each particle will be during the rest of the step: x^n, the prediction, and the
-  //    end of the step as free flight predicts it, x^n + m h v + h^2 a m (m - 1) / 2 (symplectic
-  //    Euler over m substeps with v already kicked once); a kinematic particle's path sampled at
-  //    every substep end, which is exactly where it will be.
+  // 1. The frame the boxes are drawn in: it moves with the surface's mean velocity and falls
+  //    with gravity, c(j) = j h v + h^2 g j (j - 1) / 2 in the j-th substep of this run, so a surface
+  //    that falls or slides as a whole keeps small boxes. Boxes overlap in it exactly when they do
+  //    in the world (both are shifted by the same c(j) in substep j), so nothing is lost.
+  s.frameSubsteps = 0;
+  s.frameVelocity = Vec3::Zero();
+  s.frameAcceleration = settings.gravity;
+  s.frameStep = h;
+  {
+    std::size_t moving = 0;
+    for (std::size_t i = 0; i < s.particles.size(); ++i) {
+      const ParticleIndex p = s.particles[i];
+      if (s.kinematicPath[i] >= 0 || !(model.inverseMass[p] > 0.0)) continue;
+      s.frameVelocity += state.velocity[p];
+      ++moving;
+    }
+    if (moving > 0) s.frameVelocity /= static_cast<double>(moving);
+    if (!s.frameVelocity.allFinite()) s.frameVelocity = Vec3::Zero();
+  }
+  const Vec3 lastOffset = frameOffset(remainingSubsteps - 1);
+  //    Where each particle will be during the rest of the step, in that frame: x^n, the
+  //    prediction, and free flight to the end of the step, x(j) = x^n + j h v + h^2 a j (j - 1) / 2
+  //    (symplectic Euler with v already kicked once), as seen in substep j's frame at the start
+  //    and end of the last substep (in between it moves on a line when a = g); a kinematic or
+  //    fixed particle's positions at every substep end, which are exactly where it will be.
+  const double last = m - 1.0;
   for (std::size_t i = 0; i < s.particles.size(); ++i) {
     const ParticleIndex p = s.particles[i];
     const Vec3& start = state.previousPosition[p];
@@ -193,16 +258,26 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     const double w = model.inverseMass[p];
     if (s.kinematicPath[i] >= 0) {
       const PathFunction& path = model.kinematicParticles[s.kinematicPath[i]].path;
-      for (int k = 1; k <= remainingSubsteps; ++k) box.add(path(time + k * h));
+      for (int j = 1; j < remainingSubsteps; ++j) {
+        const Vec3 offset = frameOffset(j);
+        box.add(path(time + j * h) - offset);
+        box.add(path(time + (j + 1) * h) - offset);
+      }
     } else if (w > 0.0) {
       const Vec3 acceleration = settings.gravity + w * state.externalForce[p];
-      box.add(start + span * state.velocity[p] + (0.5 * h * h * m * (m - 1.0)) * acceleration);
+      box.add(start + (last * h) * state.velocity[p] + (0.5 * h * h * last * (last - 1.0)) * acceleration - lastOffset);
+      box.add(start + span * state.velocity[p] + (0.5 * h * h * m * (m - 1.0)) * acceleration - lastOffset);
+    } else {
+      for (int j = 1; j < remainingSubsteps; ++j) box.add(start - frameOffset(j));
     }
     // Room for the corrections the constraints will make: half the thickness, and along each axis
     // a quarter of the travel along it plus a twentieth of the whole travel (a falling cloth is
     // deflected sideways far less than it falls). Less makes more runs, more more candidates.
+    // And a relative 1e-12 for the rounding of the frame's shift (far above it).
     const Vec3 travel = box.max - box.min;
-    box.inflate(Vec3((0.5 * model.surfaceThickness + 0.05 * travel.norm()) * Vec3::Ones() + 0.25 * travel));
+    const double rounding =
+        1e-12 * (box.min.cwiseAbs().maxCoeff() + box.max.cwiseAbs().maxCoeff() + lastOffset.cwiseAbs().maxCoeff());
+    box.inflate(Vec3((0.5 * model.surfaceThickness + 0.05 * travel.norm() + rounding) * Vec3::Ones() + 0.25 * travel));
     s.region[i] = box;
     s.vertexBoxes[i] = box;
     s.vertexBoxes[i].inflate(0.5 * reach);
@@ -219,20 +294,22 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     box.inflate(0.5 * reach);
     s.edgeBoxes[e] = box;
   }
+  s.vertexTree.refit(s.vertexBoxes);
   s.triangleTree.refit(s.triangleBoxes);
   s.edgeTree.refit(s.edgeBoxes);
   const double* w = model.inverseMass.data();
-  // Slots a and b are the same or joined by an edge of the mesh.
+  // Slots a and b are the same or joined by an edge of the mesh. Most pairs asked are not: the
+  // filter (a slot's neighbours and itself hashed into 64 bits) answers those without the search.
   auto near = [&](std::uint32_t a, std::uint32_t b) {
+    if (!((s.neighbourFilter[a] >> filterBit(b)) & 1u)) return false;
     return a == b || std::binary_search(s.neighbours.begin() + s.neighbourStart[a],
                                         s.neighbours.begin() + s.neighbourStart[a + 1], b);
   };
-  // The queries are independent: split over threads when there are enough, each into its own
-  // list. A query's candidates are sorted as they are found, and a thread's chunks come in
-  // increasing order (monotonic schedule), so every list is sorted and merging them gives the
-  // candidates sorted, the same for any thread count, without sorting them all.
-  // The team may be smaller than asked (inside a caller's parallel region, or OMP_DYNAMIC), so every
-  // list is cleared here, not by the thread that would fill it.
+  // Both searches descend two hierarchies at once (box_tree.h), cut into tasks that the threads
+  // take in any order, each into its own list; sorting the pairs after gives the same candidates
+  // in the same order for any thread count. The team may be smaller than asked (inside a caller's
+  // parallel region, or OMP_DYNAMIC), so every list is cleared here, not by the thread that would
+  // fill it.
   const int threads = s.particles.size() >= kParallelQueries ? std::max(teamSize, 1) : 1;
   if (s.threadVertexTriangle.size() < static_cast<std::size_t>(threads)) {
     s.threadVertexTriangle.resize(threads);
@@ -242,72 +319,72 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     s.threadVertexTriangle[t].clear();
     s.threadEdgeEdge[t].clear();
   }
-  const auto vertexCount = static_cast<std::int64_t>(s.particles.size());
-  const auto edgeCount = static_cast<std::int64_t>(s.edges.size());
-  const auto byVertexThenTriangle = [](const Scratch::VertexTriangle& l, const Scratch::VertexTriangle& r) {
-    return l.vertex != r.vertex ? l.vertex < r.vertex : l.triangle < r.triangle;
-  };
-  const auto byPair = [](const std::array<std::uint32_t, 2>& l, const std::array<std::uint32_t, 2>& r) {
-    return l < r;
-  };
+  const std::size_t minTasks = threads > 1 ? 32 * static_cast<std::size_t>(threads) : 1;
+  s.vertexTree.pairTasks(s.triangleTree, false, minTasks, s.vertexTriangleTasks, s.taskScratch);
+  s.edgeTree.pairTasks(s.edgeTree, true, minTasks, s.edgeEdgeTasks, s.taskScratch);
+  const auto vertexTasks = static_cast<std::int64_t>(s.vertexTriangleTasks.size());
+  const auto edgeTasks = static_cast<std::int64_t>(s.edgeEdgeTasks.size());
 #pragma omp parallel num_threads(threads)
   {
     auto& vertexTriangle = s.threadVertexTriangle[omp_get_thread_num()];
     auto& edgeEdge = s.threadEdgeEdge[omp_get_thread_num()];
     // 2. Vertex-triangle candidates: each vertex against the triangles it is neither a corner of
     //    nor joined to a corner of by an edge.
-#pragma omp for schedule(monotonic : dynamic, 256) nowait
-    for (std::int64_t v = 0; v < vertexCount; ++v) {
-      const auto i = static_cast<std::uint32_t>(v);
-      const ParticleIndex p = s.particles[i];
-      const std::size_t first = vertexTriangle.size();
-      s.triangleTree.query(s.vertexBoxes[i], s.triangleBoxes, [&](std::uint32_t t) {
-        const auto& tri = s.triangles[t];
-        const auto& corner = s.triangleSlots[t];
-        if (near(i, corner[0]) || near(i, corner[1]) || near(i, corner[2])) return;
-        if (w[p] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) return;
-        vertexTriangle.push_back({i, t});
-      });
-      std::sort(vertexTriangle.begin() + static_cast<std::ptrdiff_t>(first), vertexTriangle.end(),
-                byVertexThenTriangle);
+#pragma omp for schedule(dynamic, 1) nowait
+    for (std::int64_t k = 0; k < vertexTasks; ++k) {
+      s.vertexTree.pairs(s.triangleTree, false, s.vertexTriangleTasks[k], s.vertexBoxes, s.triangleBoxes,
+                         [&](std::uint32_t i, std::uint32_t t) {
+                           const auto& tri = s.triangles[t];
+                           const auto& corner = s.triangleSlots[t];
+                           if (near(i, corner[0]) || near(i, corner[1]) || near(i, corner[2])) return;
+                           if (w[s.particles[i]] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) return;
+                           vertexTriangle.push_back({i, t});
+                         });
     }
     // 3. Edge-edge candidates: each pair of edges, once (a < b), whose ends are neither shared
     //    nor joined by an edge.
-#pragma omp for schedule(monotonic : dynamic, 256)
-    for (std::int64_t e = 0; e < edgeCount; ++e) {
-      const auto a = static_cast<std::uint32_t>(e);
-      const auto& ea = s.edges[a];
-      const auto& sa = s.edgeSlots[a];
-      const std::size_t first = edgeEdge.size();
-      s.edgeTree.query(s.edgeBoxes[a], s.edgeBoxes, [&](std::uint32_t b) {
-        if (b <= a) return;
-        const auto& eb = s.edges[b];
-        const auto& sb = s.edgeSlots[b];
-        if (near(sa[0], sb[0]) || near(sa[0], sb[1]) || near(sa[1], sb[0]) || near(sa[1], sb[1])) return;
-        if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) return;
-        edgeEdge.push_back({a, b});
-      });
-      std::sort(edgeEdge.begin() + static_cast<std::ptrdiff_t>(first), edgeEdge.end(), byPair);
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t k = 0; k < edgeTasks; ++k) {
+      s.edgeTree.pairs(s.edgeTree, true, s.edgeEdgeTasks[k], s.edgeBoxes, s.edgeBoxes,
+                       [&](std::uint32_t a, std::uint32_t b) {
+                         const auto& sa = s.edgeSlots[a];
+                         const auto& sb = s.edgeSlots[b];
+                         if (near(sa[0], sb[0]) || near(sa[0], sb[1]) || near(sa[1], sb[0]) || near(sa[1], sb[1]))
+                           return;
+                         const auto& ea = s.edges[a];
+                         const auto& eb = s.edges[b];
+                         if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) return;
+                         edgeEdge.push_back({std::min(a, b), std::max(a, b)});
+                       });
     }
   }
-  mergeSorted(s.threadVertexTriangle, threads, s.vertexTriangle, s.mergeVertexTriangle, byVertexThenTriangle);
-  mergeSorted(s.threadEdgeEdge, threads, s.edgeEdge, s.mergeEdgeEdge, byPair);
+  sortPairs(
+      s.threadVertexTriangle, threads, s.particles.size(), s.bucketStart, s.vertexTriangle,
+      [](const Scratch::VertexTriangle& pair) { return pair.vertex; },
+      [](const Scratch::VertexTriangle& pair) { return pair.triangle; });
+  sortPairs(
+      s.threadEdgeEdge, threads, s.edges.size(), s.bucketStart, s.edgeEdge,
+      [](const std::array<std::uint32_t, 2>& pair) { return pair[0]; },
+      [](const std::array<std::uint32_t, 2>& pair) { return pair[1]; });
   s.built = true;
 }
 
 void SurfaceContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
-                              int substep, double time, int threads) {
+                              int substep, double time, int teamSize) {
   contacts_.clear();
   if (!active_) return;
   Scratch& s = s_;
   if (substep == 0) broadPhaseRuns_ = 0;
-  // The candidates hold while every particle is inside the box it was given (see the top).
-  bool valid = s.built;
+  // The candidates hold while every particle is inside the box it was given, in the broad phase's
+  // frame at this substep (see the top).
+  bool valid = s.built && h == s.frameStep;
+  const Vec3 frame = valid ? frameOffset(s.frameSubsteps) : Vec3::Zero();
   for (std::size_t i = 0; valid && i < s.particles.size(); ++i) {
     const ParticleIndex p = s.particles[i];
-    valid = s.region[i].contains(state.previousPosition[p]) && s.region[i].contains(state.position[p]);
+    valid = s.region[i].contains(state.previousPosition[p] - frame) && s.region[i].contains(state.position[p] - frame);
   }
-  if (!valid) findCandidates(model, settings, state, h, settings.substeps - substep, time, threads);
+  if (!valid) findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
+  ++s.frameSubsteps;
 
   const double thickness = model.surfaceThickness;
   const double reach = surfaceReach(model, settings);
@@ -336,7 +413,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     box.add(s.substepVertex[s.edgeSlots[e][1]]);
   }
   // Completes a contact whose particles, normal and weights are set: allowance, velocity, mass.
-  auto finish = [&](SurfaceContact& c) {
+  auto finish = [&](SurfaceContact& c, std::vector<SurfaceContact>& out) {
     Vec3 before = Vec3::Zero(), velocity = Vec3::Zero();
     double inverseMassSum = 0.0;
     for (int k = 0; k < 4; ++k) {
@@ -349,18 +426,17 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const double gapBefore = c.normal.dot(before) - thickness;
     if (gapBefore < 0.0) c.allowance = std::max(0.0, -gapBefore - cap);
     c.normalVelocity = c.normal.dot(velocity);
-    contacts_.push_back(c);
+    out.push_back(c);
   };
 
-  for (const auto& candidate : s.vertexTriangle) {
-    if (!s.substepVertex[candidate.vertex].overlaps(s.substepTriangle[candidate.triangle])) continue;
+  auto vertexTriangle = [&](const Scratch::VertexTriangle& candidate, std::vector<SurfaceContact>& out) {
     const ParticleIndex p = s.particles[candidate.vertex];
     const auto& tri = s.triangles[candidate.triangle];
     const Vec3 &p0 = x0[p], &a0 = x0[tri[0]], &b0 = x0[tri[1]], &c0 = x0[tri[2]];
     const Vec3 &p1 = x1[p], &a1 = x1[tri[0]], &b1 = x1[tri[1]], &c1 = x1[tri[2]];
     const Vec3 n1 = (b1 - a1).cross(c1 - a1);
     const double length1 = n1.norm();
-    if (!(length1 > 0.0) || !std::isfinite(length1)) continue;  // degenerate or non-finite
+    if (!(length1 > 0.0) || !std::isfinite(length1)) return;  // degenerate or non-finite
     Vec3 u1 = n1 / length1;
     const Vec3 n0 = (b0 - a0).cross(c0 - a0);
     const double length0 = n0.norm();
@@ -368,7 +444,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     if (u0.dot(u1) < 0.0) u1 = -u1;  // keep one orientation through the substep
     const double d0 = u0.dot(p0 - a0), d1 = u1.dot(p1 - a1);
     const double side = d0 >= 0.0 ? 1.0 : -1.0;
-    if (side * d1 >= reach) continue;
+    if (side * d1 >= reach) return;
     // Where to take the closest point: where the path crosses the plane, or the prediction.
     const double tau = side * d1 < 0.0 ? d0 / (d0 - d1) : 1.0;
     const Vec3 pt = lerp(p0, p1, tau), at = lerp(a0, a1, tau), bt = lerp(b0, b1, tau), ct = lerp(c0, c1, tau);
@@ -376,9 +452,9 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const Vec3 offset = pt - (bary[0] * at + bary[1] * bt + bary[2] * ct);
     const Vec3 nt = (bt - at).cross(ct - at);
     const double nLength = nt.norm();
-    if (!(nLength > 0.0)) continue;
+    if (!(nLength > 0.0)) return;
     const Vec3 ut = nt / nLength;
-    if ((offset - ut.dot(offset) * ut).squaredNorm() > lateral * lateral) continue;  // beside the triangle
+    if ((offset - ut.dot(offset) * ut).squaredNorm() > lateral * lateral) return;  // beside the triangle
     SurfaceContact c;
     c.kind = SurfaceContact::Kind::VertexTriangle;
     c.particles[0] = p;
@@ -390,11 +466,10 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     c.weights[2] = -bary[1];
     c.weights[3] = -bary[2];
     c.normal = side * u1;
-    finish(c);
-  }
+    finish(c, out);
+  };
 
-  for (const auto& candidate : s.edgeEdge) {
-    if (!s.substepEdge[candidate[0]].overlaps(s.substepEdge[candidate[1]])) continue;
+  auto edgeEdge = [&](const std::array<std::uint32_t, 2>& candidate, std::vector<SurfaceContact>& out) {
     const auto& ea = s.edges[candidate[0]];
     const auto& eb = s.edges[candidate[1]];
     const Vec3 &pa0 = x0[ea[0]], &qa0 = x0[ea[1]], &pb0 = x0[eb[0]], &qb0 = x0[eb[1]];
@@ -403,7 +478,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const Vec3 n1 = ua.cross(ub);
     const double length1 = n1.norm();
     if (!(length1 > kParallel * ua.norm() * ub.norm()) || !std::isfinite(length1))
-      continue;  // parallel: vertex-triangle pairs cover it
+      return;  // parallel: vertex-triangle pairs cover it
     Vec3 u1 = n1 / length1;
     const Vec3 n0 = (qa0 - pa0).cross(qb0 - pb0);
     const double length0 = n0.norm();
@@ -412,7 +487,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     // Signed distance between the two lines, at the start and predicted.
     const double d0 = u0.dot(pa0 - pb0), d1 = u1.dot(pa1 - pb1);
     const double side = d0 >= 0.0 ? 1.0 : -1.0;
-    if (side * d1 >= reach) continue;
+    if (side * d1 >= reach) return;
     const double tau = side * d1 < 0.0 ? d0 / (d0 - d1) : 1.0;
     const Vec3 pa = lerp(pa0, pa1, tau), pb = lerp(pb0, pb1, tau);
     const Vec3 da = lerp(qa0, qa1, tau) - pa, db = lerp(qb0, qb1, tau) - pb;
@@ -420,10 +495,10 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const Vec3 r = pa - pb;
     const double A = da.dot(da), B = da.dot(db), C = db.dot(db), D = da.dot(r), E = db.dot(r);
     const double denominator = A * C - B * B;
-    if (!(denominator > 0.0)) continue;
+    if (!(denominator > 0.0)) return;
     const double sa = (B * E - C * D) / denominator;
     const double sb = (A * E - B * D) / denominator;
-    if (!(sa >= 0.0 && sa <= 1.0 && sb >= 0.0 && sb <= 1.0)) continue;  // closest points off an edge
+    if (!(sa >= 0.0 && sa <= 1.0 && sb >= 0.0 && sb <= 1.0)) return;  // closest points off an edge
     SurfaceContact c;
     c.kind = SurfaceContact::Kind::EdgeEdge;
     c.particles[0] = ea[0];
@@ -435,8 +510,35 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     c.weights[2] = -(1.0 - sb);
     c.weights[3] = -sb;
     c.normal = side * u1;
-    finish(c);
+    finish(c, out);
+  };
+
+  // The candidates are independent: each thread takes a fixed share of each list in order, and the
+  // shares are joined in order, so the contacts come in the candidates' order for any team.
+  const std::size_t candidates = s.vertexTriangle.size() + s.edgeEdge.size();
+  const int threads = candidates >= kParallelCandidates ? std::max(teamSize, 1) : 1;
+  if (s.threadContacts.size() < 2 * static_cast<std::size_t>(threads)) s.threadContacts.resize(2 * threads);
+  for (int t = 0; t < 2 * threads; ++t) s.threadContacts[t].clear();
+#pragma omp parallel num_threads(threads)
+  {
+    const auto team = static_cast<std::size_t>(omp_get_num_threads());
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
+    const std::size_t vt = s.vertexTriangle.size(), ee = s.edgeEdge.size();
+    // The substep boxes first: most candidates stop there, without a call.
+    for (std::size_t k = share(vt, thread); k < share(vt, thread + 1); ++k) {
+      const Scratch::VertexTriangle& candidate = s.vertexTriangle[k];
+      if (s.substepVertex[candidate.vertex].overlaps(s.substepTriangle[candidate.triangle]))
+        vertexTriangle(candidate, s.threadContacts[thread]);
+    }
+    for (std::size_t k = share(ee, thread); k < share(ee, thread + 1); ++k) {
+      const std::array<std::uint32_t, 2>& candidate = s.edgeEdge[k];
+      if (s.substepEdge[candidate[0]].overlaps(s.substepEdge[candidate[1]]))
+        edgeEdge(candidate, s.threadContacts[threads + thread]);
+    }
   }
+  for (int t = 0; t < 2 * threads; ++t)
+    contacts_.insert(contacts_.end(), s.threadContacts[t].begin(), s.threadContacts[t].end());
 }
 
 bool SurfaceContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace) {

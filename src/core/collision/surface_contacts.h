@@ -42,6 +42,8 @@ class SurfaceContacts {
  private:
   void findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
                       int remainingSubsteps, double time, int threads);
+  // Where the broad phase's frame is at substep j of its run (m, see surface_contacts.cpp).
+  Vec3 frameOffset(int j) const;
   bool active_ = false;
   std::vector<SurfaceContact> contacts_;
   int broadPhaseRuns_ = 0;  // in the current step
@@ -57,7 +59,14 @@ class SurfaceContacts {
     // neighbours[neighbourStart[i] .. neighbourStart[i + 1]).
     std::vector<std::uint32_t> neighbourStart;
     std::vector<std::uint32_t> neighbours;
-    // Broad phase: where each particle stays during the step, and the boxes compared.
+    std::vector<std::uint64_t> neighbourFilter;  // per slot: bits of itself and its neighbours
+    // Broad phase: where each particle stays during the step, and the boxes compared, in a frame
+    // that moves with velocity frameVelocity (m/s) and acceleration frameAcceleration (m/s^2) in
+    // substeps of frameStep (s); frameSubsteps substeps have passed since the run.
+    int frameSubsteps = 0;
+    double frameStep = 0.0;
+    Vec3 frameVelocity = Vec3::Zero();
+    Vec3 frameAcceleration = Vec3::Zero();
     std::vector<Aabb> region;       // per particle slot
     std::vector<Aabb> vertexBoxes;  // region padded by half the reach
     std::vector<Aabb> triangleBoxes;
@@ -67,8 +76,13 @@ class SurfaceContacts {
     std::vector<Aabb> substepVertex;
     std::vector<Aabb> substepTriangle;
     std::vector<Aabb> substepEdge;
-    BoxTree triangleTree;  // built on the rest layout, refitted by each broad phase run
+    BoxTree vertexTree;  // built on the rest layout, refitted by each broad phase run
+    BoxTree triangleTree;
     BoxTree edgeTree;
+    std::vector<BoxTree::Task> vertexTriangleTasks;  // the searches cut into pieces for threads
+    std::vector<BoxTree::Task> edgeEdgeTasks;
+    std::vector<BoxTree::Task> taskScratch;
+    std::vector<std::uint32_t> bucketStart;  // sorting the candidates
     struct VertexTriangle {
       std::uint32_t vertex = 0;    // slot
       std::uint32_t triangle = 0;  // index in triangles
@@ -76,12 +90,12 @@ class SurfaceContacts {
     std::vector<VertexTriangle> vertexTriangle;          // candidates, sorted by (vertex, triangle)
     std::vector<std::array<std::uint32_t, 2>> edgeEdge;  // candidates (a < b), sorted
     bool built = false;  // whether the candidates above were found (for the current settings)
-    // Per-thread candidate lists of a parallel broad phase, each sorted as it is filled, merged
-    // after (through the scratch lists).
+    // Per-thread candidate lists of the broad phase, sorted together after.
     std::vector<std::vector<VertexTriangle>> threadVertexTriangle;
     std::vector<std::vector<std::array<std::uint32_t, 2>>> threadEdgeEdge;
-    std::vector<VertexTriangle> mergeVertexTriangle;
-    std::vector<std::array<std::uint32_t, 2>> mergeEdgeEdge;
+    // Per-thread contact lists of the narrow phase (vertex-triangle, then edge-edge), joined in
+    // the candidates' order after.
+    std::vector<std::vector<SurfaceContact>> threadContacts;
   };
   Scratch s_;
 };
