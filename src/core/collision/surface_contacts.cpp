@@ -38,6 +38,8 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <new>
+#include <string>
 
 #include "collision/closest_on_triangle.h"
 #include "collision/friction.h"
@@ -100,11 +102,21 @@ constexpr std::size_t kParallelQueries = 2048;
 // Relative tolerance below which two edges count as parallel (sin of the angle between them).
 constexpr double kParallel = 1.0e-6;
 
+// Bound on the broad phase's candidates: at most this many per vertex (vertex-triangle pairs) and
+// per edge (edge-edge pairs), summed over the mesh. A vertex of a folded cloth meets a few dozen
+// triangles in a step; a thickness or a motion of the size of the whole cloth makes every pair a
+// candidate, quadratic in the mesh, and is refused instead (issue 12).
+constexpr std::size_t kMaxCandidatesPerQuery = 64;
+// And at most this many contacts per collision particle in a substep: a vertex of a folded cloth
+// touches a few triangles and edges.
+constexpr std::size_t kMaxContactsPerParticle = 16;
+
 }  // namespace
 
 void SurfaceContacts::prepare(const Model& model) {
   contacts_.clear();
   broadPhaseRuns_ = 0;
+  overflow_.clear();
   s_ = Scratch();
   active_ = model.selfCollision && !model.collisionTriangles.empty();
   if (!active_) return;
@@ -250,10 +262,25 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   const auto byPair = [](const std::array<std::uint32_t, 2>& l, const std::array<std::uint32_t, 2>& r) {
     return l < r;
   };
-#pragma omp parallel num_threads(threads)
+  // Each list stops growing at the bound, and an allocation failure is caught where it happens:
+  // no exception may leave a parallel region. The pairs found are counted on, so an overflow is
+  // seen alike on any thread count; the substep then gets no candidates and the step is refused.
+  const std::size_t vertexCap = kMaxCandidatesPerQuery * s.particles.size();
+  const std::size_t edgeCap = kMaxCandidatesPerQuery * s.edges.size();
+  std::uint64_t vertexFound = 0, edgeFound = 0;
+  int allocationFailed = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : vertexFound, edgeFound) reduction(| : allocationFailed)
   {
     auto& vertexTriangle = s.threadVertexTriangle[omp_get_thread_num()];
     auto& edgeEdge = s.threadEdgeEdge[omp_get_thread_num()];
+    auto keep = [&](auto& list, std::size_t cap, const auto& item) {
+      if (list.size() >= cap || allocationFailed) return;
+      try {
+        list.push_back(item);
+      } catch (const std::bad_alloc&) {
+        allocationFailed = 1;
+      }
+    };
     // 2. Vertex-triangle candidates: each vertex against the triangles it is neither a corner of
     //    nor joined to a corner of by an edge.
 #pragma omp for schedule(monotonic : dynamic, 256) nowait
@@ -266,7 +293,8 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
         const auto& corner = s.triangleSlots[t];
         if (near(i, corner[0]) || near(i, corner[1]) || near(i, corner[2])) return;
         if (w[p] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) return;
-        vertexTriangle.push_back({i, t});
+        ++vertexFound;
+        keep(vertexTriangle, vertexCap, Scratch::VertexTriangle{i, t});
       });
       std::sort(vertexTriangle.begin() + static_cast<std::ptrdiff_t>(first), vertexTriangle.end(),
                 byVertexThenTriangle);
@@ -285,10 +313,31 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
         const auto& sb = s.edgeSlots[b];
         if (near(sa[0], sb[0]) || near(sa[0], sb[1]) || near(sa[1], sb[0]) || near(sa[1], sb[1])) return;
         if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) return;
-        edgeEdge.push_back({a, b});
+        ++edgeFound;
+        keep(edgeEdge, edgeCap, std::array<std::uint32_t, 2>{a, b});
       });
       std::sort(edgeEdge.begin() + static_cast<std::ptrdiff_t>(first), edgeEdge.end(), byPair);
     }
+  }
+  if (vertexFound > vertexCap || edgeFound > edgeCap || allocationFailed) {
+    for (int t = 0; t < threads; ++t) {
+      s.threadVertexTriangle[t].clear();
+      s.threadEdgeEdge[t].clear();
+    }
+    s.vertexTriangle.clear();
+    s.edgeEdge.clear();
+    s.built = false;
+    overflow_ =
+        "surface contact broad phase: " +
+        (allocationFailed
+             ? std::string("out of memory for its candidate pairs")
+             : std::to_string(vertexFound) + " vertex-triangle and " + std::to_string(edgeFound) +
+                   " edge-edge candidate pairs, above the bound of " + std::to_string(kMaxCandidatesPerQuery) +
+                   " per vertex (" + std::to_string(vertexCap) + ") and per edge (" + std::to_string(edgeCap) + ")") +
+        " (surface thickness " + std::to_string(model.surfaceThickness) +
+        " m; a thickness near the mesh's edge length or a motion of the size of the cloth in one step "
+        "makes every pair a candidate: lower the thickness or the time step)";
+    return;
   }
   mergeSorted(s.threadVertexTriangle, threads, s.vertexTriangle, s.mergeVertexTriangle, byVertexThenTriangle);
   mergeSorted(s.threadEdgeEdge, threads, s.edgeEdge, s.mergeEdgeEdge, byPair);
@@ -300,7 +349,11 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   contacts_.clear();
   if (!active_) return;
   Scratch& s = s_;
-  if (substep == 0) broadPhaseRuns_ = 0;
+  if (substep == 0) {
+    broadPhaseRuns_ = 0;
+    overflow_.clear();
+  }
+  if (!overflow_.empty()) return;  // an earlier substep overflowed: the step is refused
   // The candidates hold while every particle is inside the box it was given (see the top).
   bool valid = s.built;
   for (std::size_t i = 0; valid && i < s.particles.size(); ++i) {
@@ -308,6 +361,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     valid = s.region[i].contains(state.previousPosition[p]) && s.region[i].contains(state.position[p]);
   }
   if (!valid) findCandidates(model, settings, state, h, settings.substeps - substep, time, threads);
+  if (!overflow_.empty()) return;  // the step is refused (Solver::step)
 
   const double thickness = model.surfaceThickness;
   const double reach = surfaceReach(model, settings);
@@ -335,6 +389,8 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     box = s.substepVertex[s.edgeSlots[e][0]];
     box.add(s.substepVertex[s.edgeSlots[e][1]]);
   }
+  const std::size_t contactCap = kMaxContactsPerParticle * s.particles.size();
+  std::size_t overflowed = 0;
   // Completes a contact whose particles, normal and weights are set: allowance, velocity, mass.
   auto finish = [&](SurfaceContact& c) {
     Vec3 before = Vec3::Zero(), velocity = Vec3::Zero();
@@ -349,7 +405,8 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const double gapBefore = c.normal.dot(before) - thickness;
     if (gapBefore < 0.0) c.allowance = std::max(0.0, -gapBefore - cap);
     c.normalVelocity = c.normal.dot(velocity);
-    contacts_.push_back(c);
+    if (contacts_.size() < contactCap) contacts_.push_back(c);
+    else ++overflowed;
   };
 
   for (const auto& candidate : s.vertexTriangle) {
@@ -437,6 +494,14 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     c.normal = side * u1;
     finish(c);
   }
+  if (overflowed > 0) {
+    overflow_ = "surface contacts: " + std::to_string(contacts_.size() + overflowed) +
+                " contacts in one substep, above " + "the bound of " + std::to_string(contactCap) + " (" +
+                std::to_string(kMaxContactsPerParticle) +
+                " per particle of the self-colliding cloths; surface thickness " + std::to_string(thickness) +
+                " m): lower the thickness";
+    contacts_.clear();
+  }
 }
 
 bool SurfaceContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace) {
@@ -488,3 +553,13 @@ void SurfaceContacts::velocityPass(const Model& model, const SolverSettings& set
 }
 
 }  // namespace pliant::detail
+
+namespace pliant {
+
+std::size_t surfaceCandidateBound(std::size_t particles, std::size_t edges) {
+  return detail::kMaxCandidatesPerQuery * (particles + edges);
+}
+
+std::size_t surfaceContactBound(std::size_t particles) { return detail::kMaxContactsPerParticle * particles; }
+
+}  // namespace pliant
