@@ -75,12 +75,13 @@ struct RunArguments {
   std::vector<int> checkpointAt;
   std::string resume;
   bool noFrames = false;
-  std::string html;  // the viewer page to write; "" = none
+  std::string html;       // the viewer page to write; "" = none
+  std::string maxMemory;  // --max-memory; "" = the default budget
 };
 
 int runCommand(const RunArguments& arguments) {
   // Everything that can be wrong with the input is checked before the output folder is touched.
-  const pliant::Scene scene = loadScene(arguments.scene);
+  const pliant::Scene scene = loadScene(arguments.scene, arguments.maxMemory);
   pliant::RunOptions options;
   options.outputFolder = arguments.out;
   options.frames = arguments.frames;
@@ -150,6 +151,7 @@ Command addRunCommand(CLI::App& app) {
   run->add_flag("-q,--quiet", options->quiet, "No progress bar and no summary line");
   run->add_option("--html", options->html,
                   "Also write the self-contained HTML viewer page to FILE (e.g. out/viewer.html)");
+  addMaxMemoryOption(run, options->maxMemory);
   return {run, [options] { return runCommand(*options); }};
 }
 
