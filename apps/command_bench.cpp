@@ -25,12 +25,14 @@ struct BenchOptions {
   int frames = 0;   // 0: each scene's default
   std::string csv;  // "" = stdout
   bool quiet = false;
-  bool pin = true;  // bind worker threads to cores (pliant::pinThreadsToCores)
+  bool pin = true;        // bind worker threads to cores (pliant::pinThreadsToCores)
+  std::string maxMemory;  // --max-memory for scene files; "" = the default budget
 };
 
 // Runs every scene on every thread count, one CSV row each (pliant/bench/benchmark.h says what is measured).
 // Names are checked before anything runs, so a typo costs nothing.
 int runBench(const BenchOptions& options) {
+  const pliant::SceneLoadOptions load = sceneLoadOptions(options.maxMemory);  // checked before anything runs
   const std::vector<std::string> names = options.scenes.empty() ? pliant::benchmarkSceneNames() : options.scenes;
   std::vector<std::string> known = pliant::benchmarkSceneNames();
   for (const std::string& name : pliant::builtinSceneNames()) known.push_back(name);
@@ -41,7 +43,7 @@ int runBench(const BenchOptions& options) {
     if (std::find(known.begin(), known.end(), name) != known.end()) {
       scenes.push_back(pliant::makeBenchmarkScene(name));
     } else if (name.find('/') != std::string::npos || name.ends_with(".json")) {
-      scenes.push_back(pliant::loadSceneFile(name));
+      scenes.push_back(pliant::loadSceneFile(name, load));
       scenes.back().name = name;  // rows name the file as given
     } else {
       pliant::makeBenchmarkScene(name);  // throws, listing the benchmark scenes
@@ -102,6 +104,7 @@ Command addBenchCommand(CLI::App& app) {
   bench->add_flag("!--no-pin", options->pin,
                   "Leave worker threads unbound (by default each is bound to its own core, so that the OS does not "
                   "move it and cost it its cache)");
+  addMaxMemoryOption(bench, options->maxMemory);
   return {bench, [options] { return runBench(*options); }};
 }
 

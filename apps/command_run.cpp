@@ -78,13 +78,14 @@ struct RunArguments {
   bool noFrames = false;
   std::string html;  // the viewer page to write; "" = none
   bool htmlGiven = false;
+  std::string maxMemory;  // --max-memory; "" = the default budget
 };
 
 int runCommand(const RunArguments& arguments) {
   // Everything that can be wrong with the input is checked before the output folder is touched.
   if (arguments.out.empty()) throw pliant::Error("--out: an empty path; expected an output folder");
   if (arguments.html.empty() && arguments.htmlGiven) throw pliant::Error("--html: an empty path; expected a file name");
-  const pliant::Scene scene = loadScene(arguments.scene);
+  const pliant::Scene scene = loadScene(arguments.scene, arguments.maxMemory);
   pliant::RunOptions options;
   options.outputFolder = arguments.out;
   options.frames = arguments.frames;
@@ -156,6 +157,7 @@ Command addRunCommand(CLI::App& app) {
   run->add_option("--html", options->html,
                   "Also write the self-contained HTML viewer page to FILE (e.g. out/viewer.html)")
       ->each([options](const std::string&) { options->htmlGiven = true; });
+  addMaxMemoryOption(run, options->maxMemory);
   return {run, [options] { return runCommand(*options); }};
 }
 

@@ -8,8 +8,8 @@
 namespace pliant::cli {
 namespace {
 
-int validateCommand(const std::string& file) {
-  const pliant::Scene scene = pliant::loadSceneFile(file);
+int validateCommand(const std::string& file, const std::string& maxMemory) {
+  const pliant::Scene scene = pliant::loadSceneFile(file, sceneLoadOptions(maxMemory));
   std::cout << file << ": ok (" << scene.model->particleCount() << " particles, " << scene.model->totalConstraintCount()
             << " constraints, " << scene.frames << " frames)\n";
   return 0;
@@ -19,9 +19,11 @@ int validateCommand(const std::string& file) {
 
 Command addValidateCommand(CLI::App& app) {
   auto file = std::make_shared<std::string>();
+  auto maxMemory = std::make_shared<std::string>();
   CLI::App* validate = app.add_subcommand("validate", "Check a scene file without running it");
   validate->add_option("file", *file, "Scene file")->required();
-  return {validate, [file] { return validateCommand(*file); }};
+  addMaxMemoryOption(validate, *maxMemory);
+  return {validate, [file, maxMemory] { return validateCommand(*file, *maxMemory); }};
 }
 
 }  // namespace pliant::cli

@@ -6,15 +6,36 @@
 #include <sstream>
 #include <system_error>
 
+#include "pliant/error.h"
+
 namespace fs = std::filesystem;
 
 namespace pliant::cli {
 
-pliant::Scene loadScene(const std::string& argument) {
+pliant::SceneLoadOptions sceneLoadOptions(const std::string& maxMemory) {
+  pliant::SceneLoadOptions options;
+  if (!maxMemory.empty()) {
+    try {
+      options.maxMemoryBytes = pliant::parseMemorySize(maxMemory);
+    } catch (const pliant::Error& e) {
+      throw pliant::Error(std::string("--max-memory: ") + e.what());
+    }
+  }
+  return options;
+}
+
+void addMaxMemoryOption(CLI::App* command, std::string& maxMemory) {
+  command->add_option("--max-memory", maxMemory,
+                      "Refuse scenes estimated to need more memory than this (e.g. 512M, 4G; default: half of this "
+                      "machine's memory)");
+}
+
+pliant::Scene loadScene(const std::string& argument, const std::string& maxMemory) {
+  const pliant::SceneLoadOptions options = sceneLoadOptions(maxMemory);
   if (argument.empty()) return pliant::makeBuiltinScene(pliant::builtinSceneNames().front());
   std::error_code ec;
   const bool looksLikeFile = argument.find('/') != std::string::npos || argument.find('.') != std::string::npos;
-  if (fs::exists(argument, ec) || looksLikeFile) return pliant::loadSceneFile(argument);
+  if (fs::exists(argument, ec) || looksLikeFile) return pliant::loadSceneFile(argument, options);
   return pliant::makeBuiltinScene(argument);
 }
 

@@ -29,8 +29,12 @@ Command addValidateCommand(CLI::App& app);  // pliant validate FILE
 Command addInfoCommand(CLI::App& app);      // pliant info FILE
 
 // A scene argument is a file when it names one (or looks like one), else a built-in name; "" is
-// the default built-in scene.
-pliant::Scene loadScene(const std::string& argument);
+// the default built-in scene. `maxMemory` is the --max-memory option ("" = the default budget).
+pliant::Scene loadScene(const std::string& argument, const std::string& maxMemory = "");
+// The scene load options of a --max-memory value ("" = the default: half of the machine's memory).
+pliant::SceneLoadOptions sceneLoadOptions(const std::string& maxMemory);
+// Adds --max-memory to a subcommand.
+void addMaxMemoryOption(CLI::App* command, std::string& maxMemory);
 // 16 hex digits, as state hashes are shown.
 std::string hex(std::uint64_t value);
 

@@ -109,6 +109,12 @@ struct Model {
   void validate() const;
 };
 
+// Largest surfaceThickness (m) Model::validate accepts for `model`'s collision triangles: their mean
+// edge length at rest. A thickness above it puts every vertex in reach of its whole neighbourhood
+// and beyond, so that the broad phase's pairs grow with the square of the mesh (issue 12).
+// Infinity when the model has no collision triangles.
+double surfaceThicknessLimit(const Model& model);
+
 // A built Model is immutable and shared: ModelBuilder::build() returns it as a pointer to const,
 // Solvers and Scenes hold it, and nothing changes it afterwards (MuJoCo's mjModel, Jolt's optimized
 // settings). What a user changes between steps goes through the State (positions, velocities,

@@ -29,7 +29,9 @@
 //                    (Mueller et al. 2020, sec. 3.6), and dynamic friction when settings ask for it
 //                    there
 //   8. damping      momentum-conserving damping per object (seed 000), once per step
-//   9. check        NaN/Inf or a displacement above the bound refuses the step and restores the state
+//   9. check        NaN/Inf, a move past the divergence bound (relative to the model's size and speeds), a
+//                   distance constraint stretched past maxStrain, or contacts past their bounds (stage 3
+//                   stops there) refuse the step and restore the state
 //
 // Contacts are found anew in every substep from the state alone (surface candidates anew in every
 // step), so they are scratch of the solver, not part of the State: a saved and restored state
@@ -67,9 +69,22 @@ struct SolverSettings {
   Vec3 gravity = Vec3(0.0, -9.81, 0.0);        // m/s^2
   bool iterationIndependentStiffness = false;  // PBD only: use k' = 1 - (1-k)^(1/iterations)
   double velocityDamping = 0.0;                // 1/s, global: v *= exp(-velocityDamping h)
-  // A particle that moves further than this in one step (m) refuses the step. Infinity disables.
-  double maxDisplacementPerStep = 1.0e3;
-  bool checkSteps = true;  // detect NaN/Inf and over-bound moves (costs one state copy per step)
+  // Divergence bound, relative to the model (docs/scene-format.md, "Refused steps"): a particle
+  // that is not kinematic and moves in one step further than
+  //   divergenceFactor * (L + dt (v_max + (|g| + a_max) dt + maxDepenetrationVelocity))
+  // refuses the step; L (m) is the model's extent (the diagonal of the box around its particles,
+  // fixed attachment targets and colliders, plus the largest particle radius and the surface
+  // thickness), v_max (m/s) the fastest particle and a_max (m/s^2) the largest external
+  // acceleration at the step's start. Dimensionless, >= 1; infinity disables.
+  double divergenceFactor = 10.0;
+  // A distance constraint longer than (1 + maxStrain) times its rest length (rest lengths below
+  // L / 1000 count as L / 1000) refuses the step: a cloth or rope torn apart by a diverging solve.
+  // Dimensionless, > 0; infinity disables.
+  double maxStrain = 100.0;
+  // An absolute bound as well (m): any particle that moves further in one step refuses it.
+  // Infinity (the default) leaves only the relative bound above.
+  double maxDisplacementPerStep = std::numeric_limits<double>::infinity();
+  bool checkSteps = true;  // detect NaN/Inf, over-bound moves and strains (costs one state copy per step)
   // Contacts are made for particles within this distance (m) of touching after the prediction, so
   // that one pushed towards an obstacle by other constraints during the projection is still held.
   // Larger costs more candidates (each skipped while not violated); results barely depend on it.
@@ -117,7 +132,23 @@ struct SurfaceContact {
   Vec3 friction = Vec3::Zero();  // m, as Contact::friction
 };
 
-enum class StepStatus : std::uint8_t { Ok, NonFinite, ExcessiveDisplacement };
+// Largest gravity magnitude SolverSettings::validate accepts (m/s^2, about 10^5 g): beyond it the
+// value is no physical one for the bodies simulated here and overflows positions within few steps.
+inline constexpr double kMaxGravity = 1.0e6;
+
+// Bounds on the contacts' scratch (a step past one is refused with StepStatus::ContactOverflow):
+// candidate pairs of the surface broad phase for collision triangles with `particles` particles
+// and `edges` edges, surface contacts in a substep, and particle-particle contacts between
+// `particles` particles of radius > 0. For memory estimates (pliant/io/scenes.h) too.
+std::size_t surfaceCandidateBound(std::size_t particles, std::size_t edges);
+std::size_t surfaceContactBound(std::size_t particles);
+std::size_t particleContactBound(std::size_t particles);
+
+// Why a step was refused: a non-finite position or velocity; a particle moved past the divergence
+// bound (SolverSettings::divergenceFactor, maxDisplacementPerStep) or a distance constraint
+// stretched past maxStrain; or more contacts than their bound (a surface thickness or particle
+// radius far larger than the mesh's spacing makes every pair a contact).
+enum class StepStatus : std::uint8_t { Ok, NonFinite, ExcessiveDisplacement, ExcessiveStrain, ContactOverflow };
 
 struct StepResult {
   StepStatus status = StepStatus::Ok;
@@ -229,13 +260,15 @@ class Solver {
   StepFrame beginStep(State& state, detail::StepTrace* trace);
   bool predict(StepFrame& frame, State& state);           // 1
   void updateTargets(StepFrame& frame, State& state);     // 2
-  void collide(StepFrame& frame, const State& state);     // 3
+  bool collide(StepFrame& frame, const State& state);     // 3
   bool project(StepFrame& frame, State& state);           // 4 and 5
   void updateVelocities(StepFrame& frame, State& state);  // 6 and 7
   void dampObjects(State& state);                         // 8
   StepResult diagnose(State& state);                      // after 9: names the culprit
+  StepResult overflowRefusal(const State& state) const;   // after 3 overflowed
   Model& ownModel();
   void replan();
+  void measureModel();  // modelExtent_ and prescribed_
 
   ModelPtr model_;          // shared and immutable, or this solver's own edited copy
   bool ownsModel_ = false;  // model_ is this solver's private copy (made by the first edit)
@@ -245,6 +278,14 @@ class Solver {
   std::vector<Vec3> scratch_;         // gradients of variable-size families, sized at construction
   std::vector<double> valueScratch_;  // values of a group of batch user constraints, sized likewise
   std::string userFunctionError_;     // what a user constraint function threw in the last step
+  std::string contactOverflow_;       // what overflowed its bound in the last step's collide stage
+  // The divergence bound (SolverSettings::divergenceFactor): the model's extent L (m), fixed at
+  // construction; per particle whether a path prescribes its position (kinematic: only the
+  // absolute bound applies); and the last checked step's bound (m) and its reach before the factor.
+  double modelExtent_ = 0.0;
+  std::vector<std::uint8_t> prescribed_;
+  double stepBound_ = 0.0;
+  double stepBoundReach_ = 0.0;
   std::function<void(const State&)> substepObserver_;
   std::uint64_t lastProjectionCount_ = 0;
   int maxStepThreads() const;  // threadCount(), or 1 when the model has nothing worth splitting

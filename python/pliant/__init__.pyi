@@ -29,7 +29,7 @@ class Error(ValueError):
 class StepRefused(RuntimeError):
     """A refused step; the state is left as it was."""
 
-    status: Optional[str]  # 'non-finite' or 'excessive-displacement'
+    status: Optional[str]  # 'non-finite', 'excessive-displacement', 'excessive-strain' or 'contact-overflow'
     step: Optional[int]
     time: Optional[float]
     particle: Optional[int]
@@ -355,6 +355,8 @@ class SolverSettings:
     iteration_independent_stiffness: bool
     velocity_damping: float  # 1/s
     max_displacement_per_step: float  # m
+    divergence_factor: float
+    max_strain: float
     check_steps: bool
     contact_margin: float  # m
     max_depenetration_velocity: float  # m/s
@@ -371,6 +373,8 @@ class SolverSettings:
         iteration_independent_stiffness: bool = ...,
         velocity_damping: float = ...,
         max_displacement_per_step: float = ...,
+        divergence_factor: float = ...,
+        max_strain: float = ...,
         check_steps: bool = ...,
         contact_margin: float = ...,
         max_depenetration_velocity: float = ...,
@@ -440,8 +444,14 @@ class Scene:
     def solver(self) -> Solver: ...
     def state(self) -> State: ...
 
-def load_scene(path: PathLikeStr) -> Scene: ...
-def parse_scene(text: str, source: str = "<string>", base_directory: PathLikeStr = "") -> Scene: ...
+def load_scene(path: PathLikeStr, *, max_memory: Optional[Union[int, float, str]] = None) -> Scene: ...
+def parse_scene(
+    text: str,
+    source: str = "<string>",
+    base_directory: PathLikeStr = "",
+    *,
+    max_memory: Optional[Union[int, float, str]] = None,
+) -> Scene: ...
 def builtin_scene(name: str) -> Scene: ...
 def builtin_scene_names() -> List[str]: ...
 def builtin_scene_description(name: str) -> str: ...

@@ -28,9 +28,25 @@ struct SceneHandle {
 };
 using SceneHolder = std::shared_ptr<SceneHandle>;
 
-SceneHolder sceneFromText(const std::string& text, const std::string& source, const std::string& base) {
+// max_memory: None (half of the machine's memory), a number of bytes or a size such as "4G".
+SceneLoadOptions loadOptions(const py::object& maxMemory, const std::string& function) {
+  SceneLoadOptions options;
+  if (maxMemory.is_none()) return options;
+  if (py::isinstance<py::str>(maxMemory)) {
+    options.maxMemoryBytes = parseMemorySize(maxMemory.cast<std::string>());
+    return options;
+  }
+  const double bytes = toDouble(maxMemory, function + ": max_memory");
+  if (!(bytes >= 1.0) || !(bytes < 1.8e19))
+    throw py::value_error(function + ": max_memory must be a number of bytes >= 1 or a size such as '4G'");
+  options.maxMemoryBytes = static_cast<std::uint64_t>(bytes);
+  return options;
+}
+
+SceneHolder sceneFromText(const std::string& text, const std::string& source, const std::string& base,
+                          const SceneLoadOptions& options = {}) {
   auto handle = std::make_shared<SceneHandle>();
-  handle->scene = parseScene(text, source, base);
+  handle->scene = parseScene(text, source, base, options);
   handle->text = text;
   handle->source = source;
   handle->baseDirectory = base;
@@ -38,9 +54,9 @@ SceneHolder sceneFromText(const std::string& text, const std::string& source, co
 }
 
 // As loadSceneFile: a regular file within the scene size limit, remembered as the first input file.
-SceneHolder sceneFromFile(const std::string& path) {
+SceneHolder sceneFromFile(const std::string& path, const SceneLoadOptions& options = {}) {
   SceneHolder handle = sceneFromText(io::readInputFile(path, "a scene file (.json)", io::kMaxSceneFileBytes), path,
-                                     std::filesystem::path(path).parent_path().string());
+                                     std::filesystem::path(path).parent_path().string(), options);
   handle->scene.inputFiles.insert(handle->scene.inputFiles.begin(), path);
   return handle;
 }
@@ -289,24 +305,29 @@ can still be sent to other processes.)doc")
 
   m.def(
       "load_scene",
-      [](py::object path) {
+      [](py::object path, py::object maxMemory) {
         const std::string file = toString(path, "load_scene: path");
+        const SceneLoadOptions options = loadOptions(maxMemory, "load_scene");
         requireFile(file);
         std::error_code ec;
         if (std::filesystem::is_directory(file, ec)) throw Error(file + ": is a folder, expected a scene file (.json)");
-        return sceneFromFile(file);
+        return sceneFromFile(file, options);
       },
-      py::arg("path"),
-      "load_scene(path) -> Scene\n\nLoads a scene file (JSON, docs/scene-format.md); mesh paths are relative to its "
-      "folder. Errors name the file, the JSON path or line and what was expected.");
+      py::arg("path"), py::kw_only(), py::arg("max_memory") = py::none(),
+      "load_scene(path, *, max_memory=None) -> Scene\n\nLoads a scene file (JSON, docs/scene-format.md); mesh paths "
+      "are relative to its folder. Errors name the file, the JSON path or line and what was expected. A scene "
+      "estimated to need more memory than max_memory (bytes, or a size such as '4G'; None: half of this machine's "
+      "memory) is refused before it is built, naming the field that asks most.");
   m.def(
       "parse_scene",
-      [](py::object text, py::object source, py::object base) {
+      [](py::object text, py::object source, py::object base, py::object maxMemory) {
         return sceneFromText(toString(text, "parse_scene: text"), toString(source, "parse_scene: source"),
-                             toString(base, "parse_scene: base_directory"));
+                             toString(base, "parse_scene: base_directory"), loadOptions(maxMemory, "parse_scene"));
       },
-      py::arg("text"), py::arg("source") = "<string>", py::arg("base_directory") = "",
-      "parse_scene(text, source='<string>', base_directory='') -> Scene\n\nA scene from JSON text.");
+      py::arg("text"), py::arg("source") = "<string>", py::arg("base_directory") = "", py::kw_only(),
+      py::arg("max_memory") = py::none(),
+      "parse_scene(text, source='<string>', base_directory='', *, max_memory=None) -> Scene\n\nA scene from JSON "
+      "text (max_memory as load_scene's).");
   m.def(
       "builtin_scene",
       [](py::object name) {
@@ -690,8 +711,8 @@ progress(frame, first, last) after every frame; an exception it raises stops the
 Returns a dict: completed, failure, first_frame, last_frame, state_hash, final_state (State),
 simulate_seconds, write_seconds, ms_per_frame, projections, frames_written, viewer_frames,
 viewer_frame_stride, out and summary (summary.json as a dict). The GIL is released while it runs.
-A refused step raises StepRefused (its `report` attribute holds this dict; files written before
-it stay). Bad options raise ValueError/TypeError naming the field, before anything is written.)doc");
+A refused step raises StepRefused (its `report` attribute holds this dict); every output is still
+written up to the last good frame, and summary.json says "status": "refused" with a "refusal" block. Bad options raise ValueError/TypeError naming the field, before anything is written.)doc");
 }
 
 }  // namespace pliant::python

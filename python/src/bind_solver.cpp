@@ -23,7 +23,10 @@ std::string describeError(py::error_already_set& e) {
   if (scope.failed()) message += "; a Python callback raised " + describeError(scope.error());
   py::object type = py::reinterpret_borrow<py::object>(kStepRefusedType);
   py::object exc = type(message);
-  exc.attr("status") = r.status == StepStatus::ExcessiveDisplacement ? "excessive-displacement" : "non-finite";
+  exc.attr("status") = r.status == StepStatus::ExcessiveDisplacement ? "excessive-displacement"
+                       : r.status == StepStatus::ExcessiveStrain     ? "excessive-strain"
+                       : r.status == StepStatus::ContactOverflow     ? "contact-overflow"
+                                                                     : "non-finite";
   exc.attr("step") = state.stepCount + 1;
   exc.attr("time") = state.time;
   exc.attr("particle") = r.particle >= 0 ? py::object(py::int_(r.particle)) : py::object(py::none());
@@ -69,6 +72,8 @@ void applySettings(SolverSettings& s, const std::string& function, const py::kwa
   kw.set("velocity_damping", s.velocityDamping, toDouble);
   if (auto v = kw.take("max_displacement_per_step"))
     s.maxDisplacementPerStep = toDouble(*v, kw.field("max_displacement_per_step"));
+  kw.set("divergence_factor", s.divergenceFactor, toDouble);
+  kw.set("max_strain", s.maxStrain, toDouble);
   kw.set("check_steps", s.checkSteps, toBool);
   kw.set("contact_margin", s.contactMargin, toDouble);
   if (auto v = kw.take("max_depenetration_velocity"))
@@ -95,6 +100,8 @@ py::dict settingsDict(const SolverSettings& s) {
   d["iteration_independent_stiffness"] = s.iterationIndependentStiffness;
   d["velocity_damping"] = s.velocityDamping;
   d["max_displacement_per_step"] = s.maxDisplacementPerStep;
+  d["divergence_factor"] = s.divergenceFactor;
+  d["max_strain"] = s.maxStrain;
   d["check_steps"] = s.checkSteps;
   d["contact_margin"] = s.contactMargin;
   d["max_depenetration_velocity"] = s.maxDepenetrationVelocity;
@@ -234,8 +241,10 @@ void bindSolver(py::module_& m) {
   py::class_<SolverSettings>(m, "SolverSettings", R"doc(
 Solver settings. Keywords: mode='xpbd' | 'pbd', time_step=1/60 (s, one step), substeps=1,
 iterations=1 (Gauss-Seidel passes per substep), gravity=(0, -9.81, 0) (m/s^2),
-iteration_independent_stiffness=False (PBD), velocity_damping=0 (1/s), max_displacement_per_step=1e3
-(m; a larger move refuses the step), check_steps=True, contact_margin=0.005 (m),
+iteration_independent_stiffness=False (PBD), velocity_damping=0 (1/s), divergence_factor=10 (a move
+past 10 x (model extent + speed dt + acceleration dt^2) refuses the step), max_strain=100 (a distance
+constraint past 101 x its rest length refuses it), max_displacement_per_step=inf (m; an absolute
+bound as well), check_steps=True, contact_margin=0.005 (m),
 max_depenetration_velocity=3 (m/s), parallel_block_size=512, dynamic_friction_in_velocity_pass=False.
 Invalid values raise pliant.Error naming the field.)doc")
       .def(py::init([](py::kwargs kw) {
@@ -312,9 +321,19 @@ Invalid values raise pliant.Error naming the field.)doc")
           },
           "m")
       .def_property(
+          "divergence_factor", [](const SolverSettings& s) { return s.divergenceFactor; },
+          [](SolverSettings& s, py::object v) { s.divergenceFactor = toDouble(v, "SolverSettings.divergence_factor"); },
+          "Relative divergence bound, >= 1 (inf: none): a particle moving further in a step than this times the "
+          "model's extent plus its speed and acceleration terms refuses the step.")
+      .def_property(
+          "max_strain", [](const SolverSettings& s) { return s.maxStrain; },
+          [](SolverSettings& s, py::object v) { s.maxStrain = toDouble(v, "SolverSettings.max_strain"); },
+          "A distance constraint longer than (1 + max_strain) x its rest length refuses the step (inf: none).")
+      .def_property(
           "check_steps", [](const SolverSettings& s) { return s.checkSteps; },
           [](SolverSettings& s, py::object v) { s.checkSteps = toBool(v, "SolverSettings.check_steps"); },
-          "Refuse steps that produce NaN/Inf or move a particle further than max_displacement_per_step.")
+          "Refuse steps that produce NaN/Inf, move a particle past the divergence bounds or overstretch a distance "
+          "constraint.")
       .def_property(
           "contact_margin", [](const SolverSettings& s) { return s.contactMargin; },
           [](SolverSettings& s, py::object v) { s.contactMargin = toDouble(v, "SolverSettings.contact_margin"); }, "m")

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "constraints/families.h"
@@ -94,6 +95,20 @@ void fillLambdaOffsets(Model& model) {
 
 }  // namespace detail
 
+double surfaceThicknessLimit(const Model& model) {
+  double sum = 0.0;
+  std::size_t edges = 0;
+  const std::size_t n = model.initialPosition.size();
+  for (const CollisionTriangle& t : model.collisionTriangles)
+    for (int k = 0; k < 3; ++k) {
+      const ParticleIndex a = t.particles[k], b = t.particles[(k + 1) % 3];
+      if (a >= n || b >= n) continue;  // reported by validate
+      sum += (model.initialPosition[a] - model.initialPosition[b]).norm();
+      ++edges;
+    }
+  return edges > 0 ? sum / static_cast<double>(edges) : std::numeric_limits<double>::infinity();
+}
+
 void Model::validate() const {
   const std::size_t n = particleCount();
   if (initialPosition.size() != n || initialVelocity.size() != n || mass.size() != n)
@@ -133,6 +148,14 @@ void Model::validate() const {
   }
   if (!std::isfinite(surfaceThickness) || !(surfaceThickness > 0.0))
     throw Error("model: surfaceThickness must be a finite number > 0 m, got " + std::to_string(surfaceThickness));
+  if (selfCollision) {
+    const double limit = surfaceThicknessLimit(*this);
+    if (surfaceThickness > limit)
+      throw Error("model: surfaceThickness " + std::to_string(surfaceThickness) +
+                  " m is above the mean edge length of the collision triangles, " + std::to_string(limit) +
+                  " m: every vertex would be in contact with its whole neighbourhood (keep it below about 0.7 of the "
+                  "shortest edge)");
+  }
   checkMaterial(surfaceContactMaterial, "surface contact material");
   for (std::size_t i = 0; i < kinematicParticles.size(); ++i) {
     checkIndex(kinematicParticles[i].particle, n, describe("kinematic particle", i));

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "collision/collider_contacts.h"
@@ -44,6 +45,16 @@ void SolverSettings::validate() const {
   if (!std::isfinite(velocityDamping) || velocityDamping < 0.0)
     throw Error("solver settings: velocityDamping must be a finite number >= 0 1/s");
   if (!(maxDisplacementPerStep > 0.0)) throw Error("solver settings: maxDisplacementPerStep must be > 0 m");
+  if (!(divergenceFactor >= 1.0))
+    throw Error("solver settings: divergenceFactor must be >= 1 (infinity: no relative bound), got " +
+                std::to_string(divergenceFactor));
+  if (!(maxStrain > 0.0))
+    throw Error("solver settings: maxStrain must be > 0 (infinity: no strain bound), got " + std::to_string(maxStrain));
+  if (!(gravity.stableNorm() <= kMaxGravity))
+    throw Error("solver settings: gravity of " + std::to_string(gravity.stableNorm()) + " m/s^2 is above " +
+                std::to_string(kMaxGravity) +
+                " m/s^2 (10^5 g): not a physical value for the bodies simulated here, and one that overflows "
+                "positions within a few steps");
   if (!std::isfinite(contactMargin) || contactMargin < 0.0)
     throw Error("solver settings: contactMargin must be a finite number >= 0 m, got " + std::to_string(contactMargin));
   if (!(maxDepenetrationVelocity > 0.0))
@@ -74,6 +85,7 @@ Solver::Solver(ModelPtr model, const SolverSettings& settings)
   scratch_.resize(scratch);
   valueScratch_.resize(values);
   replan();
+  measureModel();
   particleContacts_->prepare(*model_);
   surfaceContacts_->prepare(*model_);
   colliderContacts_->prepare(*model_);
@@ -90,6 +102,27 @@ void Solver::setSettings(const SolverSettings& settings) {
   if (replanNeeded) replan();
   // Surface candidates were found for the old contact margin; find them again.
   surfaceContacts_->invalidateCandidates();
+}
+
+void Solver::measureModel() {
+  const Model& model = *model_;
+  Vec3 lo = Vec3::Constant(std::numeric_limits<double>::infinity());
+  Vec3 hi = -lo;
+  const auto add = [&](const Vec3& x) {
+    lo = lo.cwiseMin(x);
+    hi = hi.cwiseMax(x);
+  };
+  for (const Vec3& x : model.initialPosition) add(x);
+  for (const AttachmentConstraint& a : model.attachments)
+    if (a.targetPath < 0) add(a.target);
+  for (const Collider& c : model.colliders) add(c.pose.position);
+  double extent = (hi.array() >= lo.array()).all() ? (hi - lo).norm() : 0.0;
+  double radius = 0.0;
+  for (double r : model.particleRadius) radius = std::max(radius, r);
+  extent += 2.0 * radius + (model.selfCollision ? model.surfaceThickness : 0.0);
+  modelExtent_ = std::isfinite(extent) ? extent : std::numeric_limits<double>::max();
+  prescribed_.assign(model.particleCount(), 0);
+  for (const KinematicParticle& k : model.kinematicParticles) prescribed_[k.particle] = 1;
 }
 
 void Solver::replan() {
@@ -273,12 +306,13 @@ Solver::StepFrame Solver::beginStep(State& state, detail::StepTrace* trace) {
 
 void Solver::advance(State& state, detail::StepTrace* trace) {
   StepFrame frame = beginStep(state, trace);
+  contactOverflow_.clear();
   for (frame.substep = 0; frame.substep < settings_.substeps; ++frame.substep) {
     frame.substepStart = frame.stepStart + frame.substep * frame.h;
     frame.substepEnd = frame.stepStart + (frame.substep + 1) * frame.h;
     if (!predict(frame, state)) return;  // 1
     updateTargets(frame, state);         // 2
-    collide(frame, state);               // 3
+    if (!collide(frame, state)) return;  // 3
     if (!project(frame, state)) return;  // 4, 5
     updateVelocities(frame, state);      // 6, 7
   }
@@ -327,11 +361,15 @@ void Solver::updateTargets(StepFrame& f, State& state) {
 }
 
 // 3. collide: contacts at the predicted positions (their multipliers start at 0).
-void Solver::collide(StepFrame& f, const State& state) {
+bool Solver::collide(StepFrame& f, const State& state) {
   const Model& model = *model_;
   colliderContacts_->collide(model, settings_, state, f.h);
   particleContacts_->collide(model, settings_, state, f.h);
   surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
+  // More contacts than their bound: the step stops here and is refused (Solver::step).
+  if (contactOverflow_.empty()) contactOverflow_ = particleContacts_->overflow();
+  if (contactOverflow_.empty()) contactOverflow_ = surfaceContacts_->overflow();
+  return contactOverflow_.empty();
 }
 
 // 4. reset the multipliers and 5. project: `iterations` Gauss-Seidel passes over the families,
@@ -440,6 +478,7 @@ StepResult Solver::step(State& state) {
   } timing{tuned ? tuner_.get() : nullptr, stepThreads_, start};
   if (!settings_.checkSteps) {
     advance(state, nullptr);
+    if (!contactOverflow_.empty()) return overflowRefusal(state);
     return {};
   }
   const int team = stepThreads_;
@@ -450,11 +489,18 @@ StepResult Solver::step(State& state) {
   backup_.position.resize(state.position.size());
   backup_.velocity.resize(state.velocity.size());
   backup_.previousPosition.resize(state.previousPosition.size());
-#pragma omp parallel for schedule(static) num_threads(team) if (particleTotal > kParallelParticles)
+  // The fastest particle and the largest external acceleration at the start, for the divergence
+  // bound (below).
+  double speed2 = 0.0, acceleration = 0.0;
+#pragma omp parallel for schedule(static) num_threads(team) if (particleTotal > kParallelParticles) \
+    reduction(max                                                                                   \
+              : speed2, acceleration)
   for (std::int64_t i = 0; i < particleTotal; ++i) {
     backup_.position[i] = state.position[i];
     backup_.velocity[i] = state.velocity[i];
     backup_.previousPosition[i] = state.previousPosition[i];
+    speed2 = std::max(speed2, state.velocity[i].squaredNorm());
+    acceleration = std::max(acceleration, model.inverseMass[i] * state.externalForce[i].norm());
   }
   backup_.lambda = state.lambda;
   backup_.attachmentTarget = state.attachmentTarget;
@@ -462,17 +508,80 @@ StepResult Solver::step(State& state) {
   backup_.lastSubstep = state.lastSubstep;
   backup_.stepCount = state.stepCount;
   advance(state, nullptr);
+  if (!contactOverflow_.empty()) {
+    backup_.externalForce = state.externalForce;
+    state = backup_;
+    return overflowRefusal(state);
+  }
+  // Divergence bound, relative to the model (issue 12): how far a particle may move in one step.
+  // A particle that is not kinematic moves by its speed and its acceleration, plus the corrections
+  // the constraints and contacts make, which are of the size of the model; a solve that diverges
+  // moves particles further, step after step. Reading the state only, it changes no result.
+  const double dt = settings_.timeStep;
+  const double reach =
+      modelExtent_ +
+      dt * (std::sqrt(speed2) + (settings_.gravity.norm() + acceleration) * dt +
+            (std::isfinite(settings_.maxDepenetrationVelocity) ? settings_.maxDepenetrationVelocity : 0.0));
+  stepBound_ = std::min(settings_.maxDisplacementPerStep, settings_.divergenceFactor * reach);
+  stepBoundReach_ = reach;
   bool bad = false;
-  const double bound = settings_.maxDisplacementPerStep;
+  const double bound = stepBound_;
+  const double prescribedBound = settings_.maxDisplacementPerStep;
+  const std::uint8_t* prescribed = prescribed_.data();
 #pragma omp parallel for schedule(static) reduction(|| : bad) num_threads(team) if (particleTotal > kParallelParticles)
   for (std::int64_t i = 0; i < particleTotal; ++i)
-    bad = bad || detail::particleBad(state, backup_.position, static_cast<std::size_t>(i), bound);
+    bad = bad || detail::particleBad(state, backup_.position, static_cast<std::size_t>(i),
+                                     prescribed[i] ? prescribedBound : bound);
   if (bad) {
     backup_.externalForce = state.externalForce;
     state = backup_;
     return diagnose(state);
   }
+  // A distance constraint stretched far past its rest length: a cloth or rope torn apart by a
+  // diverging solve, whose particles may each stay under the bound above. The first one (lowest
+  // index) is named, the same on any thread count.
+  if (std::isfinite(settings_.maxStrain)) {
+    const auto distanceCount = static_cast<std::int64_t>(model.distances.size());
+    const double floor = 1e-3 * modelExtent_;
+    const double factor = 1.0 + settings_.maxStrain;
+    std::int64_t first = distanceCount;
+#pragma omp parallel for schedule(static) reduction(min \
+                                                    : first) num_threads(team) if (distanceCount > kParallelParticles)
+    for (std::int64_t c = 0; c < distanceCount; ++c) {
+      const DistanceConstraint& d = model.distances[c];
+      const double length = (state.position[d.particles[0]] - state.position[d.particles[1]]).norm();
+      if (length > factor * std::max(d.restLength, floor)) first = std::min(first, c);
+    }
+    if (first < distanceCount) {
+      const DistanceConstraint& d = model.distances[first];
+      const double length = (state.position[d.particles[0]] - state.position[d.particles[1]]).norm();
+      backup_.externalForce = state.externalForce;
+      state = backup_;
+      StepResult result;
+      result.status = StepStatus::ExcessiveStrain;
+      result.particle = d.particles[1];
+      result.hasConstraint = true;
+      result.constraint = {ConstraintFamily::Distance, static_cast<std::uint32_t>(first)};
+      std::ostringstream message;
+      message << "step " << state.stepCount + 1 << " at t = " << state.time << " s refused: distance constraint "
+              << first << " (particles " << d.particles[0] << " and " << d.particles[1] << ") stretched to " << length
+              << " m, more than " << factor << " times its rest length of " << d.restLength
+              << " m (the bound is solver.max_strain = " << settings_.maxStrain
+              << "): the solve diverged; use a shorter time step or more substeps";
+      result.message = message.str();
+      return result;
+    }
+  }
   return {};
+}
+
+StepResult Solver::overflowRefusal(const State& state) const {
+  StepResult result;
+  result.status = StepStatus::ContactOverflow;
+  std::ostringstream message;
+  message << "step " << state.stepCount + 1 << " at t = " << state.time << " s refused: " << contactOverflow_;
+  result.message = message.str();
+  return result;
 }
 
 int Solver::maxStepThreads() const {
@@ -495,7 +604,9 @@ StepResult Solver::run(State& state, int steps) {
 StepResult Solver::diagnose(State& state) {
   State replay = state;
   detail::StepTrace trace;
-  trace.bound = settings_.maxDisplacementPerStep;
+  trace.bound = stepBound_;
+  trace.prescribedBound = settings_.maxDisplacementPerStep;
+  trace.prescribed = &prescribed_;
   trace.stepStart = &state.position;
   advance(replay, &trace);
   using Culprit = detail::StepTrace::Culprit;
@@ -509,8 +620,16 @@ StepResult Solver::diagnose(State& state) {
   result.status = nonFinite ? StepStatus::NonFinite : StepStatus::ExcessiveDisplacement;
   std::ostringstream message;
   message << "step " << state.stepCount + 1 << " at t = " << state.time << " s refused: ";
-  message << (nonFinite ? "non-finite position or velocity" : "displacement above the bound of ")
-          << (nonFinite ? "" : std::to_string(settings_.maxDisplacementPerStep) + " m");
+  if (nonFinite) {
+    message << "non-finite position or velocity";
+  } else if (stepBound_ < settings_.maxDisplacementPerStep) {
+    message << "displacement above the bound of " << stepBound_ << " m (solver.divergence_factor "
+            << settings_.divergenceFactor << " x (model extent " << modelExtent_
+            << " m + this step's reach by speed and acceleration " << stepBoundReach_ - modelExtent_
+            << " m)): the solve diverged; use a shorter time step or more substeps";
+  } else {
+    message << "displacement above the bound of " << settings_.maxDisplacementPerStep << " m (solver.max_displacement)";
+  }
   if (trace.found) {
     message << " at particle " << trace.particle;
     switch (trace.culprit) {

@@ -23,6 +23,9 @@ inline bool particleBad(const State& state, const std::vector<Vec3>& start, std:
 struct StepTrace {
   const std::vector<Vec3>* stepStart = nullptr;  // positions at the start of the step
   double bound = 0.0;                            // m
+  // Particles whose path prescribes their position (kinematic) are held to this bound instead.
+  const std::vector<std::uint8_t>* prescribed = nullptr;
+  double prescribedBound = 0.0;  // m
   // What was found: the first bad particle and the stage work that made it so.
   enum class Culprit : std::uint8_t { None, Prediction, Constraint, Contact, SurfaceContact, ObjectDamping };
   bool found = false;
@@ -36,7 +39,7 @@ struct StepTrace {
   // True when particle p has gone bad (the first time: records it with the culprit).
   bool check(const State& state, std::size_t p, Culprit cause) {
     if (found) return true;
-    if (!particleBad(state, *stepStart, p, bound)) return false;
+    if (!particleBad(state, *stepStart, p, prescribed && (*prescribed)[p] ? prescribedBound : bound)) return false;
     found = true;
     culprit = cause;
     particle = static_cast<std::int64_t>(p);

@@ -1,6 +1,8 @@
 // Scene files: colliders (analytic shapes and meshes) and the contact settings.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,11 +19,32 @@ void SceneLoader::parseSurfaceContact(const Node& sc) {
   r_.allowOnly(sc, {"enabled", "thickness", "friction", "restitution"});
   Model& model = builder_.model();
   const bool enabled = r_.has(sc, "enabled") ? r_.boolean(r_.child(sc, "enabled")) : true;
-  if (enabled && model.collisionTriangles.empty())
+  if (enabled && !selfCollisionObjects_)
     r_.fail(sc, "no object has \"self_collision\": true, so surface contact has nothing to act on");
-  model.selfCollision = enabled && !model.collisionTriangles.empty();
+  surfaceContactEnabled_ = enabled;
+  // The cloths' collision triangles exist once they are built (phase 3).
+  queue([this, enabled] {
+    Model& built = builder_.model();
+    built.selfCollision = enabled && !built.collisionTriangles.empty();
+  });
   model.surfaceThickness = r_.number(sc, "thickness", model.surfaceThickness, 0.0, 1e3, true);
   model.surfaceContactMaterial = contactMaterial(sc);
+}
+
+void SceneLoader::checkSurfaceThickness(const Node& top) {
+  const Model& model = builder_.model();
+  if (!model.selfCollision || !r_.has(top, "surface_contact")) return;
+  const Node sc = r_.child(top, "surface_contact");
+  if (!r_.has(sc, "thickness")) return;
+  // A thickness of the size of the mesh makes every pair a contact (issue 12); Model::validate
+  // refuses it too, this names the field.
+  const double limit = surfaceThicknessLimit(model);
+  if (model.surfaceThickness > limit)
+    r_.fail(r_.child(sc, "thickness"),
+            "is " + std::to_string(model.surfaceThickness) +
+                " m, above the mean edge length of the self-colliding cloths' triangles, " + std::to_string(limit) +
+                " m: every vertex would be in contact with its whole neighbourhood; expected at most that (keep it "
+                "below about 0.7 of the shortest edge)");
 }
 
 ContactMaterial SceneLoader::contactMaterial(const Node& parent) {
@@ -57,6 +80,7 @@ void SceneLoader::parseCollider(const Node& c) {
   const std::string type = r_.string(typeNode);
   const double inf = std::numeric_limits<double>::infinity();
   Collider collider;
+  std::function<Collider()> makeMesh;  // a mesh collider's signed distance grid, built in phase 3
   if (type == "plane") {
     r_.allowOnly(c, {"type", "point", "normal", "friction", "restitution", "path", "angular_velocity"});
     const Node normalNode = r_.child(c, "normal");
@@ -79,7 +103,10 @@ void SceneLoader::parseCollider(const Node& c) {
     collider = Collider::capsule(r_.vec3(r_.child(c, "start")), r_.vec3(r_.child(c, "end")),
                                  r_.number(r_.child(c, "radius"), 0.0, inf, true));
   } else if (type == "mesh") {
-    collider = parseMeshCollider(c);
+    makeMesh = parseMeshCollider(c);
+    // Its pose as the built collider will have it (the path and spin below start from it).
+    collider.pose.position = r_.vec3(c, "position", Vec3::Zero());
+    collider.pose.rotation = r_.has(c, "rotation") ? rotation(r_.child(c, "rotation")) : Quat::Identity();
   } else {
     r_.fail(typeNode, "unknown collider type '" + type + "' (expected plane, sphere, box, capsule or mesh)");
   }
@@ -101,14 +128,23 @@ void SceneLoader::parseCollider(const Node& c) {
       spin = [axis, rate, initial](double t) { return Quat(Eigen::AngleAxisd(rate * t, axis)) * initial; };
     }
   }
-  try {
-    builder_.addCollider(collider, std::move(path), std::move(spin));
-  } catch (const Error& e) {
-    r_.fail(c, e.what());
-  }
+  const ContactMaterial material = collider.material;
+  queue([this, c, collider, makeMesh, material, path, spin]() mutable {
+    try {
+      if (makeMesh) {
+        collider = makeMesh();
+        collider.material = material;
+      }
+      builder_.addCollider(collider, std::move(path), std::move(spin));
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      if (message.rfind(r_.source() + ":", 0) == 0) throw;
+      r_.fail(c, message);
+    }
+  });
 }
 
-Collider SceneLoader::parseMeshCollider(const Node& c) {
+std::function<Collider()> SceneLoader::parseMeshCollider(const Node& c) {
   r_.allowOnly(c, {"type", "file", "position", "rotation", "scale", "cell_size", "max_cells", "padding", "friction",
                    "restitution", "path", "angular_velocity"});
   const std::string file = r_.resolve(r_.string(r_.child(c, "file")));
@@ -128,12 +164,44 @@ Collider SceneLoader::parseMeshCollider(const Node& c) {
   options.padding = r_.number(c, "padding", -1.0, 0.0, inf);
   const Vec3 position = r_.vec3(c, "position", Vec3::Zero());
   const Quat q = r_.has(c, "rotation") ? rotation(r_.child(c, "rotation")) : Quat::Identity();
-  // Mesh errors name the OBJ file; say which collider entry asked for it.
+  // The mesh is read now (mesh errors name the OBJ file; say which collider entry asked for it),
+  // its grid built in phase 3: counted here the way the grid sizes itself (signed_distance_grid.cpp),
+  // at most the grid limit, past which building it is refused anyway.
+  auto mesh = std::make_shared<io::TriangleMesh>();
   try {
-    return io::readMeshCollider(file, position, q, options, {}, scale);
+    *mesh = io::readObj(file);
   } catch (const Error& e) {
     r_.fail(c, e.what());
   }
+  Vec3 lo = Vec3::Constant(inf), hi = -lo;
+  for (Vec3& v : mesh->vertices) {
+    v = v.cwiseProduct(scale);
+    lo = lo.cwiseMin(v);
+    hi = hi.cwiseMax(v);
+  }
+  SceneSize size;
+  size.other = mesh->vertices.size() + mesh->triangles.size();
+  if ((hi.array() > lo.array()).any()) {
+    const Vec3 extent = hi - lo;
+    const double longest = extent.maxCoeff();
+    double padding = options.padding >= 0.0 ? options.padding : 0.1 * longest;
+    const double h = options.cellSize > 0.0 ? options.cellSize : (longest + 2.0 * padding) / options.maxCellsPerAxis;
+    padding = std::max(padding, 2.0 * h);
+    double nodes = 1.0;
+    for (int k = 0; k < 3; ++k) nodes *= std::ceil((extent[k] + 2.0 * padding) / h) + 1.0;
+    size.gridNodes = static_cast<std::uint64_t>(std::min(nodes, static_cast<double>(kMaxSignedDistanceGridNodes)));
+  }
+  demands_.push_back({c.path + (r_.has(c, "cell_size")   ? "/cell_size"
+                                : r_.has(c, "max_cells") ? "/max_cells"
+                                                         : ""),
+                      size});
+  return [this, c, mesh, file, position, q, options] {
+    try {
+      return Collider::mesh(mesh->vertices, mesh->triangles, position, q, options, {}, file);
+    } catch (const Error& e) {
+      r_.fail(c, e.what());
+    }
+  };
 }
 
 }  // namespace pliant::scenefile

@@ -76,6 +76,7 @@ Scene SceneLoader::load(const Json& root) {
   r_.allowOnly(
       top, {"$schema", "name", "description", "solver", "frames", "duration", "objects", "constraints", "attachments",
             "kinematic", "colliders", "particle_contact", "surface_contact", "probes", "probe_every"});
+  // Phase 1 (see scene_loader.h): every field, in file order; what builds is queued.
   if (r_.has(top, "name")) scene_.name = r_.string(r_.child(top, "name"));
   if (r_.has(top, "description")) scene_.description = r_.string(r_.child(top, "description"));
   parseSolver(top);
@@ -89,15 +90,16 @@ Scene SceneLoader::load(const Json& root) {
     const Node pc = r_.child(top, "particle_contact");
     r_.allowOnly(pc, {"enabled", "friction", "restitution"});
     if (r_.has(pc, "enabled")) builder_.model().particleCollisions = r_.boolean(r_.child(pc, "enabled"));
-    const std::vector<double>& radii = builder_.model().particleRadius;
     // As for surface_contact: a block asking for contacts that cannot happen is a mistake, not a no-op.
+    // Objects are built later (phase 3); their demands say which have a radius.
     if (builder_.model().particleCollisions &&
-        std::none_of(radii.begin(), radii.end(), [](double r) { return r > 0.0; }))
+        std::none_of(demands_.begin(), demands_.end(), [](const Demand& d) { return d.size.contactParticles > 0; }))
       r_.fail(pc,
               "no object has a \"particle_radius\" > 0, so particle contact has nothing to act on; expected "
               "\"particle_radius\" (m) on the objects that collide, or \"enabled\": false");
     builder_.model().particleContactMaterial = contactMaterial(pc);
   }
+  particleContacts_ = builder_.model().particleCollisions;
   if (r_.has(top, "surface_contact")) parseSurfaceContact(r_.child(top, "surface_contact"));
   if (r_.has(top, "frames") && r_.has(top, "duration")) r_.fail(top, "give either 'frames' or 'duration', not both");
   constexpr std::int64_t kMaxFrames = kMaxSceneFrames;
@@ -114,11 +116,6 @@ Scene SceneLoader::load(const Json& root) {
                                 std::to_string(kMaxFrames) + " frames (a shorter duration or a longer time step)");
     scene_.frames = static_cast<int>(std::max(frames, 0.0));
   }
-  try {
-    scene_.model = builder_.build();
-  } catch (const Error& e) {
-    throw Error(r_.source() + ": " + e.what());
-  }
   r_.forEachElement(top, "probes", [&](const Node& n) { parseProbe(n); });
   if (r_.has(top, "probe_every")) {
     const Node every = r_.child(top, "probe_every");
@@ -126,16 +123,62 @@ Scene SceneLoader::load(const Json& root) {
     if (value != "frame" && value != "substep") r_.fail(every, "expected \"frame\" or \"substep\"");
     scene_.probeEverySubstep = value == "substep";
   }
+  // Phase 2: the memory the scene needs.
+  checkMemory();
+  // Phase 3: build, in file order, then what needs the built geometry.
+  for (const auto& work : build_) work();
+  build_.clear();
+  checkSurfaceThickness(top);
+  try {
+    scene_.model = builder_.build();
+  } catch (const Error& e) {
+    throw Error(r_.source() + ": " + e.what());
+  }
+  checkProbeIndices(top);
   scene_.inputFiles = r_.resolvedFiles();
   return std::move(scene_);
+}
+
+void SceneLoader::checkMemory(const SceneSize& extra, const std::string& extraField) const {
+  std::vector<Demand> demands = demands_;
+  if (!extraField.empty()) demands.push_back({extraField, extra});
+  SceneSize total;
+  for (Demand& d : demands) {
+    // Contacts that are off need no scratch.
+    if (!particleContacts_) d.size.contactParticles = 0;
+    if (!surfaceContactEnabled_) d.size.collisionParticles = d.size.collisionEdges = d.size.collisionTriangles = 0;
+    total += d.size;
+  }
+  // Indices of particles and constraints are 32-bit.
+  constexpr std::uint64_t kMaxIndex = 0xffffffffu;
+  const std::uint64_t constraints = total.distances + total.bendings + total.tets + total.other;
+  if (total.particles > kMaxIndex || constraints > kMaxIndex) {
+    const Demand* largest = &demands.front();
+    for (const Demand& d : demands)
+      if (d.size.particles + d.size.distances + d.size.bendings + d.size.tets >
+          largest->size.particles + largest->size.distances + largest->size.bendings + largest->size.tets)
+        largest = &d;
+    throw Error(r_.source() + ": " + largest->field + ": the scene would have " + describeSize(total) +
+                ", more than the 4294967295 particles or constraints a model indexes");
+  }
+  const double bytes = estimateBytes(total);
+  if (bytes <= static_cast<double>(budget_)) return;
+  const Demand* largest = &demands.front();
+  for (const Demand& d : demands)
+    if (estimateBytes(d.size) > estimateBytes(largest->size)) largest = &d;
+  throw Error(r_.source() + ": " + largest->field + ": the scene needs an estimated " + formatBytes(bytes) +
+              " of memory (this part " + formatBytes(estimateBytes(largest->size)) + ": " +
+              describeSize(largest->size) + "), above the memory budget of " +
+              formatBytes(static_cast<double>(budget_)) +
+              " (by default half of this machine's memory; set it with --max-memory, or max_memory in Python)");
 }
 
 void SceneLoader::parseSolver(const Node& top) {
   if (!r_.has(top, "solver")) return;
   const Node s = r_.child(top, "solver");
-  r_.allowOnly(
-      s, {"mode", "time_step", "substeps", "iterations", "gravity", "iteration_independent_stiffness",
-          "velocity_damping", "max_displacement", "contact_margin", "max_depenetration_velocity", "dynamic_friction"});
+  r_.allowOnly(s, {"mode", "time_step", "substeps", "iterations", "gravity", "iteration_independent_stiffness",
+                   "velocity_damping", "max_displacement", "divergence_factor", "max_strain", "contact_margin",
+                   "max_depenetration_velocity", "dynamic_friction"});
   SolverSettings& out = scene_.settings;
   bool smallSteps = false;
   if (r_.has(s, "mode")) {
@@ -157,11 +200,19 @@ void SceneLoader::parseSolver(const Node& top) {
     if (smallSteps && out.iterations != 1) r_.fail(it, "small steps use exactly 1 iteration per substep");
   }
   out.gravity = r_.vec3(s, "gravity", out.gravity);
+  if (!(out.gravity.stableNorm() <= kMaxGravity))
+    r_.fail(r_.child(s, "gravity"), "magnitude " + std::to_string(out.gravity.stableNorm()) + " m/s^2 is above " +
+                                        std::to_string(kMaxGravity) +
+                                        " m/s^2 (10^5 g): no physical value for these bodies, and one that overflows "
+                                        "positions within a few steps");
   if (r_.has(s, "iteration_independent_stiffness"))
     out.iterationIndependentStiffness = r_.boolean(r_.child(s, "iteration_independent_stiffness"));
   out.velocityDamping = r_.number(s, "velocity_damping", 0.0, 0.0, 1e6);
   out.maxDisplacementPerStep =
       r_.number(s, "max_displacement", out.maxDisplacementPerStep, 0.0, std::numeric_limits<double>::infinity(), true);
+  const double inf = std::numeric_limits<double>::infinity();
+  out.divergenceFactor = r_.number(s, "divergence_factor", out.divergenceFactor, 1.0, inf);
+  out.maxStrain = r_.number(s, "max_strain", out.maxStrain, 0.0, inf, true);
   out.contactMargin = r_.number(s, "contact_margin", out.contactMargin, 0.0, 1e6);
   out.maxDepenetrationVelocity = r_.number(s, "max_depenetration_velocity", out.maxDepenetrationVelocity, 0.0,
                                            std::numeric_limits<double>::infinity(), true);
@@ -183,7 +234,8 @@ using scenefile::Node;
 using scenefile::SceneLoader;
 using scenefile::SceneReader;
 
-Scene parseScene(const std::string& text, const std::string& source, const std::string& baseDirectory) {
+Scene parseScene(const std::string& text, const std::string& source, const std::string& baseDirectory,
+                 const SceneLoadOptions& options) {
   Json root;
   try {
     root = Json::parse(text);
@@ -211,14 +263,14 @@ Scene parseScene(const std::string& text, const std::string& source, const std::
   }
   SceneReader reader(source, baseDirectory);
   if (!root.is_object()) reader.fail(Node{root, ""}, "expected a JSON object at the top level");
-  SceneLoader loader(reader);
+  SceneLoader loader(reader, options.maxMemoryBytes > 0 ? options.maxMemoryBytes : defaultMemoryBudget());
   return loader.load(root);
 }
 
-Scene loadSceneFile(const std::string& path) {
+Scene loadSceneFile(const std::string& path, const SceneLoadOptions& options) {
   const std::string text = io::readInputFile(path, "a scene file (.json)", io::kMaxSceneFileBytes);
   const std::string base = std::filesystem::path(path).parent_path().string();
-  Scene scene = parseScene(text, path, base);
+  Scene scene = parseScene(text, path, base, options);
   scene.inputFiles.insert(scene.inputFiles.begin(), path);
   return scene;
 }

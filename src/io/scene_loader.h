@@ -1,16 +1,28 @@
 // Scene files, private to the I/O layer: SceneLoader turns a scene file's JSON into a Scene, one
 // block kind per file (scene_file.cpp: the top level and the solver; scene_objects.cpp,
 // scene_colliders.cpp, scene_constraints.cpp, scene_probes.cpp). JSON reading is json_fields.h.
+//
+// Three phases, so that a mistake anywhere costs nothing to report and a scene too large to fit
+// is refused before anything big is allocated (issue 12):
+//   1. check: every field of the whole file is read and checked (types, ranges, names, particle
+//      references against each object's particle count, which follows from its fields), and what
+//      each part will build is counted (scene_size.h); the building itself is queued in build_;
+//   2. estimate: the memory the counts need against the budget, naming the field that asks most;
+//   3. build: the queued work in file order (the same calls, in the same order, as a single pass
+//      made), then the checks that need the built geometry (box selections, the surface
+//      thickness against the mesh, probe indices against constraint counts), then the Model.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "json_fields.h"
 #include "pliant/builders.h"
 #include "pliant/io/scenes.h"
+#include "scene_size.h"
 
 namespace pliant::scenefile {
 
@@ -24,11 +36,28 @@ PathFunction parsePath(const SceneReader& r, const Node& node, const Vec3& offse
 
 class SceneLoader {
  public:
-  SceneLoader(const SceneReader& reader) : r_(reader) {}
+  // memoryBudget: bytes the built scene may need (SceneLoadOptions::maxMemoryBytes resolved).
+  SceneLoader(const SceneReader& reader, std::uint64_t memoryBudget) : r_(reader), budget_(memoryBudget) {}
 
   Scene load(const Json& root);
 
  private:
+  // What one object will be: its particle count, what it builds (counted), the field that sets its
+  // size (named when the scene is too large) and the work that builds it (phase 3).
+  struct ObjectPlan {
+    std::uint64_t particles = 0;
+    SceneSize size;
+    std::string sizeField;  // JSON path
+    std::function<GeneratedObject()> generate;
+    bool lines = false;  // draw as a polyline (ropes)
+  };
+  // Phase 2: the estimate of everything counted so far against the budget; fails at the field of
+  // the largest part when it is over. `extra` (at `extraField`) is counted in too (phase 3's
+  // late counts: tethers to anchors chosen by a box).
+  void checkMemory(const SceneSize& extra = {}, const std::string& extraField = "") const;
+  // Queues build work (phase 3), in file order.
+  void queue(std::function<void()> work) { build_.push_back(std::move(work)); }
+
   // The solver block (scene_file.cpp).
   void parseSolver(const Node& top);
   // Objects and particle references (scene_objects.cpp).
@@ -38,22 +67,28 @@ class SceneLoader {
   // A particle reference: ["object", index] or {"object": name, "index": i}.
   ParticleIndex particleRef(const Node& node);
   // A selection of an object's particles: {"index": i}, {"indices": [...]}, {"box": {"min", "max"}}
-  // or {"all": true}. Selecting nothing is an error (it is almost always a mistake).
+  // or {"all": true}. Selecting nothing is an error (it is almost always a mistake). Needs the
+  // object's particles (phase 3).
   std::vector<ParticleIndex> select(const Node& node, const SceneObject& o);
+  // Phase 1 of select: checks the fields and indices; the number of particles selected, or -1 for
+  // a box (known once the particles exist).
+  std::int64_t checkSelection(const Node& node, const SceneObject& o);
   void checkName(const Node& node, const std::string& name);
   void parseBending(const Node& node, BendingModel& model, ConstraintParameters& params);
   // Scale then translate a mesh: "transform": {"scale": s or [sx, sy, sz], "translate": [x, y, z]}.
   void transformMesh(const Node& o, std::vector<Vec3>& vertices);
   void parseObject(const Node& o);
-  GeneratedObject parseCloth(const Node& o, const std::string& name);
-  GeneratedObject parseRope(const Node& o, const std::string& name);
-  GeneratedObject parseSoftBody(const Node& o, const std::string& name);
-  GeneratedObject parseBalloon(const Node& o, const std::string& name);
-  GeneratedObject parseParticles(const Node& o, const std::string& name);
+  ObjectPlan parseCloth(const Node& o, const std::string& name);
+  ObjectPlan parseRope(const Node& o, const std::string& name);
+  ObjectPlan parseSoftBody(const Node& o, const std::string& name);
+  ObjectPlan parseBalloon(const Node& o, const std::string& name);
+  ObjectPlan parseParticles(const Node& o, const std::string& name);
   // Colliders and contact (scene_colliders.cpp).
   // Surface contact (cloth self-collision and cloth-cloth collision) of the cloths that have
   // "self_collision": true: {"enabled", "thickness" (m), "friction", "restitution"}.
   void parseSurfaceContact(const Node& sc);
+  // Phase 3, before the Model is built: the thickness against the collision triangles' edges.
+  void checkSurfaceThickness(const Node& top);
   // Surface material: "friction" is a number (static = dynamic) or {"static", "dynamic"} (a missing
   // one takes the other's value), "restitution" in [0, 1].
   ContactMaterial contactMaterial(const Node& parent);
@@ -65,18 +100,32 @@ class SceneLoader {
   // rigidly, keeping its offset from the path's first position, and an optional "angular_velocity"
   // (rad/s, world axes) that spins it about its frame origin (the plane's point, the box's centre, ...).
   void parseCollider(const Node& c);
-  // A triangle-mesh collider from an OBJ file (relative to the scene file), scaled, then placed.
-  Collider parseMeshCollider(const Node& c);
+  // A triangle-mesh collider from an OBJ file (relative to the scene file), scaled, then placed;
+  // the mesh is read now, its signed distance grid built by the returned work (phase 3).
+  std::function<Collider()> parseMeshCollider(const Node& c);
   // Constraints, attachments, kinematic particles (scene_constraints.cpp).
   void parseConstraint(const Node& c);
   void parseAttachment(const Node& a);
   void parseKinematic(const Node& k);
-  // Probes (scene_probes.cpp).
+  // Probes (scene_probes.cpp); a constraint_force probe's index is checked once the Model is built.
   void parseProbe(const Node& p);
+  void checkProbeIndices(const Node& top);
 
   const SceneReader& r_;
+  std::uint64_t budget_;
   ModelBuilder builder_;
   Scene scene_;
+  std::uint64_t particleTotal_ = 0;    // particles of the objects checked so far
+  bool selfCollisionObjects_ = false;  // an object has "self_collision": true
+  bool particleContacts_ = true;       // "particle_contact": {"enabled"}
+  bool surfaceContactEnabled_ = true;  // "surface_contact": {"enabled"}
+  // What each part builds, with the field named when the scene is too large.
+  struct Demand {
+    std::string field;
+    SceneSize size;
+  };
+  std::vector<Demand> demands_;
+  std::vector<std::function<void()>> build_;
 };
 
 }  // namespace pliant::scenefile

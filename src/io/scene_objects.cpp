@@ -2,6 +2,8 @@
 // and references to their particles.
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,6 +72,30 @@ std::vector<ParticleIndex> SceneLoader::select(const Node& node, const SceneObje
   return out;
 }
 
+std::int64_t SceneLoader::checkSelection(const Node& node, const SceneObject& o) {
+  r_.allowOnly(node, {"index", "indices", "box", "all"});
+  if (node.json.size() != 1) r_.fail(node, "expected exactly one of index, indices, box, all");
+  if (r_.has(node, "index")) {
+    localParticle(r_.child(node, "index"), o);
+    return 1;
+  }
+  if (r_.has(node, "indices")) {
+    const Node list = r_.child(node, "indices");
+    r_.array(list, 1);
+    for (std::size_t i = 0; i < list.json.size(); ++i) localParticle(r_.element(list, i), o);
+    return static_cast<std::int64_t>(list.json.size());
+  }
+  if (r_.has(node, "box")) {
+    const Node box = r_.child(node, "box");
+    r_.allowOnly(box, {"min", "max"});
+    r_.vec3(r_.child(box, "min"));
+    r_.vec3(r_.child(box, "max"));
+    return -1;
+  }
+  if (!r_.boolean(r_.child(node, "all"))) r_.fail(node, "\"all\" must be true");
+  return o.particleCount;
+}
+
 void SceneLoader::checkName(const Node& node, const std::string& name) {
   if (name.empty()) r_.fail(node, "object names must not be empty");
   for (const SceneObject& o : scene_.objects)
@@ -111,70 +137,131 @@ void SceneLoader::parseObject(const Node& o) {
   const Node nameNode = r_.child(o, "name");
   const std::string name = r_.string(nameNode);
   checkName(nameNode, name);
-  const auto before = familyCounts(builder_.model());
-  GeneratedObject made;
+  ObjectPlan plan;
   try {
-    if (type == "cloth") made = parseCloth(o, name);
-    else if (type == "rope") made = parseRope(o, name);
-    else if (type == "softbody") made = parseSoftBody(o, name);
-    else if (type == "balloon") made = parseBalloon(o, name);
-    else if (type == "particles") made = parseParticles(o, name);
+    if (type == "cloth") plan = parseCloth(o, name);
+    else if (type == "rope") plan = parseRope(o, name);
+    else if (type == "softbody") plan = parseSoftBody(o, name);
+    else if (type == "balloon") plan = parseBalloon(o, name);
+    else if (type == "particles") plan = parseParticles(o, name);
     else
       r_.fail(r_.child(o, "type"),
               "unknown object type '" + type + "' (expected cloth, rope, softbody, balloon or particles)");
   } catch (const Error& e) {
-    // Errors from builders and mesh readers do not know the JSON path; add it.
+    // Errors from mesh readers do not know the JSON path; add it.
     const std::string message = e.what();
     if (message.rfind(r_.source() + ":", 0) == 0) throw;
     r_.fail(o, message);
   }
   SceneObject so;
   so.name = name;
-  so.firstParticle = made.firstParticle;
-  so.particleCount = made.particleCount;
-  so.constraintBegin = before;
+  so.firstParticle = static_cast<ParticleIndex>(std::min<std::uint64_t>(particleTotal_, 0xffffffffu));
+  so.particleCount = static_cast<std::uint32_t>(std::min<std::uint64_t>(plan.particles, 0xffffffffu));
+  particleTotal_ += plan.particles;
+  if (particleTotal_ > 0xffffffffu)
+    throw Error(r_.source() + ": " + plan.sizeField + ": the scene would have " + std::to_string(particleTotal_) +
+                " particles, more than the 4294967295 a model indexes");
   scene_.objects.push_back(so);
-  scene_.topology.triangles.insert(scene_.topology.triangles.end(), made.triangles.begin(), made.triangles.end());
-  scene_.topology.tets.insert(scene_.topology.tets.end(), made.tets.begin(), made.tets.end());
-  if (type == "rope")
-    for (std::uint32_t k = 0; k + 1 < made.particleCount; ++k)
-      scene_.topology.lines.push_back({made.firstParticle + k, made.firstParticle + k + 1});
-  SceneObject& added = scene_.objects.back();
+  const std::size_t index = scene_.objects.size() - 1;
+  demands_.push_back({plan.sizeField, plan.size});
   // Contact radius (thickness) of every particle of the object.
+  double radius = -1.0;
   if (r_.has(o, "particle_radius")) {
-    const double radius = r_.number(r_.child(o, "particle_radius"), 0.0, 1e6);
-    builder_.setParticleRadius(added.firstParticle, added.particleCount, radius);
+    radius = r_.number(r_.child(o, "particle_radius"), 0.0, 1e6);
+    if (radius > 0.0) demands_.back().size.contactParticles = plan.particles;
   }
-  // Pins and tethers belong to the object: parse them now that its particles exist.
-  std::vector<ParticleIndex> pinned;
+  // Pins and tethers belong to the object: checked now, made once its particles exist.
+  std::int64_t pinCount = 0;  // -1: some chosen by a box
   if (r_.has(o, "pins")) {
     const Node pins = r_.child(o, "pins");
     r_.array(pins);
-    for (std::size_t i = 0; i < pins.json.size(); ++i)
-      for (ParticleIndex p : select(r_.element(pins, i), added)) {
-        builder_.fixParticle(p);
-        pinned.push_back(p);
-      }
+    for (std::size_t i = 0; i < pins.json.size(); ++i) {
+      const std::int64_t n = checkSelection(r_.element(pins, i), so);
+      pinCount = n < 0 || pinCount < 0 ? -1 : pinCount + n;
+    }
   }
+  bool tethers = false;
+  ConstraintParameters tetherParams;
+  double slack = 1.0;
+  std::int64_t anchorCount = pinCount;
   if (r_.has(o, "tethers")) {
+    tethers = true;
     const Node t = r_.child(o, "tethers");
-    const ConstraintParameters params = r_.material(t, {"slack", "anchors"});
-    const double slack = r_.number(t, "slack", 1.0, 1.0, 1e6);
-    std::vector<ParticleIndex> anchors = pinned;
+    tetherParams = r_.material(t, {"slack", "anchors"});
+    slack = r_.number(t, "slack", 1.0, 1.0, 1e6);
     if (r_.has(t, "anchors")) {
       const Node a = r_.child(t, "anchors");
       r_.array(a, 1);
-      anchors.clear();
-      for (std::size_t i = 0; i < a.json.size(); ++i)
-        for (ParticleIndex p : select(r_.element(a, i), added)) anchors.push_back(p);
+      anchorCount = 0;
+      for (std::size_t i = 0; i < a.json.size(); ++i) {
+        const std::int64_t n = checkSelection(r_.element(a, i), so);
+        anchorCount = n < 0 || anchorCount < 0 ? -1 : anchorCount + n;
+      }
+    } else if (!r_.has(o, "pins")) {
+      r_.fail(t, "tethers need anchors: pin particles or give \"anchors\"");
     }
-    if (anchors.empty()) r_.fail(t, "tethers need anchors: pin particles or give \"anchors\"");
-    addTethers(builder_, anchors, added.firstParticle, added.particleCount, params, slack);
+    // One tether per anchor and particle: counted now when the anchors are known by index, else
+    // once the box has chosen them (phase 3, before they are made).
+    if (anchorCount > 0) {
+      SceneSize size;
+      size.distances = static_cast<std::uint64_t>(anchorCount) * plan.particles;
+      demands_.push_back({t.path, size});
+    }
   }
-  added.constraintEnd = familyCounts(builder_.model());
+  queue([this, o, index, plan, radius, tethers, tetherParams, slack, anchorCount] {
+    const auto before = familyCounts(builder_.model());
+    GeneratedObject made;
+    try {
+      made = plan.generate();
+    } catch (const Error& e) {
+      // Errors from builders do not know the JSON path; add it.
+      const std::string message = e.what();
+      if (message.rfind(r_.source() + ":", 0) == 0) throw;
+      r_.fail(o, message);
+    }
+    SceneObject& added = scene_.objects[index];
+    if (made.firstParticle != added.firstParticle || made.particleCount != added.particleCount)
+      throw std::logic_error("scene loader: object '" + added.name + "' has " + std::to_string(made.particleCount) +
+                             " particles, counted " + std::to_string(added.particleCount));
+    added.constraintBegin = before;
+    scene_.topology.triangles.insert(scene_.topology.triangles.end(), made.triangles.begin(), made.triangles.end());
+    scene_.topology.tets.insert(scene_.topology.tets.end(), made.tets.begin(), made.tets.end());
+    if (plan.lines)
+      for (std::uint32_t k = 0; k + 1 < made.particleCount; ++k)
+        scene_.topology.lines.push_back({made.firstParticle + k, made.firstParticle + k + 1});
+    if (radius >= 0.0) builder_.setParticleRadius(added.firstParticle, added.particleCount, radius);
+    std::vector<ParticleIndex> pinned;
+    if (r_.has(o, "pins")) {
+      const Node pins = r_.child(o, "pins");
+      for (std::size_t i = 0; i < pins.json.size(); ++i)
+        for (ParticleIndex p : select(r_.element(pins, i), added)) {
+          builder_.fixParticle(p);
+          pinned.push_back(p);
+        }
+    }
+    if (tethers) {
+      const Node t = r_.child(o, "tethers");
+      std::vector<ParticleIndex> anchors = pinned;
+      if (r_.has(t, "anchors")) {
+        const Node a = r_.child(t, "anchors");
+        anchors.clear();
+        for (std::size_t i = 0; i < a.json.size(); ++i)
+          for (ParticleIndex p : select(r_.element(a, i), added)) anchors.push_back(p);
+      }
+      if (anchors.empty()) r_.fail(t, "tethers need anchors: pin particles or give \"anchors\"");
+      if (anchorCount < 0) {
+        // Anchors chosen by a box: their tethers are counted now, before they are made.
+        SceneSize size;
+        size.distances = static_cast<std::uint64_t>(anchors.size()) * added.particleCount;
+        checkMemory(size, t.path);
+      }
+      addTethers(builder_, anchors, added.firstParticle, added.particleCount, tetherParams, slack);
+    }
+    added.constraintEnd = familyCounts(builder_.model());
+  });
 }
 
-GeneratedObject SceneLoader::parseCloth(const Node& o, const std::string& name) {
+SceneLoader::ObjectPlan SceneLoader::parseCloth(const Node& o, const std::string& name) {
   r_.allowOnly(o, {"type", "name", "grid", "mesh", "transform", "mass", "stretch", "bending", "damping", "pins",
                    "tethers", "particle_radius", "self_collision"});
   if (r_.has(o, "grid") == r_.has(o, "mesh")) r_.fail(o, "a cloth needs exactly one of \"grid\" or \"mesh\"");
@@ -186,6 +273,23 @@ GeneratedObject SceneLoader::parseCloth(const Node& o, const std::string& name) 
   if (r_.has(o, "bending")) parseBending(r_.child(o, "bending"), bending, bendingParams);
   const double damping = r_.number(o, "damping", 0.0, 0.0, 1.0);
   const bool selfCollision = r_.has(o, "self_collision") && r_.boolean(r_.child(o, "self_collision"));
+  selfCollisionObjects_ = selfCollisionObjects_ || selfCollision;
+  // Counts of a triangle mesh with `edges` edges of which `interior` are shared by two triangles.
+  const auto meshSize = [&](std::uint64_t particles, std::uint64_t triangles, std::uint64_t edges,
+                            std::uint64_t interior) {
+    SceneSize size;
+    size.particles = particles;
+    size.triangles = triangles;
+    size.distances = edges;
+    size.bendings = bending == BendingModel::None ? 0 : interior;
+    if (selfCollision) {
+      size.collisionParticles = particles;
+      size.collisionEdges = edges;
+      size.collisionTriangles = triangles;
+    }
+    return size;
+  };
+  ObjectPlan plan;
   if (r_.has(o, "grid")) {
     const Node g = r_.child(o, "grid");
     r_.allowOnly(g, {"nodes", "size", "origin", "axis_x", "axis_y"});
@@ -215,11 +319,17 @@ GeneratedObject SceneLoader::parseCloth(const Node& o, const std::string& name) 
     def.bendingParams = bendingParams;
     def.dampingFactor = damping;
     def.selfCollision = selfCollision;
-    return addClothGrid(builder_, def);
+    const std::uint64_t nx = static_cast<std::uint64_t>(def.nodesX), ny = static_cast<std::uint64_t>(def.nodesY);
+    const std::uint64_t edges = (nx - 1) * ny + nx * (ny - 1) + (nx - 1) * (ny - 1);
+    plan.particles = nx * ny;
+    plan.size = meshSize(nx * ny, 2 * (nx - 1) * (ny - 1), edges, edges - 2 * (nx - 1) - 2 * (ny - 1));
+    plan.sizeField = nodes.path;
+    plan.generate = [this, def] { return addClothGrid(builder_, def); };
+    return plan;
   }
   const Node meshNode = r_.child(o, "mesh");
-  io::TriangleMesh mesh = io::readObj(r_.resolve(r_.string(meshNode)));
-  transformMesh(o, mesh.vertices);
+  auto mesh = std::make_shared<io::TriangleMesh>(io::readObj(r_.resolve(r_.string(meshNode))));
+  transformMesh(o, mesh->vertices);
   ClothMeshDef def;
   def.name = name;
   def.totalMass = mass;
@@ -228,25 +338,39 @@ GeneratedObject SceneLoader::parseCloth(const Node& o, const std::string& name) 
   def.bendingParams = bendingParams;
   def.dampingFactor = damping;
   def.selfCollision = selfCollision;
-  return addClothMesh(builder_, mesh.vertices, mesh.triangles, def);
+  // Each triangle has three edges, an interior one shared by two: about 3/2 per triangle.
+  const std::uint64_t triangles = mesh->triangles.size();
+  plan.particles = mesh->vertices.size();
+  plan.size = meshSize(plan.particles, triangles, (3 * triangles + 1) / 2, (3 * triangles + 1) / 2);
+  plan.sizeField = meshNode.path;
+  plan.generate = [this, mesh, def] { return addClothMesh(builder_, mesh->vertices, mesh->triangles, def); };
+  return plan;
 }
 
-GeneratedObject SceneLoader::parseRope(const Node& o, const std::string& name) {
+SceneLoader::ObjectPlan SceneLoader::parseRope(const Node& o, const std::string& name) {
   r_.allowOnly(o, {"type", "name", "start", "end", "particles", "mass", "stretch", "damping", "pins", "tethers",
                    "particle_radius"});
   ChainDef def;
   def.name = name;
   def.start = r_.vec3(r_.child(o, "start"));
   def.end = r_.vec3(r_.child(o, "end"));
-  def.particles = static_cast<int>(r_.integer(r_.child(o, "particles"), 2, 10000000));
+  const Node particles = r_.child(o, "particles");
+  def.particles = static_cast<int>(r_.integer(particles, 2, 10000000));
   def.particleMass = r_.number(r_.child(o, "mass"), 0.0, std::numeric_limits<double>::infinity(), true) / def.particles;
   def.fixStart = false;
   if (r_.has(o, "stretch")) def.stretch = r_.material(r_.child(o, "stretch"));
   def.dampingFactor = r_.number(o, "damping", 0.0, 0.0, 1.0);
-  return addChain(builder_, def);
+  ObjectPlan plan;
+  plan.particles = static_cast<std::uint64_t>(def.particles);
+  plan.size.particles = plan.particles;
+  plan.size.distances = plan.particles - 1;
+  plan.sizeField = particles.path;
+  plan.lines = true;
+  plan.generate = [this, def] { return addChain(builder_, def); };
+  return plan;
 }
 
-GeneratedObject SceneLoader::parseSoftBody(const Node& o, const std::string& name) {
+SceneLoader::ObjectPlan SceneLoader::parseSoftBody(const Node& o, const std::string& name) {
   r_.allowOnly(o, {"type", "name", "box", "mesh", "transform", "density", "volume", "edges", "damping", "pins",
                    "tethers", "particle_radius"});
   if (r_.has(o, "box") == r_.has(o, "mesh")) r_.fail(o, "a soft body needs exactly one of \"box\" or \"mesh\"");
@@ -280,14 +404,36 @@ GeneratedObject SceneLoader::parseSoftBody(const Node& o, const std::string& nam
     box.edges = def.edges;
     box.addEdges = def.addEdges;
     box.dampingFactor = def.dampingFactor;
-    return addTetBox(builder_, box);
+    const auto cx = static_cast<std::uint64_t>(box.cellsX), cy = static_cast<std::uint64_t>(box.cellsY),
+               cz = static_cast<std::uint64_t>(box.cellsZ);
+    ObjectPlan plan;
+    plan.particles = (cx + 1) * (cy + 1) * (cz + 1);
+    plan.size.particles = plan.particles;
+    plan.size.tets = 6 * cx * cy * cz;
+    // Kuhn split: 7 edges per cell (3 axes, 3 face diagonals, 1 body diagonal) plus the far faces'.
+    if (box.addEdges)
+      plan.size.distances = 7 * cx * cy * cz + 3 * ((cx + 1) * (cy + 1) + (cy + 1) * (cz + 1) + (cx + 1) * (cz + 1));
+    plan.size.triangles = 4 * (cx * cy + cy * cz + cx * cz);
+    plan.sizeField = cells.path;
+    plan.generate = [this, box] { return addTetBox(builder_, box); };
+    return plan;
   }
-  io::TetMesh mesh = io::readTetMesh(r_.resolve(r_.string(r_.child(o, "mesh"))));
-  transformMesh(o, mesh.vertices);
-  return addTetMesh(builder_, mesh.vertices, mesh.tets, def);
+  const Node meshNode = r_.child(o, "mesh");
+  auto mesh = std::make_shared<io::TetMesh>(io::readTetMesh(r_.resolve(r_.string(meshNode))));
+  transformMesh(o, mesh->vertices);
+  ObjectPlan plan;
+  plan.particles = mesh->vertices.size();
+  plan.size.particles = plan.particles;
+  plan.size.tets = mesh->tets.size();
+  // About 7 edges per vertex and one boundary triangle per tet at most.
+  if (def.addEdges) plan.size.distances = std::min<std::uint64_t>(7 * plan.particles, 6 * plan.size.tets);
+  plan.size.triangles = plan.size.tets;
+  plan.sizeField = meshNode.path;
+  plan.generate = [this, mesh, def] { return addTetMesh(builder_, mesh->vertices, mesh->tets, def); };
+  return plan;
 }
 
-GeneratedObject SceneLoader::parseBalloon(const Node& o, const std::string& name) {
+SceneLoader::ObjectPlan SceneLoader::parseBalloon(const Node& o, const std::string& name) {
   r_.allowOnly(o, {"type", "name", "centre", "radius", "rings", "segments", "mass", "stretch", "pressure", "volume",
                    "damping", "pins", "tethers", "particle_radius"});
   BalloonDef def;
@@ -301,10 +447,18 @@ GeneratedObject SceneLoader::parseBalloon(const Node& o, const std::string& name
   def.pressure = r_.number(o, "pressure", 1.0, 0.0, 1e6);
   if (r_.has(o, "volume")) def.volume = r_.material(r_.child(o, "volume"));
   def.dampingFactor = r_.number(o, "damping", 0.0, 0.0, 1.0);
-  return addBalloon(builder_, def);
+  const auto rings = static_cast<std::uint64_t>(def.rings), segments = static_cast<std::uint64_t>(def.segments);
+  ObjectPlan plan;
+  plan.particles = 2 + (rings - 1) * segments;
+  plan.size.particles = plan.particles;
+  plan.size.triangles = 2 * 2 * rings * segments;  // drawn, and the volume constraint's
+  plan.size.distances = 3 * rings * segments;
+  plan.sizeField = o.path + (r_.has(o, "rings") ? "/rings" : r_.has(o, "segments") ? "/segments" : "");
+  plan.generate = [this, def] { return addBalloon(builder_, def); };
+  return plan;
 }
 
-GeneratedObject SceneLoader::parseParticles(const Node& o, const std::string& name) {
+SceneLoader::ObjectPlan SceneLoader::parseParticles(const Node& o, const std::string& name) {
   r_.allowOnly(o, {"type", "name", "positions", "velocities", "mass", "masses", "damping", "pins", "tethers",
                    "particle_radius"});
   const Node positions = r_.child(o, "positions");
@@ -327,14 +481,25 @@ GeneratedObject SceneLoader::parseParticles(const Node& o, const std::string& na
     if (list.json.size() != n) r_.fail(list, "expected " + std::to_string(n) + " velocities, one per position");
     for (std::size_t i = 0; i < n; ++i) velocities[i] = r_.vec3(r_.element(list, i));
   }
-  GeneratedObject out;
-  out.firstParticle = static_cast<ParticleIndex>(builder_.particleCount());
-  out.particleCount = static_cast<std::uint32_t>(n);
-  std::vector<ParticleIndex> members;
-  for (std::size_t i = 0; i < n; ++i)
-    members.push_back(builder_.addParticle(r_.vec3(r_.element(positions, i)), masses[i], velocities[i]));
-  out.object = builder_.addObject(name, std::move(members), r_.number(o, "damping", 0.0, 0.0, 1.0));
-  return out;
+  std::vector<Vec3> points(n);
+  for (std::size_t i = 0; i < n; ++i) points[i] = r_.vec3(r_.element(positions, i));
+  const double damping = r_.number(o, "damping", 0.0, 0.0, 1.0);
+  ObjectPlan plan;
+  plan.particles = n;
+  plan.size.particles = n;
+  plan.sizeField = positions.path;
+  plan.generate = [this, name, points = std::move(points), masses = std::move(masses),
+                   velocities = std::move(velocities), damping] {
+    GeneratedObject out;
+    out.firstParticle = static_cast<ParticleIndex>(builder_.particleCount());
+    out.particleCount = static_cast<std::uint32_t>(points.size());
+    std::vector<ParticleIndex> members;
+    for (std::size_t i = 0; i < points.size(); ++i)
+      members.push_back(builder_.addParticle(points[i], masses[i], velocities[i]));
+    out.object = builder_.addObject(name, std::move(members), damping);
+    return out;
+  };
+  return plan;
 }
 
 }  // namespace pliant::scenefile

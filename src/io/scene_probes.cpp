@@ -1,6 +1,8 @@
 // Scene files: probes, what a run records per frame or substep.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,19 +29,10 @@ void SceneLoader::parseProbe(const Node& p) {
   } else if (type == "constraint_force") {
     r_.allowOnly(p, {"name", "type", "object", "family", "index"});
     probe.kind = Probe::Kind::ConstraintForce;
-    const Node familyNode = r_.child(p, "family");
-    const ConstraintFamily family = parseFamily(r_, familyNode);
-    const int f = static_cast<int>(family);
-    std::uint32_t begin = 0;
-    std::uint32_t end = static_cast<std::uint32_t>(scene_.model->constraintCount(family));
-    if (r_.has(p, "object")) {
-      const SceneObject& o = object(r_.child(p, "object"));
-      begin = o.constraintBegin[f];
-      end = o.constraintEnd[f];
-    }
-    if (begin == end) r_.fail(familyNode, std::string("no ") + familyName(family) + " constraints to probe here");
-    const auto index = r_.integer(r_.child(p, "index"), 0, static_cast<std::int64_t>(end - begin) - 1);
-    probe.constraint = {family, begin + static_cast<std::uint32_t>(index)};
+    probe.constraint.family = parseFamily(r_, r_.child(p, "family"));
+    if (r_.has(p, "object")) object(r_.child(p, "object"));
+    // The index against the constraint count once the model is built (checkProbeIndices).
+    r_.integer(r_.child(p, "index"), 0, std::numeric_limits<std::uint32_t>::max());
   } else if (type == "energy" || type == "momentum" || type == "centre_of_mass") {
     r_.allowOnly(p, {"name", "type", "object"});
     probe.kind = type == "energy"     ? Probe::Kind::Energy
@@ -58,6 +51,27 @@ void SceneLoader::parseProbe(const Node& p) {
                           "intersections)");
   }
   scene_.probes.push_back(probe);
+}
+
+void SceneLoader::checkProbeIndices(const Node& top) {
+  std::size_t i = 0;
+  r_.forEachElement(top, "probes", [&](const Node& p) {
+    Probe& probe = scene_.probes[i++];
+    if (probe.kind != Probe::Kind::ConstraintForce) return;
+    const Node familyNode = r_.child(p, "family");
+    const ConstraintFamily family = probe.constraint.family;
+    const int f = static_cast<int>(family);
+    std::uint32_t begin = 0;
+    std::uint32_t end = static_cast<std::uint32_t>(scene_.model->constraintCount(family));
+    if (r_.has(p, "object")) {
+      const SceneObject& o = object(r_.child(p, "object"));
+      begin = o.constraintBegin[f];
+      end = o.constraintEnd[f];
+    }
+    if (begin == end) r_.fail(familyNode, std::string("no ") + familyName(family) + " constraints to probe here");
+    const auto index = r_.integer(r_.child(p, "index"), 0, static_cast<std::int64_t>(end - begin) - 1);
+    probe.constraint = {family, begin + static_cast<std::uint32_t>(index)};
+  });
 }
 
 }  // namespace pliant::scenefile

@@ -121,7 +121,9 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
   detail::createRunFolders(options);
   const fs::path frameDir = outDir / "frames";
   std::vector<std::pair<double, std::string>> written;
+  int lastWrittenFrame = -1;
   const auto writeFrame = [&](int frame) {
+    lastWrittenFrame = frame;
     if (!options.writeFrames) return;
     const std::string name = numberedName(frame, frameExtension(format));
     io::writeFrame((frameDir / name).string(), format, scene.topology, state);
@@ -148,8 +150,9 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
     writeFrame(firstFrame);
     writeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
   }
+  int lastGoodFrame = firstFrame;  // the last frame simulated (all of them unless a step is refused)
   const auto finishTimings = [&] {
-    const int simulated = frames - firstFrame;
+    const int simulated = lastGoodFrame - firstFrame;
     report.simulateSeconds = frameSeconds;
     report.writeSeconds = writeSeconds;
     report.msPerFrame = simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0;
@@ -163,13 +166,13 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
     const auto t1 = Clock::now();
     frameSeconds += std::chrono::duration<double>(t1 - t0).count();
     if (!result.ok()) {
-      finishTimings();
+      // The state is that of the last good frame (a refused step restores it): the end-of-run
+      // files below describe it and say the run was refused.
       report.failure = result.message;
       report.refusal = result;
-      report.finalState = std::move(state);
-      report.stateHash = report.finalState.hash();
-      return report;
+      break;
     }
+    lastGoodFrame = frame;
     projections += solver.lastProjectionCount();
     if (scene.probeEverySubstep) probeCsv += substepRows;
     else probes.record(state, probeCsv);
@@ -181,6 +184,13 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
     if (checkpointHere) io::writeCheckpoint((outDir / "checkpoints" / numberedName(frame, ".ckpt")).string(), state);
     writeSeconds += std::chrono::duration<double>(Clock::now() - t1).count();
     if (options.onFrame) options.onFrame(frame, firstFrame, frames);
+  }
+  report.lastFrame = lastGoodFrame;
+  if (lastWrittenFrame != lastGoodFrame) {
+    // Refused between two written frames: the last good one is the run's last frame.
+    const auto t0 = Clock::now();
+    writeFrame(lastGoodFrame);
+    writeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
   }
   finishTimings();
 
@@ -200,6 +210,30 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
   summary["source"] = options.source.empty() ? scene.name : options.source;
   summary["frames"] = frames;
   summary["first_frame"] = firstFrame;
+  summary["last_frame"] = lastGoodFrame;
+  const bool refused = !report.failure.empty();
+  summary["status"] = refused ? "refused" : "completed";
+  if (refused) {
+    const StepResult& r = report.refusal;
+    nlohmann::json refusal;
+    refusal["frame"] = lastGoodFrame + 1;  // the frame whose step was refused
+    refusal["last_good_frame"] = lastGoodFrame;
+    refusal["time_s"] = state.time;
+    refusal["reason"] = r.status == StepStatus::NonFinite               ? "non-finite"
+                        : r.status == StepStatus::ExcessiveDisplacement ? "excessive-displacement"
+                        : r.status == StepStatus::ExcessiveStrain       ? "excessive-strain"
+                                                                        : "contact-overflow";
+    refusal["message"] = r.message;
+    if (r.particle >= 0) refusal["particle"] = r.particle;
+    if (r.hasConstraint)
+      refusal["constraint"] = {{"family", familyName(r.constraint.family)}, {"index", r.constraint.index}};
+    if (r.hasContact) {
+      if (r.contactCollider >= 0) refusal["collider"] = r.contactCollider;
+      else refusal["contact_particle"] = r.contactParticle;
+    }
+    if (r.hasSurfaceContact) refusal["surface_contact_particles"] = r.surfaceContactParticles;
+    summary["refusal"] = refusal;
+  }
   summary["time_s"] = state.time;
   summary["settings"] = {
       {"mode", scene.settings.mode == SolverMode::Xpbd ? "xpbd" : "pbd"},
@@ -239,7 +273,7 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
     io::writeFileAtomically(
         html, viewer::buildPage(viewerData, probes.empty() ? std::string() : probeCsv, report.summaryJson));
   io::writeFileAtomically((outDir / "summary.json").string(), report.summaryJson);
-  report.completed = true;
+  report.completed = !refused;
   report.stateHash = state.hash();
   report.finalState = std::move(state);
   return report;

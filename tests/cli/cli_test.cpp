@@ -542,7 +542,8 @@ TEST_F(CliRun, RefusedStepExits1NamingTheSceneAndKeepsTheFramesBeforeIt) {
   EXPECT_THAT(r.err, HasSubstr("displacement above the bound"));
   EXPECT_EQ(r.out, "");
   EXPECT_TRUE(fs::exists(path("out/frames/frame_000000.vtu")));
-  EXPECT_FALSE(fs::exists(path("out/summary.json")));
+  // The run's files up to the last good frame, the summary saying it was refused.
+  EXPECT_THAT(readFile(path("out/summary.json")), HasSubstr("\"status\": \"refused\""));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -116,9 +116,14 @@ def test_a_refused_step_raises_step_refused_naming_the_particle(tmp_path):
     e = refused.value
     assert e.status == "excessive-displacement" and e.step == 1
     assert isinstance(e.particle, int) and 0 <= e.particle < 5
-    assert e.report["completed"] is False and e.report["summary"] is None
+    assert e.report["completed"] is False
+    # Every output up to the last good frame (frame 0), the summary saying the run was refused.
     assert (tmp_path / "out/frames/frame_000000.vtu").exists()
-    assert not (tmp_path / "out/summary.json").exists()
+    summary = json.loads((tmp_path / "out/summary.json").read_text())
+    assert summary == e.report["summary"]
+    assert summary["status"] == "refused" and summary["last_frame"] == 0
+    assert summary["refusal"]["frame"] == 1 and summary["refusal"]["reason"] == "excessive-displacement"
+    assert summary["refusal"]["particle"] == e.particle
 
 
 def test_bad_options_name_the_field_and_write_nothing(tmp_path):

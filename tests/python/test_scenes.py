@@ -180,3 +180,16 @@ def test_frames_are_written(tmp_path):
         assert (tmp_path / name).stat().st_size > 100
     text = (tmp_path / "f.obj").read_text()
     assert text.count("\nv ") + text.startswith("v ") == scene.model.particle_count
+
+
+def test_a_scene_too_large_for_the_memory_budget_is_refused_naming_the_field(source_dir):
+    # Issue 12 item 5: refused before anything is built, as the CLI's --max-memory does.
+    big = source_dir / "tests/data/scenes/limits/cloth_4096.json"
+    with pytest.raises(pliant.Error, match=r"cloth_4096.json: /objects/0/grid/nodes: the scene needs an estimated .* "
+                       r"above the memory budget of 4.0 GiB"):
+        pliant.load_scene(big, max_memory="4G")
+    with pytest.raises(pliant.Error, match=r"/objects/0/grid/nodes: .*above the memory budget of 1.0 MiB"):
+        pliant.parse_scene(pliant.builtin_scene_text("cloth"), max_memory=1 << 20)
+    assert pliant.parse_scene(pliant.builtin_scene_text("cloth"), max_memory="64M").model.particle_count == 48 * 48
+    with pytest.raises(pliant.Error, match="memory size 'lots'"):
+        pliant.parse_scene(pliant.builtin_scene_text("cloth"), max_memory="lots")

@@ -128,7 +128,7 @@ TEST_F(RunTest, ReportsEveryFrameToTheObserverAndResumesBitForBit) {
   EXPECT_NE(readBytes(dir_ / "second" / "scene.pvd").find("frames/frame_000003.vtu"), std::string::npos);
 }
 
-TEST_F(RunTest, ARefusedStepIsReportedAndWritesNoSummary) {
+TEST_F(RunTest, ARefusedStepIsReportedAndTheOutputsUpToTheLastGoodFrameAreWritten) {
   Scene scene = parseScene(R"({"name": "runaway", "solver": {"max_displacement": 1e-6}, "frames": 5,
       "objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 5, "mass": 1}]})",
                            "runaway.json", "");
@@ -138,8 +138,19 @@ TEST_F(RunTest, ARefusedStepIsReportedAndWritesNoSummary) {
   EXPECT_FALSE(report.completed);
   EXPECT_NE(report.failure.find("displacement"), std::string::npos) << report.failure;
   EXPECT_TRUE(fs::exists(dir_ / "out" / "frames" / "frame_000000.vtu"));
-  EXPECT_FALSE(fs::exists(dir_ / "out" / "summary.json"));
-  EXPECT_FALSE(fs::exists(dir_ / "out" / "final_state.csv"));
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "frames" / "frame_000001.vtu"));
+  EXPECT_EQ(report.lastFrame, 0);
+  // The end-of-run files describe the last good state (frame 0) and say the run was refused.
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "final_state.csv"));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "viewer-data.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "scene.pvd"));
+  const std::string summary = readBytes(dir_ / "out" / "summary.json");
+  EXPECT_EQ(summary, report.summaryJson);
+  EXPECT_NE(summary.find("\"status\": \"refused\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"reason\": \"excessive-displacement\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"frame\": 1"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"last_good_frame\": 0"), std::string::npos) << summary;
+  EXPECT_EQ(report.stateHash, report.finalState.hash());
 }
 
 TEST_F(RunTest, BadOptionsAreRefusedBeforeAnythingIsWritten) {

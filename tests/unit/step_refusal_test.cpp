@@ -1,5 +1,5 @@
-// Unit tests of the step check in src/core/solver.cpp (pipeline stage 7): a step that produces NaN/Inf or
-// moves a particle further than maxDisplacementPerStep is refused, the state is restored bit for
+// Unit tests of the step check in src/core/solver.cpp (pipeline stage 9): a step that produces NaN/Inf or
+// moves a particle further than the divergence bounds is refused, the state is restored bit for
 // bit, and the result names the particle and the constraint whose projection went wrong.
 #include <gtest/gtest.h>
 
@@ -166,8 +166,15 @@ TEST(StepRefusal, HugeCorrectionIsExcessiveDisplacementNamingTheConstraint) {
   EXPECT_TRUE(contains(r.message, "generic constraint 1")) << r.message;
   expectBitIdentical(state, before);
 
-  // The same model under the default bound (1000 m) steps fine: the bound is what refused it.
-  Solver lenient(chain.model, chain.settings);
+  // The default bound, relative to the model (a few metres), refuses the 50 m jump as well; with
+  // the bounds off the same model steps: the bound is what refused it.
+  Solver relative(chain.model, chain.settings);
+  State again = state;
+  EXPECT_EQ(relative.step(again).status, StepStatus::ExcessiveDisplacement);
+  SolverSettings off = chain.settings;
+  off.divergenceFactor = kInf;
+  off.maxStrain = kInf;
+  Solver lenient(chain.model, off);
   EXPECT_TRUE(lenient.step(state).ok());
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -71,11 +72,25 @@ std::string builtinSceneText(const std::string& name);
 // Builds a built-in scene by name; throws pliant::Error for an unknown name (listing the known ones).
 Scene makeBuiltinScene(const std::string& name);
 
+// How a scene file is loaded. Every field of the file is checked first; then the memory the scene
+// will need (its model, state, solver scratch at the contacts' bounds and the run's output
+// buffers) is estimated from its fields and checked against maxMemoryBytes; only then is it built.
+struct SceneLoadOptions {
+  std::uint64_t maxMemoryBytes = 0;  // bytes; 0: defaultMemoryBudget()
+};
+// Half of the machine's physical memory (bytes).
+std::uint64_t defaultMemoryBudget();
+// A memory size as given on a command line: a number of bytes with an optional unit K, M, G or T
+// (powers of 1024; "B" or "iB" may follow), e.g. "512M", "4G", "1.5G". Throws pliant::Error.
+std::uint64_t parseMemorySize(const std::string& text);
+
 // Loads a scene file (JSON, see docs/scene-format.md). Mesh paths are relative to the file's folder.
 // Throws pliant::Error naming the file, the JSON path (e.g. /objects/0/stretch/compliance) or the
-// line, and what was expected.
-Scene loadSceneFile(const std::string& path);
+// line, and what was expected; a scene estimated to need more memory than the budget is refused
+// naming the field that asks most (e.g. /objects/0/grid/nodes) and the estimate.
+Scene loadSceneFile(const std::string& path, const SceneLoadOptions& options = {});
 // Parses scene JSON text; `source` names it in errors, `baseDirectory` resolves mesh paths.
-Scene parseScene(const std::string& text, const std::string& source, const std::string& baseDirectory);
+Scene parseScene(const std::string& text, const std::string& source, const std::string& baseDirectory,
+                 const SceneLoadOptions& options = {});
 
 }  // namespace pliant

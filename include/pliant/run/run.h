@@ -9,7 +9,8 @@
 //   probes.csv                         the scene's probes, per frame or substep (when it has probes)
 //   final_state.csv                    positions (m) and velocities (m/s) of the last state
 //   viewer-data.json                   the frames for the viewer (pliant/viewer/viewer.h)
-//   summary.json                       scene, settings, sizes, timings, final energy, residual and state hash
+//   summary.json                       scene, settings, sizes, timings, final energy, residual and state hash;
+//                                      "status": "completed" or "refused" (with a "refusal" block)
 // and, when htmlPage is given, the self-contained viewer page. With writeFrames false there is no
 // frames/ folder and no scene.pvd, and, unless a page is asked for, viewer-data.json holds the
 // first and last frames only.
@@ -51,9 +52,12 @@ struct RunOptions {
 };
 
 struct RunReport {
-  // False when a step was refused (a NaN or a runaway displacement, see StepResult): `failure` says
-  // why, the frames and checkpoints written before it stay, and the end-of-run files (probes.csv,
-  // final_state.csv, viewer-data.json, summary.json, the page) are not written.
+  // False when a step was refused (a NaN, a runaway displacement or strain, a contact overflow, see
+  // StepResult): `failure` says why, and the run stops at the last good frame. Every output is
+  // still written up to that frame: frames and checkpoints as they came, then scene.pvd,
+  // probes.csv, final_state.csv (the last good state), viewer-data.json, the page, and
+  // summary.json with "status": "refused" and a "refusal" block (the refused frame, why, the
+  // particle and constraint named).
   bool completed = false;
   std::string failure;
   StepResult refusal;  // the refused step's result (particle, constraint, contact) when !completed

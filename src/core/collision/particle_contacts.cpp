@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <utility>
 
 #include "collision/cell_hash.h"
@@ -19,11 +20,17 @@ constexpr int kForwardCells[13][3] = {{1, 0, 0},  {-1, 1, 0}, {0, 1, 0},  {1, 1,
                                       {0, -1, 1}, {1, -1, 1}, {-1, 0, 1}, {0, 0, 1}, {1, 0, 1},
                                       {-1, 1, 1}, {0, 1, 1},  {1, 1, 1}};
 
+// Bound on the contacts: equal spheres touch at most 12 others (the kissing number); more than
+// this many per colliding particle means radii far larger than the spacing, where every pair
+// touches and the list grows quadratically: the step is refused instead (issue 12).
+constexpr std::size_t kMaxContactsPerParticle = 32;
+
 }  // namespace
 
 void ParticleContacts::prepare(const Model& model) {
   const std::size_t n = model.particleCount();
   contacts_.clear();
+  overflow_.clear();
   collidingParticles_.clear();
   maxRadius_ = 0.0;
   if (model.particleCollisions)
@@ -67,7 +74,10 @@ void ParticleContacts::prepare(const Model& model) {
 
 void ParticleContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h) {
   contacts_.clear();
+  overflow_.clear();
   if (collidingParticles_.size() < 2) return;
+  const std::size_t bound = particleContactBound(collidingParticles_.size());
+  std::uint64_t found = 0;
   const double margin = settings.contactMargin;
   const double cap = settings.maxDepenetrationVelocity * h;
   // Cells of 2 r_max + margin: any pair within reach lies in neighbouring cells.
@@ -114,11 +124,11 @@ void ParticleContacts::collide(const Model& model, const SolverSettings& setting
     const double d0 = (state.previousPosition[low] - state.previousPosition[high]).norm() - radii;
     if (d0 < 0.0) c.allowance = std::max(0.0, -d0 - cap);
     c.normalVelocity = n.dot(state.velocity[low] - state.velocity[high]);
-    contacts_.push_back(c);
+    if (++found <= bound) contacts_.push_back(c);
   };
   // Each particle pairs with the higher-indexed particles of its own cell and with every particle
   // of the 13 cells after it; comparing keys (not only buckets) keeps each pair to one visit.
-  for (std::size_t k = 0; k < used; ++k) {
+  for (std::size_t k = 0; k < used && found <= bound; ++k) {
     const GridEntry& a = gridScratch_[k];
     const std::uint64_t ownBucket = keyHash(a.key) & mask;
     for (std::uint32_t s = gridStart_[ownBucket]; s < gridStart_[ownBucket + 1]; ++s)
@@ -130,6 +140,14 @@ void ParticleContacts::collide(const Model& model, const SolverSettings& setting
       for (std::uint32_t s = gridStart_[bucket]; s < gridStart_[bucket + 1]; ++s)
         if (gridEntries_[s].key == key) test(a.particle, gridEntries_[s].particle);
     }
+  }
+  if (found > bound) {
+    contacts_.clear();
+    overflow_ = "particle contacts: more than " + std::to_string(bound) + " pairs of particles in contact (" +
+                std::to_string(kMaxContactsPerParticle) + " per particle of radius > 0; the largest radius is " +
+                std::to_string(maxRadius_) +
+                " m): radii much larger than the spacing put every pair in contact; lower particle_radius";
+    return;
   }
   // Sorting gives the documented order (particle, other) whatever the grid; a pair can only repeat
   // when keys alias (cells 2^21 apart), and unique drops it.
@@ -200,3 +218,9 @@ void ParticleContacts::velocityPass(const Model& model, const SolverSettings& se
 }
 
 }  // namespace pliant::detail
+
+namespace pliant {
+
+std::size_t particleContactBound(std::size_t particles) { return detail::kMaxContactsPerParticle * particles; }
+
+}  // namespace pliant

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "pliant/model.h"
@@ -28,9 +29,14 @@ class ParticleContacts {
   const std::vector<Contact>& contacts() const { return contacts_; }
   // Whether the model has at least two particles that can touch.
   bool active() const { return collidingParticles_.size() >= 2; }
+  // Non-empty when the last collide stage found more contacts than contactBound (a radius much
+  // larger than the spacing puts every pair in contact; pliant::particleContactBound): what overflowed, for the refused
+  // step.
+  const std::string& overflow() const { return overflow_; }
 
  private:
   std::vector<Contact> contacts_;
+  std::string overflow_;
   std::vector<ParticleIndex> collidingParticles_;  // radius > 0, when particle contacts are on
   double maxRadius_ = 0.0;                         // m, over collidingParticles_
   // Pairs never in contact: particles sharing a constraint (neighbours at rest), as sorted lists.

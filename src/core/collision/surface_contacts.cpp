@@ -43,6 +43,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
+#include <string>
 
 #include "collision/closest_on_triangle.h"
 #include "collision/friction.h"
@@ -129,11 +131,21 @@ constexpr std::size_t kParallelCandidates = 4096;
 // Relative tolerance below which two edges count as parallel (sin of the angle between them).
 constexpr double kParallel = 1.0e-6;
 
+// Bound on the broad phase's candidates: at most this many per vertex (vertex-triangle pairs) and
+// per edge (edge-edge pairs), summed over the mesh. A vertex of a folded cloth meets a few dozen
+// triangles in a step; a thickness or a motion of the size of the whole cloth makes every pair a
+// candidate, quadratic in the mesh, and is refused instead (issue 12).
+constexpr std::size_t kMaxCandidatesPerQuery = 64;
+// And at most this many contacts per collision particle in a substep: a vertex of a folded cloth
+// touches a few triangles and edges.
+constexpr std::size_t kMaxContactsPerParticle = 16;
+
 }  // namespace
 
 void SurfaceContacts::prepare(const Model& model) {
   contacts_.clear();
   broadPhaseRuns_ = 0;
+  overflow_.clear();
   s_ = Scratch();
   active_ = model.selfCollision && !model.collisionTriangles.empty();
   if (!active_) return;
@@ -324,10 +336,25 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   s.edgeTree.pairTasks(s.edgeTree, true, minTasks, s.edgeEdgeTasks, s.taskScratch);
   const auto vertexTasks = static_cast<std::int64_t>(s.vertexTriangleTasks.size());
   const auto edgeTasks = static_cast<std::int64_t>(s.edgeEdgeTasks.size());
-#pragma omp parallel num_threads(threads)
+  // Each list stops growing at the bound, and an allocation failure is caught where it happens:
+  // no exception may leave a parallel region. The pairs found are counted on, so an overflow is
+  // seen alike on any thread count; the substep then gets no candidates and the step is refused.
+  const std::size_t vertexCap = kMaxCandidatesPerQuery * s.particles.size();
+  const std::size_t edgeCap = kMaxCandidatesPerQuery * s.edges.size();
+  std::uint64_t vertexFound = 0, edgeFound = 0;
+  int allocationFailed = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : vertexFound, edgeFound) reduction(| : allocationFailed)
   {
     auto& vertexTriangle = s.threadVertexTriangle[omp_get_thread_num()];
     auto& edgeEdge = s.threadEdgeEdge[omp_get_thread_num()];
+    auto keep = [&](auto& list, std::size_t cap, const auto& item) {
+      if (list.size() >= cap || allocationFailed) return;
+      try {
+        list.push_back(item);
+      } catch (const std::bad_alloc&) {
+        allocationFailed = 1;
+      }
+    };
     // 2. Vertex-triangle candidates: each vertex against the triangles it is neither a corner of
     //    nor joined to a corner of by an edge.
 #pragma omp for schedule(dynamic, 1) nowait
@@ -338,7 +365,8 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
                            const auto& corner = s.triangleSlots[t];
                            if (near(i, corner[0]) || near(i, corner[1]) || near(i, corner[2])) return;
                            if (w[s.particles[i]] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) return;
-                           vertexTriangle.push_back({i, t});
+                           ++vertexFound;
+                           keep(vertexTriangle, vertexCap, Scratch::VertexTriangle{i, t});
                          });
     }
     // 3. Edge-edge candidates: each pair of edges, once (a < b), whose ends are neither shared
@@ -354,9 +382,30 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
                          const auto& ea = s.edges[a];
                          const auto& eb = s.edges[b];
                          if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) return;
-                         edgeEdge.push_back({std::min(a, b), std::max(a, b)});
+                         ++edgeFound;
+                         keep(edgeEdge, edgeCap, std::array<std::uint32_t, 2>{std::min(a, b), std::max(a, b)});
                        });
     }
+  }
+  if (vertexFound > vertexCap || edgeFound > edgeCap || allocationFailed) {
+    for (int t = 0; t < threads; ++t) {
+      s.threadVertexTriangle[t].clear();
+      s.threadEdgeEdge[t].clear();
+    }
+    s.vertexTriangle.clear();
+    s.edgeEdge.clear();
+    s.built = false;
+    overflow_ =
+        "surface contact broad phase: " +
+        (allocationFailed
+             ? std::string("out of memory for its candidate pairs")
+             : std::to_string(vertexFound) + " vertex-triangle and " + std::to_string(edgeFound) +
+                   " edge-edge candidate pairs, above the bound of " + std::to_string(kMaxCandidatesPerQuery) +
+                   " per vertex (" + std::to_string(vertexCap) + ") and per edge (" + std::to_string(edgeCap) + ")") +
+        " (surface thickness " + std::to_string(model.surfaceThickness) +
+        " m; a thickness near the mesh's edge length or a motion of the size of the cloth in one step "
+        "makes every pair a candidate: lower the thickness or the time step)";
+    return;
   }
   sortPairs(
       s.threadVertexTriangle, threads, s.particles.size(), s.bucketStart, s.vertexTriangle,
@@ -374,7 +423,11 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   contacts_.clear();
   if (!active_) return;
   Scratch& s = s_;
-  if (substep == 0) broadPhaseRuns_ = 0;
+  if (substep == 0) {
+    broadPhaseRuns_ = 0;
+    overflow_.clear();
+  }
+  if (!overflow_.empty()) return;  // an earlier substep overflowed: the step is refused
   // The candidates hold while every particle is inside the box it was given, in the broad phase's
   // frame at this substep (see the top).
   bool valid = s.built && h == s.frameStep;
@@ -384,6 +437,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     valid = s.region[i].contains(state.previousPosition[p] - frame) && s.region[i].contains(state.position[p] - frame);
   }
   if (!valid) findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
+  if (!overflow_.empty()) return;  // the step is refused (Solver::step)
   ++s.frameSubsteps;
 
   const double thickness = model.surfaceThickness;
@@ -412,6 +466,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     box = s.substepVertex[s.edgeSlots[e][0]];
     box.add(s.substepVertex[s.edgeSlots[e][1]]);
   }
+  const std::size_t contactCap = kMaxContactsPerParticle * s.particles.size();
   // Completes a contact whose particles, normal and weights are set: allowance, velocity, mass.
   auto finish = [&](SurfaceContact& c, std::vector<SurfaceContact>& out) {
     Vec3 before = Vec3::Zero(), velocity = Vec3::Zero();
@@ -537,6 +592,16 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
         edgeEdge(candidate, s.threadContacts[threads + thread]);
     }
   }
+  // The bound is checked on the joined count, so it holds alike for any thread count.
+  std::size_t found = 0;
+  for (int t = 0; t < 2 * threads; ++t) found += s.threadContacts[t].size();
+  if (found > contactCap) {
+    overflow_ = "surface contacts: " + std::to_string(found) + " contacts in one substep, above the bound of " +
+                std::to_string(contactCap) + " (" + std::to_string(kMaxContactsPerParticle) +
+                " per particle of the self-colliding cloths; surface thickness " + std::to_string(thickness) +
+                " m): lower the thickness";
+    return;
+  }
   for (int t = 0; t < 2 * threads; ++t)
     contacts_.insert(contacts_.end(), s.threadContacts[t].begin(), s.threadContacts[t].end());
 }
@@ -590,3 +655,13 @@ void SurfaceContacts::velocityPass(const Model& model, const SolverSettings& set
 }
 
 }  // namespace pliant::detail
+
+namespace pliant {
+
+std::size_t surfaceCandidateBound(std::size_t particles, std::size_t edges) {
+  return detail::kMaxCandidatesPerQuery * (particles + edges);
+}
+
+std::size_t surfaceContactBound(std::size_t particles) { return detail::kMaxContactsPerParticle * particles; }
+
+}  // namespace pliant

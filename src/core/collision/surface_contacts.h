@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "collision/box_grid.h"
@@ -35,6 +36,10 @@ class SurfaceContacts {
 
   const std::vector<SurfaceContact>& contacts() const { return contacts_; }
   int broadPhaseRuns() const { return broadPhaseRuns_; }
+  // Non-empty when the step's collide stage found more candidate pairs or contacts than their
+  // bounds (pliant::surfaceCandidateBound, surfaceContactBound): what overflowed, for the refused step. The
+  // substep then has no surface contacts; the solver refuses the step and restores the state.
+  const std::string& overflow() const { return overflow_; }
   std::size_t candidateCount() const { return s_.vertexTriangle.size() + s_.edgeEdge.size(); }
   // Whether the broad phase has enough queries to split over threads.
   bool parallel() const;
@@ -47,6 +52,7 @@ class SurfaceContacts {
   bool active_ = false;
   std::vector<SurfaceContact> contacts_;
   int broadPhaseRuns_ = 0;  // in the current step
+  std::string overflow_;
 
   struct Scratch {
     std::vector<ParticleIndex> particles;     // vertices of collision triangles, ascending
