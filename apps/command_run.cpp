@@ -108,6 +108,12 @@ int runCommand(const RunArguments& arguments) {
               << '\n';
     return kExitInternal;
   }
+  // The solve's convergence goes to the log even with --quiet: it says the results are off.
+  if (!report.convergenceWarning.empty())
+    std::cerr << "pliant: warning: " << (arguments.scene.empty() ? "default scene" : arguments.scene) << ": "
+              << report.convergenceWarning << " (in " << report.unconvergedFrames.size()
+              << " stretch(es) of frames from frame " << report.unconvergedFrames.front().first
+              << "; see \"convergence\" in summary.json)\n";
   if (!arguments.quiet) {
     std::cout << "scene " << scene.name << ": frames " << report.firstFrame << ".." << report.lastFrame << ", "
               << scene.model->particleCount() << " particles, " << std::fixed << std::setprecision(2)

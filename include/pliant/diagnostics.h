@@ -1,6 +1,7 @@
 // Diagnostics computed on request from a Model and a State; stepping never pays for them.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "pliant/constraints.h"
@@ -13,10 +14,21 @@ namespace pliant {
 struct EnergyReport {
   double kinetic = 0.0;        // J, sum 1/2 m |v|^2 over particles with mass
   double gravitational = 0.0;  // J, -sum m g.x (zero at the origin)
-  double elastic = 0.0;        // J, sum C^2 / (2 alpha) over compliant constraints (violated ones if unilateral)
+  // J, the energy of the forces the solver applied: sum 1/2 alpha f^2 over compliant constraints,
+  // with f = lambda / h^2 the force of the last substep's solve (h = State::lastSubstep; XPBD,
+  // Macklin et al. 2016, sec. 5). A converged solve has C = -alpha f, where this equals
+  // elasticFromPositions; an unconverged one applied less force than its C asks, and this stays
+  // bounded by the forces actually applied. 0 before the first step (no force yet). In PBD mode,
+  // which has no compliance, it is elasticFromPositions.
+  double elastic = 0.0;
+  // J, sum C^2 / (2 alpha) of the positions alone (violated unilateral constraints only): the
+  // energy the constraint violation would store if it were a converged compliant solve. Far above
+  // `elastic` when the solve is far from converged (stiff compliance, few substeps): then it is a
+  // measure of the solver's error, not of stored energy.
+  double elasticFromPositions = 0.0;
   double total() const { return kinetic + gravitational + elastic; }
 };
-// Compliances are read as in XPBD mode; hard constraints (alpha = 0) store no energy.
+// Hard constraints (alpha = 0) store no energy.
 EnergyReport computeEnergy(const Model& model, const State& state, const SolverSettings& settings);
 
 struct MomentumReport {
@@ -34,11 +46,24 @@ struct ResidualReport {
   double rms = 0.0;
   std::size_t count = 0;
   ConstraintRef worst;
+  // Dimensionless: sqrt(sum (r^2 / alpha) / sum (C^2 / alpha)) over the compliant constraints
+  // (alpha > 0) that act (bilateral, or unilateral and violated or pushing), r = C + alpha~ lambda;
+  // each term is an energy (J), so families of different units mix. 0 when the solve
+  // converged (the applied force explains the whole violation, C = -alpha~ lambda); near 1 when
+  // the applied force explains almost none of it (the shape is set by the iteration count, not by
+  // the compliance). 0 when no compliant constraint acts or in PBD mode.
+  double relative = 0.0;
 };
 // Residual of the implicit constraint equation C + alpha~ lambda = 0 (XPBD eq. 9) at the state's
 // positions and multipliers, with alpha~ = alpha / h^2 for the last substep h. Satisfied
 // unilateral constraints count as zero. In PBD mode alpha~ is 0 (the residual is |C|).
 ResidualReport computeResidual(const Model& model, const State& state, const SolverSettings& settings);
+
+// The relative residual above which a run is reported as far from converged.
+inline constexpr double kFarFromConvergedResidual = 0.5;
+// Empty when residual.relative <= kFarFromConvergedResidual; otherwise one sentence for a user:
+// how far from converged the solve is and what to change (substeps, iterations).
+std::string convergenceWarning(const ResidualReport& residual, const SolverSettings& settings);
 
 // Value of one constraint's C at the state's positions.
 double constraintValue(const Model& model, const State& state, ConstraintRef ref);

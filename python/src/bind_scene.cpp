@@ -167,6 +167,7 @@ py::dict runReportDict(RunReport& r, const std::string& out) {
   d["viewer_frames"] = r.viewerFrames;
   d["viewer_frame_stride"] = r.viewerFrameStride;
   d["out"] = out;
+  d["convergence_warning"] = r.convergenceWarning;
   d["summary"] =
       r.summaryJson.empty() ? py::object(py::none()) : py::module_::import("json").attr("loads")(r.summaryJson);
   return d;
@@ -427,12 +428,14 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
         d["kinetic"] = e.kinetic;
         d["gravitational"] = e.gravitational;
         d["elastic"] = e.elastic;
+        d["elastic_from_positions"] = e.elasticFromPositions;
         d["total"] = e.total();
         return d;
       },
       py::arg("model"), py::arg("state"), py::arg("settings"),
       "energy(model, state, settings) -> dict\n\nKinetic, gravitational, elastic and total energy (J); elastic is sum "
-      "C^2 / (2 alpha) over compliant constraints.");
+      "1/2 alpha f^2 with f = lambda / h^2 of the last substep over compliant constraints (the energy of the forces "
+      "applied), elastic_from_positions is sum C^2 / (2 alpha) (equal when the solve converged).");
   m.def(
       "momentum",
       [](const ModelHolder& model, py::object state, py::object particles) {
@@ -469,6 +472,7 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
         py::dict d;
         d["max"] = r.max;
         d["rms"] = r.rms;
+        d["relative"] = r.relative;
         d["count"] = r.count;
         d["worst"] =
             r.count > 0 ? py::object(py::make_tuple(familyKey(r.worst.family), r.worst.index)) : py::object(py::none());
@@ -476,7 +480,8 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
       },
       py::arg("model"), py::arg("state"), py::arg("settings"),
       "residual(model, state, settings) -> dict\n\nMax and rms of |C + alpha~ lambda| over the constraints (XPBD eq. "
-      "9), their count and the worst (family, index).");
+      "9), their count and the worst (family, index), and the relative residual sqrt(sum r^2/alpha / sum C^2/alpha) "
+      "over the compliant ones (0: converged; above 0.5: far from converged).");
   m.def(
       "constraint_values",
       [](const ModelHolder& model, py::object state, py::object family) {
@@ -710,9 +715,12 @@ progress(frame, first, last) after every frame; an exception it raises stops the
 
 Returns a dict: completed, failure, first_frame, last_frame, state_hash, final_state (State),
 simulate_seconds, write_seconds, ms_per_frame, projections, frames_written, viewer_frames,
-viewer_frame_stride, out and summary (summary.json as a dict). The GIL is released while it runs.
+viewer_frame_stride, out, convergence_warning (empty, or the sentence `pliant run` prints when the
+solve was far from converged: summary["convergence"] has the details) and summary (summary.json as a
+dict). The GIL is released while it runs.
 A refused step raises StepRefused (its `report` attribute holds this dict); every output is still
-written up to the last good frame, and summary.json says "status": "refused" with a "refusal" block. Bad options raise ValueError/TypeError naming the field, before anything is written.)doc");
+written up to the last good frame, and summary.json says "status": "refused" with a "refusal" block.
+Bad options raise ValueError/TypeError naming the field, before anything is written.)doc");
 }
 
 }  // namespace pliant::python

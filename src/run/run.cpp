@@ -26,6 +26,11 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
+std::string capitalised(std::string text) {
+  if (!text.empty() && text[0] >= 'a' && text[0] <= 'z') text[0] = static_cast<char>(text[0] - 'a' + 'A');
+  return text;
+}
+
 std::string hex(std::uint64_t value) {
   std::ostringstream out;
   out << std::hex << std::setw(16) << std::setfill('0') << value;
@@ -151,6 +156,19 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
     writeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
   }
   int lastGoodFrame = firstFrame;  // the last frame simulated (all of them unless a step is refused)
+  // The relative residual after each frame; frames above the threshold joined into stretches.
+  ResidualReport worstResidual;
+  const auto noteConvergence = [&](int frame) {
+    const ResidualReport r = computeResidual(*scene.model, state, scene.settings);
+    if (r.relative > report.worstRelativeResidual) {
+      report.worstRelativeResidual = r.relative;
+      worstResidual = r;
+    }
+    if (!(r.relative > kFarFromConvergedResidual)) return;
+    auto& stretches = report.unconvergedFrames;
+    if (!stretches.empty() && stretches.back().second == frame - 1) stretches.back().second = frame;
+    else stretches.emplace_back(frame, frame);
+  };
   const auto finishTimings = [&] {
     const int simulated = lastGoodFrame - firstFrame;
     report.simulateSeconds = frameSeconds;
@@ -174,6 +192,7 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
     }
     lastGoodFrame = frame;
     projections += solver.lastProjectionCount();
+    noteConvergence(frame);
     if (scene.probeEverySubstep) probeCsv += substepRows;
     else probes.record(state, probeCsv);
     if ((frame - firstFrame) % options.frameEvery == 0 || frame == frames) writeFrame(frame);
@@ -258,7 +277,18 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
                                {"gravitational", energy.gravitational},
                                {"elastic", energy.elastic},
                                {"total", energy.total()}};
-  summary["final_residual"] = {{"max", residual.max}, {"rms", residual.rms}};
+  summary["final_residual"] = {{"max", residual.max}, {"rms", residual.rms}, {"relative", residual.relative}};
+  report.convergenceWarning = convergenceWarning(worstResidual, scene.settings);
+  {
+    nlohmann::json stretches = nlohmann::json::array();
+    for (const auto& [first, last] : report.unconvergedFrames) stretches.push_back({first, last});
+    summary["convergence"] = {{"converged", report.unconvergedFrames.empty()},
+                              {"threshold", kFarFromConvergedResidual},
+                              {"worst_relative_residual", report.worstRelativeResidual},
+                              {"unconverged_frames", stretches}};
+    if (!report.convergenceWarning.empty())
+      summary["convergence"]["advice"] = capitalised(report.convergenceWarning) + ".";
+  }
   summary["final_intersecting_triangle_pairs"] =
       countIntersectingTrianglePairs(state.position, scene.topology.triangles);
   summary["state_hash"] = hex(state.hash());

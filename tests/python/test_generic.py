@@ -192,7 +192,7 @@ def test_diagnostics_call_python_constraints_and_raise_what_they_raise():
     model = b.build()
     state = pliant.State(model)
     assert pliant.constraint_values(model, state, "generic").tolist() == [-1.0]
-    assert pliant.energy(model, state, pliant.SolverSettings())["elastic"] == pytest.approx(0.5 / 1e-3)
+    assert pliant.energy(model, state, pliant.SolverSettings())["elastic_from_positions"] == pytest.approx(0.5 / 1e-3)
     fail[0] = True
     with pytest.raises(ArithmeticError, match="diagnostic failure"):
         pliant.constraint_values(model, state, "generic")

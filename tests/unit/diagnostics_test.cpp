@@ -64,7 +64,8 @@ TEST(Diagnostics, EnergyOfAKnownConfiguration) {
   EXPECT_NEAR(e.kinetic, 0.5 * 2.0 * 5.0 + 0.5 * 0.5 * 16.0, 1e-13);
   // -sum m g.x = 2 * 9.81 * 3 + 0.5 * 9.81 * (-1)
   EXPECT_NEAR(e.gravitational, 2.0 * 9.81 * 3.0 - 0.5 * 9.81, 1e-12);
-  EXPECT_NEAR(e.elastic, 12.5 + 0.5 + 4.0 + 2.0, 1e-12);
+  EXPECT_NEAR(e.elasticFromPositions, 12.5 + 0.5 + 4.0 + 2.0, 1e-12);
+  EXPECT_EQ(e.elastic, 0.0);  // no step yet: no force applied
   EXPECT_NEAR(e.total(), e.kinetic + e.gravitational + e.elastic, 0.0);
   // The potential follows the settings' gravity.
   settings.gravity = Vec3(0.0, 0.0, -2.0);
@@ -82,9 +83,51 @@ TEST(Diagnostics, ElasticEnergyOfAStretchedSpringIsCSquaredOverTwoAlpha) {
     const ModelPtr m = b.build();
     const State s = State::fromModel(*m);
     const EnergyReport e = computeEnergy(*m, s, SolverSettings{});
-    EXPECT_NEAR(e.elastic, stretch * stretch / (2.0 * alpha), 1e-12 * (1.0 + e.elastic)) << stretch;
+    EXPECT_NEAR(e.elasticFromPositions, stretch * stretch / (2.0 * alpha), 1e-12 * (1.0 + e.elasticFromPositions))
+        << stretch;
     EXPECT_NEAR(constraintValue(*m, s, {ConstraintFamily::Distance, 0}), stretch, 1e-15);
   }
+}
+
+TEST(Diagnostics, ElasticEnergyIsThatOfTheAppliedForces) {
+  // 1/2 alpha f^2 with f = lambda / h^2 of the last substep, whatever the positions say; PBD mode,
+  // which has no compliance, reports C^2 / (2 alpha).
+  const Known k = knownConfiguration();
+  State s = k.state;
+  s.lastSubstep = 0.01;
+  for (double& lambda : s.lambda) lambda = 0.0;
+  const std::size_t first = k.model->lambdaIndex({ConstraintFamily::Distance, 0});
+  const std::size_t hard = k.model->lambdaIndex({ConstraintFamily::Distance, 1});
+  s.lambda[first] = -3e-4;  // f = -3 N on compliance 0.01 m/N: 0.045 J
+  s.lambda[hard] = 1.0;     // hard: no energy whatever its force
+  SolverSettings settings;
+  EXPECT_NEAR(computeEnergy(*k.model, s, settings).elastic, 0.5 * 0.01 * 9.0, 1e-15);
+  settings.mode = SolverMode::Pbd;
+  EXPECT_NEAR(computeEnergy(*k.model, s, settings).elastic, 12.5 + 0.5 + 4.0 + 2.0, 1e-12);
+}
+
+TEST(Diagnostics, RelativeResidualAndConvergenceWarning) {
+  // One compliant spring: C = 0.5 m; with lambda = -C h^2 / alpha it is converged (relative 0),
+  // with lambda = 0 nothing explains the stretch (relative 1) and the warning names what to change.
+  ModelBuilder b;
+  b.addParticle(Vec3(0, 0, 0), 0.0);
+  b.addParticle(Vec3(0, -1.5, 0), 1.0);
+  b.addDistance(0, 1, {0.01, 0.0, 1.0}, 1.0);
+  const ModelPtr m = b.build();
+  State s = State::fromModel(*m);
+  s.lastSubstep = 0.01;
+  SolverSettings settings;
+  settings.substeps = 3;
+  ResidualReport r = computeResidual(*m, s, settings);
+  EXPECT_NEAR(r.relative, 1.0, 1e-15);
+  const std::string warning = convergenceWarning(r, settings);
+  EXPECT_NE(warning.find("far from converged"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("substeps (now 3"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("iterations (now 1"), std::string::npos) << warning;
+  s.lambda[0] = -0.5 * 0.01 * 0.01 / 0.01;
+  r = computeResidual(*m, s, settings);
+  EXPECT_LT(r.relative, 1e-12);
+  EXPECT_EQ(convergenceWarning(r, settings), "");
 }
 
 TEST(Diagnostics, MomentumOfKnownVelocities) {

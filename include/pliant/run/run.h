@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pliant/io/output.h"
@@ -73,6 +74,14 @@ struct RunReport {
   std::size_t viewerFrames = 0;   // frames in viewer-data.json
   int viewerFrameStride = 1;      // 1 in viewerFrameStride frames kept for the viewer (size budget)
   std::string summaryJson;        // the text written to summary.json
+  // Convergence of the constraint solve, checked after every simulated frame (computeResidual's
+  // relative residual against kFarFromConvergedResidual, pliant/diagnostics.h): the worst value,
+  // the frames above the threshold as inclusive [first, last] stretches, and, when there are any,
+  // one sentence saying so and what to change (also in summary.json's "convergence" section, for
+  // the CLI's log and the viewer).
+  double worstRelativeResidual = 0.0;
+  std::vector<std::pair<int, int>> unconvergedFrames;
+  std::string convergenceWarning;
 };
 
 // Runs `scene` with `options` as described above. Throws pliant::Error, before writing anything,

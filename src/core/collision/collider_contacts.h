@@ -21,7 +21,8 @@ class ColliderContacts {
   // Stage 2: where each collider is at the start (previousTime) and end (time) of the substep, s.
   void updatePoses(const Model& model, double previousTime, double time);
   // Stage 3: a contact for each movable particle within contactMargin of a collider at its
-  // prediction, in (particle, collider) order.
+  // prediction, or whose path over the substep enters the collider (swept), in (particle, collider)
+  // order.
   void collide(const Model& model, const SolverSettings& settings, const State& state, double h);
   // Stage 5, after the other contacts (obstacles win). False when `trace` found the culprit.
   bool project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace);
@@ -31,7 +32,15 @@ class ColliderContacts {
   const std::vector<Contact>& contacts() const { return contacts_; }
 
  private:
+  // A swept contact (collider_contacts.cpp) holds the particle on the collider's tangent plane
+  // where its path entered, instead of pushing it to the nearest surface point.
+  struct Plane {
+    bool swept = false;
+    Vec3 normal = Vec3::UnitY();  // unit, world, at the end pose
+    Vec3 point = Vec3::Zero();    // m, world: where the particle's centre touched, carried to the end pose
+  };
   std::vector<Contact> contacts_;
+  std::vector<Plane> planes_;               // one per contact
   std::vector<ColliderPose> pose_;          // at the end of the current substep
   std::vector<ColliderPose> previousPose_;  // at its start
 };

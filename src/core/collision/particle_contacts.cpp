@@ -1,6 +1,21 @@
 // Particle-particle contacts: stage 3 (collide: a spatial hash grid), 5 (project) and 7 (velocity
 // pass) of the step pipeline written in solver.h, by the rules of collider_contacts.cpp applied to
 // the relative motion of the two particles, shared by inverse mass.
+//
+// The velocity pass differs from the colliders' in one way: restitution must pass along rows of
+// contacts. A contact that a neighbour's correction creates within the substep (a resting ball
+// pushed into the next one) had no approach speed before the solve, so Mueller et al.'s rule
+// (v_n <- -e v_n before, per contact) makes it inelastic, and a row of touching balls struck at one
+// end loses most of its energy (Newton's cradle). With e > 0 the impacts are resolved as a sequence
+// of pairwise collisions (Moore and Wilhelms 1988, "Collision detection and response for computer
+// animation"): on copies of the velocities before the solve, the contacts that pushed
+// (lambda > 0) are swept in order, each approaching pair getting the impulse that turns v_n into
+// -e v_n (e = 0 below the resting speed 2 |g| h), until no pair approaches, so that the pulse
+// travels along a row however the contacts are numbered; once with e (v_e) and once with e = 0
+// (v_0). The velocities after the solve are made inelastic on those contacts (Mueller et al.'s
+// rule with e = 0, swept to convergence), then v_e - v_0, what restitution adds to the inelastic
+// outcome, is added. For one isolated contact this is Mueller et al.'s rule exactly; with e = 0
+// it is their single sweep, bit for bit.
 #include "collision/particle_contacts.h"
 
 #include <algorithm>
@@ -69,6 +84,9 @@ void ParticleContacts::prepare(const Model& model) {
   gridStart_.assign(collidingParticles_.empty() ? 0 : buckets + 1, 0);
   gridEntries_.resize(collidingParticles_.size());
   gridScratch_.resize(collidingParticles_.size());
+  velocityBefore_.assign(collidingParticles_.size() >= 2 ? n : 0, Vec3::Zero());
+  bounced_.assign(velocityBefore_.size(), Vec3::Zero());
+  stopped_.assign(velocityBefore_.size(), Vec3::Zero());
   contacts_.reserve(4 * collidingParticles_.size());
 }
 
@@ -124,7 +142,11 @@ void ParticleContacts::collide(const Model& model, const SolverSettings& setting
     const double d0 = (state.previousPosition[low] - state.previousPosition[high]).norm() - radii;
     if (d0 < 0.0) c.allowance = std::max(0.0, -d0 - cap);
     c.normalVelocity = n.dot(state.velocity[low] - state.velocity[high]);
-    if (++found <= bound) contacts_.push_back(c);
+    if (++found <= bound) {
+      contacts_.push_back(c);
+      velocityBefore_[low] = state.velocity[low];
+      velocityBefore_[high] = state.velocity[high];
+    }
   };
   // Each particle pairs with the higher-indexed particles of its own cell and with every particle
   // of the 13 cells after it; comparing keys (not only buckets) keeps each pair to one visit.
@@ -197,23 +219,94 @@ bool ParticleContacts::project(const Model& model, const SolverSettings& setting
   return true;
 }
 
-void ParticleContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) const {
+void ParticleContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) {
   const double* w = model.inverseMass.data();
   const Vec3* x = state.position.data();
   Vec3* v = state.velocity.data();
   const double restingSpeed = 2.0 * settings.gravity.norm() * h;  // m/s, below it e = 0
   const bool friction = settings.dynamicFrictionInVelocityPass;
+  const ContactMaterial& material = model.particleContactMaterial;
+  auto normalOf = [&](const Contact& c) {
+    const Vec3 diff = x[c.particle] - x[c.other];
+    const double distance = diff.norm();
+    return distance > 0.0 ? Vec3(diff / distance) : Vec3(Vec3::UnitY());
+  };
+  // Without restitution there is nothing to pass along: Mueller et al.'s one sweep.
+  if (!(material.restitution > 0.0)) {
+    for (const Contact& c : contacts_) {
+      if (!(c.lambda > 0.0)) continue;
+      const ParticleIndex a = c.particle, b = c.other;
+      const Vec3 n = normalOf(c);
+      const double wSum = w[a] + w[b];
+      const Vec3 dv =
+          velocityPassChange(v[a] - v[b], n, wSum * c.lambda, c.normalVelocity, material, friction, h, restingSpeed);
+      v[a] += (w[a] / wSum) * dv;
+      v[b] -= (w[b] / wSum) * dv;
+    }
+    return;
+  }
+  bool anyPushed = false;
   for (const Contact& c : contacts_) {
     if (!(c.lambda > 0.0)) continue;
-    const ParticleIndex a = c.particle, b = c.other;
-    const Vec3 diff = x[a] - x[b];
-    const double distance = diff.norm();
-    const Vec3 n = distance > 0.0 ? Vec3(diff / distance) : Vec3(Vec3::UnitY());
-    const double wSum = w[a] + w[b];
-    const Vec3 dv = velocityPassChange(v[a] - v[b], n, wSum * c.lambda, c.normalVelocity, model.particleContactMaterial,
-                                       friction, h, restingSpeed);
-    v[a] += (w[a] / wSum) * dv;
-    v[b] -= (w[b] / wSum) * dv;
+    anyPushed = true;
+    for (ParticleIndex p : {c.particle, c.other}) {
+      bounced_[p] = velocityBefore_[p];
+      stopped_[p] = velocityBefore_[p];
+    }
+  }
+  if (!anyPushed) return;
+  // Sequential pairwise impacts on `u` (the velocities before the solve) with restitution e, until
+  // no pair approaches. A sweep that changes nothing beyond rounding ends it; the bound matters
+  // only for long inelastic chains, whose remaining approach speeds shrink geometrically.
+  constexpr int kMaxSweeps = 64;
+  auto resolve = [&](std::vector<Vec3>& u, double e) {
+    for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+      bool changed = false;
+      for (const Contact& c : contacts_) {
+        if (!(c.lambda > 0.0)) continue;
+        const ParticleIndex a = c.particle, b = c.other;
+        const Vec3 n = normalOf(c);
+        const double vn = n.dot(u[a] - u[b]);
+        const double change = -(1.0 + (-vn <= restingSpeed ? 0.0 : e)) * vn;  // of v_n
+        if (!(change > 1e-12 * (u[a].norm() + u[b].norm()))) continue;
+        const double wSum = w[a] + w[b];
+        u[a] += (w[a] / wSum * change) * n;
+        u[b] -= (w[b] / wSum * change) * n;
+        changed = true;
+      }
+      if (!changed) break;
+    }
+  };
+  resolve(bounced_, material.restitution);
+  resolve(stopped_, 0.0);
+  // The inelastic part on the velocities after the solve, swept until the pairs that pushed move
+  // apart no faster than before (Mueller et al.'s rule with e = 0, to convergence: one sweep leaves
+  // a row's first pairs inelastic and its last ones not), with dynamic friction in the first sweep
+  // when asked there.
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    bool changed = false;
+    for (const Contact& c : contacts_) {
+      if (!(c.lambda > 0.0)) continue;
+      const ParticleIndex a = c.particle, b = c.other;
+      const Vec3 n = normalOf(c);
+      const double wSum = w[a] + w[b];
+      const Vec3 dv =
+          velocityPassChange(v[a] - v[b], n, wSum * c.lambda, 0.0, ContactMaterial{0.0, material.dynamicFriction, 0.0},
+                             friction && sweep == 0, h, restingSpeed);
+      if (!(dv.norm() > 1e-12 * (v[a].norm() + v[b].norm()))) continue;
+      v[a] += (w[a] / wSum) * dv;
+      v[b] -= (w[b] / wSum) * dv;
+      changed = true;
+    }
+    if (!changed) break;
+  }
+  // Then what restitution adds to the inelastic outcome of the impacts, once per particle.
+  for (const Contact& c : contacts_) {
+    if (!(c.lambda > 0.0)) continue;
+    for (ParticleIndex p : {c.particle, c.other}) {
+      v[p] += bounced_[p] - stopped_[p];
+      stopped_[p] = bounced_[p];
+    }
   }
 }
 

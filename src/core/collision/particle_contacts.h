@@ -23,8 +23,8 @@ class ParticleContacts {
   void collide(const Model& model, const SolverSettings& settings, const State& state, double h);
   // Stage 5, first of the contacts. False when `trace` found the culprit.
   bool project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace);
-  // Stage 7.
-  void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) const;
+  // Stage 7: restitution passed along rows of contacts (particle_contacts.cpp).
+  void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h);
 
   const std::vector<Contact>& contacts() const { return contacts_; }
   // Whether the model has at least two particles that can touch.
@@ -51,6 +51,12 @@ class ParticleContacts {
   std::vector<std::uint32_t> gridStart_;
   std::vector<GridEntry> gridEntries_;
   std::vector<GridEntry> gridScratch_;
+  // Velocity pass scratch, per particle (written only for particles in a contact): the velocity
+  // before the solve (after the prediction), and its copies after the pairwise impacts with the
+  // material's restitution and with none (particle_contacts.cpp).
+  std::vector<Vec3> velocityBefore_;
+  std::vector<Vec3> bounced_;
+  std::vector<Vec3> stopped_;
 };
 
 }  // namespace pliant::detail
