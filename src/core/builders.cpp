@@ -69,25 +69,64 @@ std::size_t addBendingConstraints(ModelBuilder& builder, const std::vector<Trian
   std::map<std::pair<ParticleIndex, ParticleIndex>, ParticleIndex> opposite;
   for (const Triangle& t : triangles)
     for (int k = 0; k < 3; ++k) opposite[{t[k], t[(k + 1) % 3]}] = t[(k + 2) % 3];
+  // Isometric bending (Bergou et al. 2006) holds the rest state flat: C = |k|, k = sum K_i x_i, is
+  // zero only where the stencil is flat. A stencil curved at rest (a sleeve from an OBJ file) gets
+  // dihedral bending about its own signed rest angle instead, so it stays at rest.
   std::vector<std::array<ParticleIndex, 4>> stencils;
+  std::vector<std::array<ParticleIndex, 4>> curved;
+  std::map<std::array<ParticleIndex, 4>, ConstraintParameters> curvedParams;
   for (const auto& [edge, p2] : opposite) {
     const auto [p0, p1] = edge;
     if (p0 > p1) continue;  // each interior edge once, from the triangle where it runs p0 -> p1
     const auto other = opposite.find({p1, p0});
     if (other == opposite.end()) continue;
+    const std::array<ParticleIndex, 4> stencil = {p0, p1, p2, other->second};
     if (model == BendingModel::Isometric) {
+      const Vec3 x[4] = {builder.position(p0), builder.position(p1), builder.position(p2),
+                         builder.position(other->second)};
       double weights[4];
-      if (!detail::isometricBendingWeights(builder.position(p0), builder.position(p1), builder.position(p2),
-                                           builder.position(other->second), weights))
+      if (!detail::isometricBendingWeights(x[0], x[1], x[2], x[3], weights)) continue;
+      // With cotangent weights, |K_2| d_2 = |K_3| d_3 = s |e| =: c (cot a + cot b = |e| / d for a
+      // wing of height d over the edge e), and turning one wing about the hinge of a flat stencil
+      // by dtheta moves it d dtheta along the normal, so |k| = c |dtheta| to first order: c is the
+      // stencil's scale of |k| per radian. |k(rest)| / c is then the rest dihedral angle to first
+      // order, free of units and of the mesh size. k is summed over positions relative to x_0
+      // (sum K_i = 0) so that a flat cloth far from the origin still reads as flat.
+      const Vec3 e = x[1] - x[0];
+      const double d2 = e.cross(x[2] - x[0]).norm() / e.norm();  // m, wing heights over the hinge
+      const double d3 = e.cross(x[3] - x[0]).norm() / e.norm();
+      const double c = 0.5 * (std::abs(weights[2]) * d2 + std::abs(weights[3]) * d3);
+      const Vec3 k = weights[1] * e + weights[2] * (x[2] - x[0]) + weights[3] * (x[3] - x[0]);
+      // Flat: a rest angle below ~1e-8 rad, far above round-off for any cloth size in use; the
+      // isometric pull of such a stencil toward flat moves it less than 1e-8 of its width.
+      constexpr double kFlatAngle = 1e-8;  // rad
+      if (!(k.norm() > kFlatAngle * c)) {
+        stencils.push_back(stencil);
         continue;
+      }
+      // Same stiffness per hinge: the isometric energy |k|^2 / (2 alpha) of a flat stencil is
+      // c^2 dtheta^2 / (2 alpha), so the dihedral energy dtheta^2 / (2 alpha') matches it with
+      // alpha' = alpha / c^2; the damping beta (J s / [C]^2) scales the other way, beta' = beta c^2,
+      // keeping alpha' beta' = alpha beta. PBD stiffness is a fraction per projection, kept.
+      ConstraintParameters converted = params;
+      converted.compliance = params.compliance / (c * c);
+      converted.damping = params.damping * (c * c);
+      curvedParams[stencil] = converted;
+      curved.push_back(stencil);
+      continue;
     }
-    stencils.push_back({p0, p1, p2, other->second});
+    stencils.push_back(stencil);
   }
   sortByColour(stencils);
+  sortByColour(curved);
   std::size_t added = 0;
   for (const auto& p : stencils) {
     if (model == BendingModel::Dihedral) builder.addDihedralBending(p[0], p[1], p[2], p[3], params);
     else builder.addIsometricBending(p[0], p[1], p[2], p[3], params);
+    ++added;
+  }
+  for (const auto& p : curved) {
+    builder.addDihedralBending(p[0], p[1], p[2], p[3], curvedParams.at(p));  // rest angle: the stencil's own
     ++added;
   }
   return added;
