@@ -52,6 +52,9 @@ GeneratedObject addClothGrid(ModelBuilder& builder, const ClothGridDef& def);
 
 // Adds bending constraints on every interior edge of a triangle mesh (edges shared by exactly two
 // triangles). Returns the number added. Isometric stencils with degenerate triangles are skipped.
+// Isometric bending holds a stencil flat, so with BendingModel::Isometric only the stencils flat at
+// rest get it; those curved at rest get dihedral bending about their own rest angle, with the
+// compliance converted to the same stiffness per hinge (src/core/builders.cpp, docs/scene-format.md).
 std::size_t addBendingConstraints(ModelBuilder& builder, const std::vector<std::array<ParticleIndex, 3>>& triangles,
                                   BendingModel model, const ConstraintParameters& params);
 
