@@ -548,9 +548,11 @@ StepResult Solver::step(State& state) {
 #pragma omp parallel for schedule(static) reduction(min \
                                                     : first) num_threads(team) if (distanceCount > kParallelParticles)
     for (std::int64_t c = 0; c < distanceCount; ++c) {
+      // Squared lengths: no square root per constraint on this once-per-step pass.
       const DistanceConstraint& d = model.distances[c];
-      const double length = (state.position[d.particles[0]] - state.position[d.particles[1]]).norm();
-      if (length > factor * std::max(d.restLength, floor)) first = std::min(first, c);
+      const double limit = factor * std::max(d.restLength, floor);
+      if ((state.position[d.particles[0]] - state.position[d.particles[1]]).squaredNorm() > limit * limit)
+        first = std::min(first, c);
     }
     if (first < distanceCount) {
       const DistanceConstraint& d = model.distances[first];
