@@ -231,6 +231,11 @@ void ParticleContacts::velocityPass(const Model& model, const SolverSettings& se
     const double distance = diff.norm();
     return distance > 0.0 ? Vec3(diff / distance) : Vec3(Vec3::UnitY());
   };
+  // A relative velocity change dv of the pair, shared by inverse mass (momentum kept).
+  auto applyChange = [&](ParticleIndex a, ParticleIndex b, double wSum, const Vec3& dv) {
+    v[a] += (w[a] / wSum) * dv;
+    v[b] -= (w[b] / wSum) * dv;
+  };
   // Without restitution there is nothing to pass along: Mueller et al.'s one sweep.
   if (!(material.restitution > 0.0)) {
     for (const Contact& c : contacts_) {
@@ -240,8 +245,7 @@ void ParticleContacts::velocityPass(const Model& model, const SolverSettings& se
       const double wSum = w[a] + w[b];
       const Vec3 dv =
           velocityPassChange(v[a] - v[b], n, wSum * c.lambda, c.normalVelocity, material, friction, h, restingSpeed);
-      v[a] += (w[a] / wSum) * dv;
-      v[b] -= (w[b] / wSum) * dv;
+      applyChange(a, b, wSum, dv);
     }
     return;
   }
@@ -294,8 +298,7 @@ void ParticleContacts::velocityPass(const Model& model, const SolverSettings& se
           velocityPassChange(v[a] - v[b], n, wSum * c.lambda, 0.0, ContactMaterial{0.0, material.dynamicFriction, 0.0},
                              friction && sweep == 0, h, restingSpeed);
       if (!(dv.norm() > 1e-12 * (v[a].norm() + v[b].norm()))) continue;
-      v[a] += (w[a] / wSum) * dv;
-      v[b] -= (w[b] / wSum) * dv;
+      applyChange(a, b, wSum, dv);
       changed = true;
     }
     if (!changed) break;
