@@ -473,6 +473,7 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
         d["max"] = r.max;
         d["rms"] = r.rms;
         d["relative"] = r.relative;
+        d["strain"] = r.strain;
         d["count"] = r.count;
         d["worst"] =
             r.count > 0 ? py::object(py::make_tuple(familyKey(r.worst.family), r.worst.index)) : py::object(py::none());
@@ -481,7 +482,8 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
       py::arg("model"), py::arg("state"), py::arg("settings"),
       "residual(model, state, settings) -> dict\n\nMax and rms of |C + alpha~ lambda| over the constraints (XPBD eq. "
       "9), their count and the worst (family, index), and the relative residual sqrt(sum r^2/alpha / sum C^2/alpha) "
-      "over the compliant ones (0: converged; above 0.5: far from converged).");
+      "over the compliant ones (0: converged), and the strain residual: the RMS displacement that would remove "
+      "each residual over the constraint's size (far from converged when relative > 0.5 and strain > 0.01).");
   m.def(
       "constraint_values",
       [](const ModelHolder& model, py::object state, py::object family) {

@@ -1,6 +1,8 @@
 #include "pliant/diagnostics.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "constraints/families.h"
@@ -82,6 +84,8 @@ ResidualReport computeResidual(const Model& model, const State& state, const Sol
   std::vector<Vec3> gradient;
   double sum2 = 0.0;
   double compliantResidual2 = 0.0, compliantC2 = 0.0;  // over the acting compliant constraints
+  double strain2 = 0.0;  // over the acting constraints (hard ones too) with two or more particles
+  std::size_t strainCount = 0;
   forEachConstraint(model, [&](ConstraintRef ref) {
     const double C =
         detail::familyKernels(ref.family)
@@ -97,6 +101,26 @@ ResidualReport computeResidual(const Model& model, const State& state, const Sol
       compliantResidual2 += residual * residual / alpha;
       compliantC2 += C * C / alpha;
     }
+    if (!idle && invH2 > 0.0) {
+      // The minimum-norm correction grad C r / |grad C|^2 (equal masses) moves a particle at most
+      // |r| max|grad_i C| / sum |grad_i C|^2; the constraint's extent is the diagonal of the box
+      // around its particles (the length, for a distance constraint).
+      double gradientMax2 = 0.0, gradientSum2 = 0.0;
+      Vec3 lo = Vec3::Constant(std::numeric_limits<double>::infinity()), hi = -lo;
+      for (std::size_t a = 0; a < particles.size(); ++a) {
+        const double g2 = gradient[a].squaredNorm();
+        gradientMax2 = std::max(gradientMax2, g2);
+        gradientSum2 += g2;
+        lo = lo.cwiseMin(state.position[particles[a]]);
+        hi = hi.cwiseMax(state.position[particles[a]]);
+      }
+      const double halfExtent = particles.size() >= 2 ? 0.5 * (hi - lo).norm() : 0.0;
+      if (halfExtent > 0.0 && gradientSum2 > 0.0) {
+        const double move = std::abs(residual) * std::sqrt(gradientMax2) / gradientSum2;
+        strain2 += (move / halfExtent) * (move / halfExtent);
+        ++strainCount;
+      }
+    }
     residual = std::abs(residual);
     sum2 += residual * residual;
     ++r.count;
@@ -107,17 +131,21 @@ ResidualReport computeResidual(const Model& model, const State& state, const Sol
   });
   r.rms = r.count ? std::sqrt(sum2 / static_cast<double>(r.count)) : 0.0;
   r.relative = compliantC2 > 0.0 ? std::sqrt(compliantResidual2 / compliantC2) : 0.0;
+  r.strain = strainCount ? std::sqrt(strain2 / static_cast<double>(strainCount)) : 0.0;
   return r;
 }
 
+bool farFromConverged(const ResidualReport& residual) { return residual.strain > kFarFromConvergedStrain; }
+
 std::string convergenceWarning(const ResidualReport& residual, const SolverSettings& settings) {
-  if (!(residual.relative > kFarFromConvergedResidual)) return {};
+  if (!farFromConverged(residual)) return {};
   std::ostringstream out;
   out.precision(2);
-  out << "the constraint solve is far from converged: the relative residual (|C + alpha~ lambda| against |C|, "
-         "weighted by stiffness) is "
-      << residual.relative << " (converged: near 0; warned above " << kFarFromConvergedResidual
-      << "), so the compliant constraints deform more than their compliance says and the elastic energy "
+  out << "the constraint solve is far from converged: the shapes are off by " << 100.0 * residual.strain
+      << " % of their size from what the constraints and their compliance ask (RMS of the residual |C + alpha~ "
+         "lambda| as a move, warned above "
+      << 100.0 * kFarFromConvergedStrain << " %; relative residual " << residual.relative
+      << ", converged near 0), so the objects deform more than their compliance says and the elastic energy "
          "reported is what the applied forces store; increase substeps (now "
       << settings.substeps << ", the most effective) or iterations (now " << settings.iterations
       << "), or use a larger compliance";

@@ -43,9 +43,13 @@ TEST_F(CliConvergence, AFarFromConvergedRunSaysSoInTheSummaryTheLogAndThePage) {
   const nlohmann::json summary = nlohmann::json::parse(readFile(path("out/summary.json")));
   const nlohmann::json& c = summary.at("convergence");
   EXPECT_EQ(c.at("converged"), false);
-  EXPECT_GT(c.at("worst_relative_residual").get<double>(), c.at("threshold").get<double>());
-  ASSERT_EQ(c.at("unconverged_frames").size(), 1u);  // every frame, as one stretch
-  EXPECT_EQ(c.at("unconverged_frames")[0], nlohmann::json::array({1, 30}));
+  EXPECT_EQ(c.at("measure"), "strain_residual");
+  EXPECT_GT(c.at("worst_strain_residual").get<double>(), c.at("threshold").get<double>());
+  EXPECT_GT(c.at("worst_relative_residual").get<double>(), 0.9);
+  // From the frame the falling rope has stretched visibly to the end, as one stretch.
+  ASSERT_EQ(c.at("unconverged_frames").size(), 1u);
+  EXPECT_LE(c.at("unconverged_frames")[0][0].get<int>(), 10);
+  EXPECT_EQ(c.at("unconverged_frames")[0][1].get<int>(), 30);
   const std::string advice = c.at("advice").get<std::string>();
   EXPECT_EQ(advice.rfind("The constraint solve is far from converged", 0), 0u) << advice;
 #if PLIANT_VIEWER_PAGE
@@ -57,6 +61,20 @@ TEST_F(CliConvergence, AFarFromConvergedRunSaysSoInTheSummaryTheLogAndThePage) {
   const double elastic = summary.at("final_energy_J").at("elastic").get<double>();
   EXPECT_GE(elastic, 0.0);
   EXPECT_LT(elastic, 80.0 * 9.81 * 2.0);
+}
+
+// The built-in cloth is stiff (stretch compliance far below what 15 substeps resolve), so its
+// relative residual is near 1 in every frame; its shape is off by about 1 %, which is not flagged.
+TEST_F(CliConvergence, AStiffClothWhoseShapeIsRightIsNotFlagged) {
+  const auto r = run("run cloth --frames 40 --out out --no-frames --quiet");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  const nlohmann::json summary = nlohmann::json::parse(readFile(path("out/summary.json")));
+  const nlohmann::json& c = summary.at("convergence");
+  EXPECT_EQ(c.at("converged"), true);
+  EXPECT_GT(c.at("worst_relative_residual").get<double>(), 0.9);
+  EXPECT_GT(c.at("worst_strain_residual").get<double>(), 1e-3);
+  EXPECT_LT(c.at("worst_strain_residual").get<double>(), c.at("threshold").get<double>());
 }
 
 TEST_F(CliConvergence, AConvergedRunReportsConvergedAndWarnsNothing) {

@@ -47,7 +47,7 @@ Scene clothSphereWithCompliance(const std::string& compliance) {
   return parseScene(text, "cloth-sphere", "");
 }
 
-TEST(EnergyDiagnostics, AStiffUnconvergedClothReportsABoundedEnergyAndIsFlagged) {
+TEST(EnergyDiagnostics, AStiffUnconvergedClothReportsABoundedEnergyAndIsNotFlagged) {
   // The cloth (0.4 kg, 1 m above the ground) can have received at most m g h = 3.9 J from gravity
   // by the time it lies on the sphere and ground; elastic energy above that would be invented.
   const double released = 0.4 * scenario::kG * 1.0;
@@ -61,13 +61,14 @@ TEST(EnergyDiagnostics, AStiffUnconvergedClothReportsABoundedEnergyAndIsFlagged)
     EXPECT_LT(e.elastic, released) << compliance;
     // What the old report showed: the unconverged stretch over the compliance, far above.
     EXPECT_GT(e.elasticFromPositions, 100.0 * released) << compliance;
-    // The solve is far from converged (the stretch is set by the substeps, not the compliance),
-    // and the warning says what to change.
+    // The applied force explains almost none of the stretch (relative residual near 1: the stretch
+    // is set by the substeps, not the compliance), but the cloth is off its rest lengths by less
+    // than 5 %, so the run is not flagged as far from converged.
     const ResidualReport r = computeResidual(*scene.model, state, scene.settings);
-    EXPECT_GT(r.relative, kFarFromConvergedResidual) << compliance;
-    const std::string warning = convergenceWarning(r, scene.settings);
-    EXPECT_NE(warning.find("far from converged"), std::string::npos) << warning;
-    EXPECT_NE(warning.find("substeps (now 15"), std::string::npos) << warning;
+    EXPECT_GT(r.relative, 0.9) << compliance;
+    EXPECT_GT(r.strain, 1e-4) << compliance;
+    EXPECT_LT(r.strain, kFarFromConvergedStrain) << compliance;
+    EXPECT_EQ(convergenceWarning(r, scene.settings), "") << compliance;
   }
 }
 

@@ -120,6 +120,9 @@ TEST(Diagnostics, RelativeResidualAndConvergenceWarning) {
   settings.substeps = 3;
   ResidualReport r = computeResidual(*m, s, settings);
   EXPECT_NEAR(r.relative, 1.0, 1e-15);
+  // The stretch left unexplained, 0.5 m over the spring's 1.5 m (|grad C| = 1 for a distance).
+  EXPECT_NEAR(r.strain, 0.5 / 1.5, 1e-15);
+  EXPECT_TRUE(farFromConverged(r));
   const std::string warning = convergenceWarning(r, settings);
   EXPECT_NE(warning.find("far from converged"), std::string::npos) << warning;
   EXPECT_NE(warning.find("substeps (now 3"), std::string::npos) << warning;
@@ -128,6 +131,63 @@ TEST(Diagnostics, RelativeResidualAndConvergenceWarning) {
   r = computeResidual(*m, s, settings);
   EXPECT_LT(r.relative, 1e-12);
   EXPECT_EQ(convergenceWarning(r, settings), "");
+}
+
+TEST(Diagnostics, AStiffLinkStretchedInvisiblyIsNotFarFromConverged) {
+  // A stiff link (1e-9 m/N) stretched 2 % with no force to explain it: relative residual 1 (its
+  // compliance is not honoured), but the shape is off by 2 % only, under the 5 % that warns;
+  // stretched 8 %, it warns. A hard link (alpha = 0) counts too: its residual is C.
+  for (const double stretch : {0.02, 0.08}) {
+    ModelBuilder b;
+    b.addParticle(Vec3(0, 0, 0), 0.0);
+    b.addParticle(Vec3(0, -(1.0 + stretch), 0), 1.0);
+    b.addDistance(0, 1, {1e-9, 0.0, 1.0}, 1.0);
+    const ModelPtr m = b.build();
+    State s = State::fromModel(*m);
+    s.lastSubstep = 0.01;
+    const ResidualReport r = computeResidual(*m, s, SolverSettings{});
+    EXPECT_NEAR(r.relative, 1.0, 1e-12) << stretch;
+    EXPECT_NEAR(r.strain, stretch / (1.0 + stretch), 1e-12) << stretch;
+    EXPECT_EQ(farFromConverged(r), stretch > kFarFromConvergedStrain) << stretch;
+    EXPECT_EQ(convergenceWarning(r, SolverSettings{}).empty(), stretch < kFarFromConvergedStrain) << stretch;
+    ModelBuilder hard;
+    hard.addParticle(Vec3(0, 0, 0), 0.0);
+    hard.addParticle(Vec3(0, -(1.0 + stretch), 0), 1.0);
+    hard.addDistance(0, 1, {0.0, 0.0, 1.0}, 1.0);
+    const ModelPtr hm = hard.build();
+    State hs = State::fromModel(*hm);
+    hs.lastSubstep = 0.01;
+    const ResidualReport hr = computeResidual(*hm, hs, SolverSettings{});
+    EXPECT_EQ(hr.relative, 0.0) << stretch;  // no compliant constraint
+    EXPECT_NEAR(hr.strain, stretch / (1.0 + stretch), 1e-12) << stretch;
+    SolverSettings pbd;
+    pbd.mode = SolverMode::Pbd;
+    EXPECT_EQ(computeResidual(*hm, hs, pbd).strain, 0.0) << "PBD has no residual to resolve";
+  }
+}
+
+TEST(Diagnostics, StrainResidualOfATetIsItsLargestMoveOverHalfItsExtent) {
+  // A unit right tet (rest volume 1/6 m^3) with its apex raised 0.03 m, compliant, no force: the
+  // residual is the volume change 0.005 m^3. V = a.(b x c)/6 with a, b, c the edges from x0, so the
+  // gradients are (b x c, c x a, a x b)/6 = (1.03, 0, 0)/6, (0, 1.03, 0)/6, (0, 0, 1)/6 m^2 and
+  // x0's, minus their sum. The minimum-norm correction moves x0 the most, by
+  // dV |grad_0 V| / sum |grad_i V|^2; half the diagonal of the box [0,1] x [0,1] x [0,1.03] is the size.
+  ModelBuilder b;
+  b.addParticle(Vec3(0, 0, 0), 1.0);
+  b.addParticle(Vec3(1, 0, 0), 1.0);
+  b.addParticle(Vec3(0, 1, 0), 1.0);
+  b.addParticle(Vec3(0, 0, 1), 1.0);
+  b.addTetVolume(0, 1, 2, 3, {1e-6, 0.0, 1.0});
+  const ModelPtr m = b.build();
+  State s = State::fromModel(*m);
+  s.position[3].z() = 1.03;
+  s.lastSubstep = 0.01;
+  const ResidualReport r = computeResidual(*m, s, SolverSettings{});
+  const double dV = 0.03 / 6.0;
+  const double g0 = std::sqrt(2.0 * 1.03 * 1.03 + 1.0) / 6.0;
+  const double sum = (2.0 * 1.03 * 1.03 + 1.0 + 2.0 * 1.03 * 1.03 + 1.0) / 36.0;
+  const double halfExtent = 0.5 * std::sqrt(2.0 + 1.03 * 1.03);
+  EXPECT_NEAR(r.strain, dV * g0 / sum / halfExtent, 1e-12);
 }
 
 TEST(Diagnostics, MomentumOfKnownVelocities) {

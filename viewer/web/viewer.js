@@ -258,8 +258,10 @@
   };
 
   // ---------------------------------------------------------------- convergence (summary.json)
-  // summary.convergence = { converged, threshold, worst_relative_residual, unconverged_frames:
-  // [[first, last], ...] (frame numbers, inclusive), advice }. Malformed stretches are left out.
+  // summary.convergence = { converged, measure, threshold, worst_strain_residual, worst_relative_residual,
+  // unconverged_frames: [[first, last], ...] (frame numbers, inclusive), advice }: the threshold is
+  // on the strain residual when `measure` says so (older summaries: on the relative residual).
+  // Malformed stretches are left out.
   const convergence = (function () {
     const c = summary && summary.convergence;
     if (!c || typeof c !== 'object') return null;
@@ -270,7 +272,9 @@
       }
     }
     return {
-      converged: c.converged === true, threshold: c.threshold, worst: c.worst_relative_residual,
+      converged: c.converged === true, threshold: c.threshold,
+      measure: c.measure === 'strain_residual' ? 'strain residual' : 'relative residual',
+      worst: c.measure === 'strain_residual' ? c.worst_strain_residual : c.worst_relative_residual,
       advice: typeof c.advice === 'string' ? c.advice : '', stretches,
     };
   })();
@@ -284,7 +288,7 @@
     const box = $('convergence');
     box.hidden = false;
     const frameCountOf = convergence.stretches.reduce((sum, [a, b]) => sum + b - a + 1, 0);
-    const residual = 'worst relative residual ' + formatNumber(convergence.worst) +
+    const residual = 'worst ' + convergence.measure + ' ' + formatNumber(convergence.worst) +
       (convergence.threshold !== undefined ? ' (threshold ' + formatNumber(convergence.threshold) + ')' : '');
     if (convergence.converged && frameCountOf === 0) {
       box.className = 'good';

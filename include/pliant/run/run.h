@@ -75,11 +75,12 @@ struct RunReport {
   int viewerFrameStride = 1;      // 1 in viewerFrameStride frames kept for the viewer (size budget)
   std::string summaryJson;        // the text written to summary.json
   // Convergence of the constraint solve, checked after every simulated frame (computeResidual's
-  // relative residual against kFarFromConvergedResidual, pliant/diagnostics.h): the worst value,
-  // the frames above the threshold as inclusive [first, last] stretches, and, when there are any,
+  // strain residual decides, farFromConverged in pliant/diagnostics.h): the worst values,
+  // the frames far from converged as inclusive [first, last] stretches, and, when there are any,
   // one sentence saying so and what to change (also in summary.json's "convergence" section, for
   // the CLI's log and the viewer).
   double worstRelativeResidual = 0.0;
+  double worstStrainResidual = 0.0;
   std::vector<std::pair<int, int>> unconvergedFrames;
   std::string convergenceWarning;
 };
