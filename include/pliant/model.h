@@ -115,6 +115,14 @@ struct Model {
 // Infinity when the model has no collision triangles.
 double surfaceThicknessLimit(const Model& model);
 
+// Largest particle radius (m) Model::validate accepts on object `object` when particle contact is
+// on: the mean rest length of the distance constraints between its particles. Above it, particles
+// two links apart overlap at rest (2 r > 2 L): every step would start with contacts inside the
+// object's own mesh and the contact list would grow with the square of the radius (issue 12).
+// Infinity when the object has no distance constraints (a particle cloud: the per-step contact
+// bound then applies).
+double particleRadiusLimit(const Model& model, std::size_t object);
+
 // A built Model is immutable and shared: ModelBuilder::build() returns it as a pointer to const,
 // Solvers and Scenes hold it, and nothing changes it afterwards (MuJoCo's mjModel, Jolt's optimized
 // settings). What a user changes between steps goes through the State (positions, velocities,

@@ -109,6 +109,22 @@ double surfaceThicknessLimit(const Model& model) {
   return edges > 0 ? sum / static_cast<double>(edges) : std::numeric_limits<double>::infinity();
 }
 
+double particleRadiusLimit(const Model& model, std::size_t object) {
+  const std::size_t n = model.initialPosition.size();
+  std::vector<char> member(n, 0);
+  for (ParticleIndex p : model.objects[object].particles)
+    if (p < n) member[p] = 1;
+  double sum = 0.0;
+  std::size_t links = 0;
+  for (const DistanceConstraint& c : model.distances) {
+    const ParticleIndex a = c.particles[0], b = c.particles[1];
+    if (a >= n || b >= n || !member[a] || !member[b]) continue;  // reported by validate
+    sum += c.restLength;
+    ++links;
+  }
+  return links > 0 ? sum / static_cast<double>(links) : std::numeric_limits<double>::infinity();
+}
+
 void Model::validate() const {
   const std::size_t n = particleCount();
   if (initialPosition.size() != n || initialVelocity.size() != n || mass.size() != n)
@@ -167,6 +183,17 @@ void Model::validate() const {
     if (!(objects[i].dampingFactor >= 0.0 && objects[i].dampingFactor <= 1.0))
       throw Error(where + ": damping factor must be in [0, 1]");
   }
+  if (particleCollisions && !particleRadius.empty())
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+      const double limit = particleRadiusLimit(*this, i);
+      for (ParticleIndex p : objects[i].particles)
+        if (particleRadius[p] > limit)
+          throw Error("object '" + objects[i].name + "': particle radius " + std::to_string(particleRadius[p]) +
+                      " m (particle " + std::to_string(p) + ") is above the mean length of its links, " +
+                      std::to_string(limit) +
+                      " m: particles two links apart would overlap at rest (expected at most that; half the link "
+                      "length makes neighbours just touch)");
+    }
   for (int f = 0; f < kConstraintFamilyCount; ++f) familyKernels(static_cast<ConstraintFamily>(f)).validate(*this);
   std::uint32_t offset = 0;
   for (int f = 0; f < kConstraintFamilyCount; ++f) {

@@ -47,6 +47,26 @@ void SceneLoader::checkSurfaceThickness(const Node& top) {
                 "below about 0.7 of the shortest edge)");
 }
 
+void SceneLoader::checkParticleRadii(const Node& top) {
+  const Model& model = builder_.model();
+  if (!model.particleCollisions || model.particleRadius.empty()) return;
+  // One model object per scene object, in file order; Model::validate refuses the same, this names
+  // the field.
+  std::size_t index = 0;
+  r_.forEachElement(top, "objects", [&](const Node& o) {
+    const std::size_t object = index++;
+    if (object >= model.objects.size() || !r_.has(o, "particle_radius")) return;
+    const double limit = particleRadiusLimit(model, object);
+    const double radius = r_.number(r_.child(o, "particle_radius"), 0.0, 1e6);
+    if (radius > limit)
+      r_.fail(r_.child(o, "particle_radius"),
+              "is " + std::to_string(radius) + " m, above the mean length of the object's links, " +
+                  std::to_string(limit) +
+                  " m: particles two links apart would overlap at rest and touch inside the object; expected at "
+                  "most that (half the link length makes neighbours just touch)");
+  });
+}
+
 ContactMaterial SceneLoader::contactMaterial(const Node& parent) {
   ContactMaterial m;
   const double inf = std::numeric_limits<double>::infinity();

@@ -129,6 +129,7 @@ Scene SceneLoader::load(const Json& root) {
   for (const auto& work : build_) work();
   build_.clear();
   checkSurfaceThickness(top);
+  checkParticleRadii(top);
   try {
     scene_.model = builder_.build();
   } catch (const Error& e) {

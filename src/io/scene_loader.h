@@ -89,6 +89,7 @@ class SceneLoader {
   void parseSurfaceContact(const Node& sc);
   // Phase 3, before the Model is built: the thickness against the collision triangles' edges.
   void checkSurfaceThickness(const Node& top);
+  void checkParticleRadii(const Node& top);
   // Surface material: "friction" is a number (static = dynamic) or {"static", "dynamic"} (a missing
   // one takes the other's value), "restitution" in [0, 1].
   ContactMaterial contactMaterial(const Node& parent);

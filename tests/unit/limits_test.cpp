@@ -117,6 +117,33 @@ TEST(SceneLimits, SurfaceThicknessAboveTheMeanEdgeIsRefusedNamingTheField) {
   EXPECT_NO_THROW((void)b.build());
 }
 
+TEST(SceneLimits, AParticleRadiusAboveTheLinksIsRefusedByTheModel) {
+  // Models built without a scene file: with particle contact on, a radius above the object's mean
+  // link (0.1 m edges and 0.141 m diagonals of an 11 x 11 grid over 1 m: 0.114 m) is refused,
+  // naming the object and the particle; a particle cloud (no links) is left to the step's bound.
+  ModelBuilder b;
+  ClothGridDef def;
+  def.name = "sheet";
+  def.nodesX = def.nodesY = 11;
+  const GeneratedObject cloth = addClothGrid(b, def);
+  b.model().particleCollisions = true;
+  b.setParticleRadius(cloth.firstParticle, cloth.particleCount, 0.05);
+  EXPECT_NEAR(particleRadiusLimit(b.model(), cloth.object), (220 * 0.1 + 100 * std::sqrt(0.02)) / 320, 1e-12);
+  EXPECT_NO_THROW((void)b.build());
+  b.setParticleRadius(cloth.firstParticle + 7, 0.2);
+  EXPECT_THAT(
+      errorOf([&] { (void)b.build(); }),
+      HasSubstr("object 'sheet': particle radius 0.200000 m (particle 7) is above the mean length of its links"));
+  b.model().particleCollisions = false;
+  EXPECT_NO_THROW((void)b.build());
+  b.model().particleCollisions = true;
+  const ParticleIndex lone = b.addParticle(Vec3(5, 0, 0), 1.0);
+  b.setParticleRadius(cloth.firstParticle + 7, 0.05);
+  b.setParticleRadius(lone, 3.0);
+  (void)b.addObject("grain", {lone});
+  EXPECT_NO_THROW((void)b.build());
+}
+
 TEST(SceneLimits, GravityPastAPhysicalMagnitudeIsRefused) {
   const std::string error = errorOf([&] {
     (void)parseWithBudget(R"({"solver": {"gravity": [0, -1e308, 0]}, "objects": [{"type": "rope", "name": "r",

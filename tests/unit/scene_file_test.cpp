@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pliant/error.h"
+#include "pliant/io/input_file.h"
 #include "pliant/io/scenes.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
@@ -662,6 +663,24 @@ TEST(SceneFileBadInput, FolderGivenAsScene) {
 
 // Issue 12 item 7: a particle_contact block that cannot act (no particle has a radius) is an error,
 // as surface_contact without self-collision is, naming the block and what is expected.
+// A radius above the object's links is refused before building the solver (it used to be refused
+// at the first step, after building), naming the field, the limit and why.
+TEST(SceneFileBadInput, ParticleRadiusAboveTheLinkLength) {
+  const std::string message = badFileError("particle_radius_above_links.json");
+  EXPECT_THAT(message, HasSubstr("particle_radius_above_links.json: /objects/0/particle_radius: "));
+  EXPECT_THAT(message, HasSubstr("above the mean length of the object's links, 0.059652 m"));
+  EXPECT_THAT(message, HasSubstr("particles two links apart would overlap at rest"));
+  // At the limit it is accepted, and with particle contact off any radius is (colliders only).
+  std::string text = pliant::io::readInputFile(scenePath("bad/particle_radius_above_links.json"), "scene", 1 << 20);
+  const std::string radius = "\"particle_radius\": 0.2";
+  text.replace(text.find(radius), radius.size(), "\"particle_radius\": 0.05");
+  EXPECT_NO_THROW((void)pliant::parseScene(text, "limit.json", ""));
+  const std::string friction = "\"friction\": 0.2";
+  text.replace(text.find(friction), friction.size(), "\"enabled\": false");
+  text.replace(text.find("0.05"), 4, "0.5");
+  EXPECT_NO_THROW((void)pliant::parseScene(text, "off.json", ""));
+}
+
 TEST(SceneFileBadInput, ParticleContactWithoutAnyParticleRadius) {
   const std::string message = badFileError("particle_contact_without_radius.json");
   EXPECT_THAT(message, HasSubstr("particle_contact_without_radius.json: /particle_contact: "));
@@ -714,12 +733,13 @@ TEST(SceneFileBadInput, EveryFileUnderBadFails) {
                            "mesh_index.json",
                            "mesh_inverted_tet.json",
                            "particle_contact_without_radius.json",
+                           "particle_radius_above_links.json",
                            "attachment_target_overflow.json"}) {
     SCOPED_TRACE(name);
     (void)badFileError(name);
     ++files;
   }
-  EXPECT_EQ(files, 28);
+  EXPECT_EQ(files, 29);
 }
 
 }  // namespace
