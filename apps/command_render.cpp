@@ -1,7 +1,6 @@
 // pliant render DIR: write PNG images of frames of an output folder of `pliant run`, headlessly.
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -12,6 +11,7 @@
 
 #include "commands.h"
 #include "pliant/error.h"
+#include "pliant/io/input_file.h"
 #include "pliant/io/output.h"
 #include "pliant/viewer/viewer.h"
 
@@ -67,12 +67,12 @@ int renderFolder(const std::string& dir, std::vector<std::string> frames, const 
   if (!fs::is_directory(folder, ec))
     throw pliant::Error(dir + ": no such folder (expected the output folder of `pliant run`)");
   const fs::path dataFile = folder / pliant::viewer::kDataFileName;
-  std::ifstream in(dataFile, std::ios::binary);
-  if (!in)
+  if (!fs::exists(dataFile, ec))
     throw pliant::Error(dir + ": no " + std::string(pliant::viewer::kDataFileName) +
                         " in it (expected the output folder of `pliant run`)");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Only a regular file of bounded size: a FIFO or /dev/zero planted there is refused, not read.
+  const std::string data =
+      pliant::io::readInputFile(dataFile.string(), "a viewer data file", pliant::io::kMaxRunOutputFileBytes);
   const fs::path outDir = out.empty() ? folder / "render" : fs::path(out);
   fs::create_directories(outDir, ec);
   if (ec || !fs::is_directory(outDir)) throw pliant::Error(outDir.string() + ": cannot create the folder");
@@ -80,7 +80,7 @@ int renderFolder(const std::string& dir, std::vector<std::string> frames, const 
     int shown = 0;
     std::string png;
     try {
-      png = pliant::viewer::renderPng(text.str(), number, render, &shown);
+      png = pliant::viewer::renderPng(data, number, render, &shown);
     } catch (const nlohmann::json::exception& e) {
       throw pliant::Error(dataFile.string() + ": not a valid viewer data file (" + e.what() + ")");
     }

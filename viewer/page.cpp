@@ -4,12 +4,11 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "pliant/error.h"
+#include "pliant/io/input_file.h"
 #include "pliant/io/output.h"
 #include "pliant/viewer/viewer.h"
 #include "viewer_assets.h"
@@ -95,12 +94,9 @@ std::string fillTemplate(const std::string& text, const std::map<std::string, st
   return out;
 }
 
-std::string readWhole(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+// Only a regular file of bounded size (a FIFO or /dev/zero planted in the folder is refused).
+std::string readWhole(const fs::path& path, const std::string& kind) {
+  return io::readInputFile(path.string(), kind, io::kMaxRunOutputFileBytes);
 }
 
 }  // namespace
@@ -149,7 +145,7 @@ void writePageFromFolder(const std::string& folder, const std::string& htmlFile)
   for (const fs::path& input : {dataFile, dir / "probes.csv", dir / "summary.json"})
     if (fs::exists(htmlFile, ec) && fs::exists(input, ec) && fs::equivalent(htmlFile, input, ec))
       throw Error(htmlFile + ": is the input file " + input.string() + "; expected another name for the page");
-  const std::string dataJson = readWhole(dataFile);
+  const std::string dataJson = readWhole(dataFile, "a viewer data file");
   nlohmann::json data;
   try {
     data = nlohmann::json::parse(dataJson);
@@ -159,9 +155,9 @@ void writePageFromFolder(const std::string& folder, const std::string& htmlFile)
   if (data.value("format", std::string()) != "pliant-viewer")
     throw Error(dataFile.string() + ": not a viewer data file (\"format\" is not \"pliant-viewer\")");
   const fs::path probesFile = dir / "probes.csv";
-  const std::string probes = fs::is_regular_file(probesFile, ec) ? readWhole(probesFile) : std::string();
+  const std::string probes = fs::exists(probesFile, ec) ? readWhole(probesFile, "a probe file") : std::string();
   const fs::path summaryFile = dir / "summary.json";
-  const std::string summary = fs::is_regular_file(summaryFile, ec) ? readWhole(summaryFile) : std::string();
+  const std::string summary = fs::exists(summaryFile, ec) ? readWhole(summaryFile, "a run summary") : std::string();
   if (!summary.empty()) {
     const nlohmann::json parsed = nlohmann::json::parse(summary, nullptr, false);
     if (parsed.is_discarded())

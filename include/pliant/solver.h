@@ -8,6 +8,10 @@
 //                    and pairs of particles from a spatial hash grid, within contactMargin of touching;
 //                    sorted by particle (then collider / other particle); each keeps its relative
 //                    normal velocity before the solve and the overlap it had at x^n (to cap the push).
+//                    A particle whose straight path over the substep (in the collider's frame)
+//                    enters a collider and would end beyond reach or past the surface's middle gets
+//                    the tangent plane at its first touching point instead (swept, by conservative
+//                    advancement: collider_contacts.cpp states the guarantee).
 //                    With Model::selfCollision, surface contacts too: vertex-triangle and edge-edge
 //                    pairs of collision triangles that come within surfaceThickness + contactMargin
 //                    anywhere on the straight path from x^n to the prediction (continuous

@@ -79,6 +79,26 @@ TEST_F(CliHardening, SceneMeshAndCheckpointThatAreNotRegularFilesAreRefused) {
   EXPECT_FALSE(fs::exists(path("out")));
 }
 
+// `pliant view` and `pliant render` read a run's folder back: a FIFO or device planted in place of
+// its files is refused at once, not read until memory runs out or waited on forever.
+TEST_F(CliHardening, OutputFolderFilesThatAreNotRegularFilesAreRefusedByViewAndRender) {
+  fs::create_directories(path("run"));
+  ASSERT_EQ(::mkfifo(path("run/viewer-data.json").c_str(), 0600), 0);
+  RunResult r = run("render run --out pngs", 60);
+  EXPECT_EQ(r.exitCode, kExitBadInput) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("viewer-data.json: is a FIFO (named pipe), not a regular file; expected a viewer data"));
+#if PLIANT_VIEWER_PAGE
+  r = run("run rope --frames 2 --no-frames --out good --quiet", 60);
+  ASSERT_EQ(r.exitCode, kExitOk) << r.err;
+  fs::remove(path("good/probes.csv"));
+  ASSERT_EQ(::mkfifo(path("good/probes.csv").c_str(), 0600), 0);
+  r = run("view good --html page.html", 60);
+  EXPECT_EQ(r.exitCode, kExitBadInput) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("probes.csv: is a FIFO (named pipe), not a regular file; expected a probe file"));
+  EXPECT_FALSE(fs::exists(path("page.html")));
+#endif
+}
+
 TEST_F(CliHardening, OversizedSceneIsRefusedNamingSizeAndLimit) {
   writeFile(path("big.json"), "{");
   fs::resize_file(path("big.json"), pliant::io::kMaxSceneFileBytes + 1);  // sparse

@@ -11,6 +11,9 @@ namespace pliant::io {
 // Size limits per kind of input (bytes); docs/reliability.md lists them.
 constexpr std::uint64_t kMaxSceneFileBytes = std::uint64_t{64} << 20;  // scene JSON: 64 MiB
 constexpr std::uint64_t kMaxMeshFileBytes = std::uint64_t{1} << 30;    // OBJ, TetGen, Gmsh: 1 GiB
+// A run's own outputs read back by `pliant view` and `pliant render` (viewer-data.json, probes.csv,
+// summary.json): 1 GiB, far above what a run writes (the viewer data keeps to a 40 MB frame budget).
+constexpr std::uint64_t kMaxRunOutputFileBytes = std::uint64_t{1} << 30;
 // Checkpoints have no fixed limit: a checkpoint's size follows from its model exactly
 // (readCheckpoint refuses any other size before reading past the header).
 
