@@ -160,6 +160,7 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
   ResidualReport worstResidual;
   const auto noteConvergence = [&](int frame) {
     const ResidualReport r = computeResidual(*scene.model, state, scene.settings);
+    viewerFrames.recordResidual(frame, r.relative);
     if (r.relative > report.worstRelativeResidual) {
       report.worstRelativeResidual = r.relative;
       worstResidual = r;

@@ -256,7 +256,7 @@ try {
   // Plots: every probe kind with its title and unit.
   const plots = await page.evaluate(() => window.pliantViewer.plots);
   const expected = [
-    ['energy', 'energy', 'J'], ['residual', 'residual', 'm for distance constraints'], ['force', 'constraint force', 'N'],
+    ['convergence', 'solver convergence: relative residual', 'dimensionless'], ['energy', 'energy', 'J'], ['residual', 'residual', 'm for distance constraints'], ['force', 'constraint force', 'N'],
     ['intersections', 'intersecting triangle pairs', 'count'], ['particle', 'particle position', 'm'],
     ['particle', 'particle velocity', 'm/s'], ['centre of mass', 'centre of mass', 'm'],
     ['momentum', 'linear momentum', 'kg m/s'], ['momentum', 'angular momentum', 'kg m²/s'],
@@ -268,7 +268,8 @@ try {
   }
   check(plots.filter((p) => p.title.includes('centre of mass')).every((p) => p.kind === 'centre of mass'),
     'only the centre-of-mass probe is titled "centre of mass"');
-  check(plots.length === expected.length && plots.every((p) => p.points === 41 && p.series > 0),
+  // The convergence plot has one point per simulated frame (40), the probes one per frame with the first (41).
+  check(plots.length === expected.length && plots.every((p) => p.points === (p.kind === 'convergence' ? 40 : 41) && p.series > 0),
     `every plot holds data (${plots.map((p) => `${p.title}: ${p.series} series x ${p.points} points`).join('; ')})`);
   const plotCanvases = page.locator('#probe-plots .plot canvas');
   check(await plotCanvases.count() === plots.length, 'one canvas per plot');
@@ -278,6 +279,11 @@ try {
     check(ink > 0.01, `plot "${plots[i].title}" has lines on it (${(100 * ink).toFixed(1)} % inked)`);
   }
 
+  // The convergence plot reads viewer-data.json's relative residual of the shown (last) frame.
+  const residuals = JSON.parse(readFileSync(path.join(out, 'viewer-data.json'), 'utf8')).convergence.relative_residual;
+  const convergenceReadout = Number(await page.locator('#probe-plots .plot').first().locator('.keys b').first().textContent());
+  check(Math.abs(convergenceReadout - residuals[residuals.length - 1]) <= 1e-3 * Math.max(1e-12, Math.abs(residuals[residuals.length - 1])),
+    `the convergence plot shows the last frame's relative residual (${convergenceReadout} against ${residuals[residuals.length - 1]})`);
   const energyKeys = await page.locator('#probe-plots .plot', { hasText: 'energy' }).first().textContent();
   check(energyKeys.includes('elastic ½αf²') && energyKeys.includes('total = kinetic + gravitational + elastic'),
     'the energy plot labels the elastic energy ½αf² and says what the total is');

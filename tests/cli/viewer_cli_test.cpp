@@ -28,6 +28,10 @@ TEST_F(CliViewer, RunAlwaysWritesTheViewerDataFile) {
   EXPECT_EQ(data.at("format"), "pliant-viewer");
   EXPECT_EQ(data.at("scene"), "rope");
   EXPECT_EQ(data.at("frames").at("numbers"), nlohmann::json({0, 1, 2, 3, 4, 5}));
+  // The relative residual of every simulated frame, for the page's convergence plot.
+  EXPECT_EQ(data.at("convergence").at("first_frame"), 1);
+  EXPECT_EQ(data.at("convergence").at("relative_residual").size(), 5u);
+  EXPECT_EQ(data.at("convergence").at("threshold"), 0.5);
   nlohmann::json summary = nlohmann::json::parse(readFile(path("out/summary.json")));
   EXPECT_EQ(summary.at("outputs").at("viewer_frames"), 6);
   EXPECT_EQ(summary.at("outputs").at("viewer_frame_stride"), 1);
@@ -36,6 +40,7 @@ TEST_F(CliViewer, RunAlwaysWritesTheViewerDataFile) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   data = nlohmann::json::parse(readFile(path("bare/viewer-data.json")), nullptr, false);
   EXPECT_EQ(data.at("frames").at("numbers"), nlohmann::json({0, 5}));
+  EXPECT_EQ(data.at("convergence").at("relative_residual").size(), 5u);  // every frame, kept or not
   summary = nlohmann::json::parse(readFile(path("bare/summary.json")));
   EXPECT_EQ(summary.at("outputs").at("viewer_frames"), 2);
   EXPECT_EQ(summary.at("outputs").at("viewer_frame_stride"), 5);

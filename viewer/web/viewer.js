@@ -488,6 +488,23 @@
         return [{ quantity: 'values', title: 'values', unit: '', series: series.map((s, k) => ({ ...s, colour: palette[k % palette.length] })) }];
     }
   }
+  // The solve's relative residual after every simulated frame (viewer-data.json's convergence), with
+  // the threshold above which a frame counts as far from converged: present on every page of a run,
+  // probes or not.
+  function buildConvergencePlot() {
+    const c = data.convergence;
+    if (!c || !Array.isArray(c.relative_residual) || c.relative_residual.length === 0 || !Number.isFinite(c.first_frame)) return;
+    const values = c.relative_residual.map((v) => (typeof v === 'number' ? v : NaN));
+    const time = values.map((_, k) => frameTime(c.first_frame + k));
+    const series = [{ name: 'relative residual', values, colour: violet }];
+    if (Number.isFinite(c.threshold)) series.push({ name: 'far from converged above', values: values.map(() => c.threshold), colour: red, dashed: true });
+    const plot = makePlot($('probe-plots'), { quantity: 'relative residual', title: 'solver convergence: relative residual',
+      unit: 'dimensionless', series, time, probe: 'solver', kind: 'convergence', fromZero: true,
+      note: '√(Σ r²/α / Σ C²/α) over the compliant constraints after each frame, r = C + α̃λ: 0 when the applied forces ' +
+        'explain the whole constraint violation, near 1 when they explain almost none of it.' });
+    plots.push(plot);
+    api.plots.push(plot.entry);
+  }
   function buildProbePlots() {
     const table = parseCsv(probesCsv || '');
     const container = $('probe-plots');
@@ -586,6 +603,7 @@
       low -= pad; high += pad;
     }
     if (plot.integer && low < 0 && plot.series.every((s) => s.values.every((v) => v >= 0))) low = Math.min(-0.05 * high, 0);
+    if (plot.fromZero) { low = Math.min(low, 0); high = Math.max(high, low + 1e-12); }  // 0 (converged) in view
     const yTicks = plot.logScale ? logTicks(low, high, 4) : linearTicks(low, high, 4, plot.integer);
     g.font = '11px system-ui, sans-serif';
     const labelWidth = Math.max(24, ...yTicks.map((t) => g.measureText(t.label).width));
@@ -1234,6 +1252,7 @@
     showConvergence();
     api.convergence = convergence ? { converged: convergence.converged, stretches: convergence.stretches.length, advice: convergence.advice } : null;
     buildSummary();
+    buildConvergencePlot();
     buildProbePlots();
     if (frameCount === 0) showMessage('This run recorded no frames.');
     else if (!webglAvailable()) {

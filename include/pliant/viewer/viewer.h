@@ -38,6 +38,10 @@ class ViewerRecorder {
   // Whether `frame` is one of the frames kept (call record for every frame; others are skipped).
   bool keeps(int frame) const;
   void record(int frame, const State& state);
+  // The solve's relative residual (ResidualReport::relative, pliant/diagnostics.h) after simulated
+  // frame `frame`, for the page's convergence plot: every simulated frame, in order, not only the
+  // kept ones (8 bytes a frame).
+  void recordResidual(int frame, double relative);
   int stride() const { return stride_; }
   std::size_t recordedFrames() const { return positions_.size(); }
   // The viewer data file's text (JSON).
@@ -51,6 +55,8 @@ class ViewerRecorder {
   std::vector<double> times_;
   std::vector<std::string> positions_;
   std::vector<std::vector<std::array<double, 7>>> colliderPoses_;  // per collider, per frame
+  int firstResidualFrame_ = 0;
+  std::vector<double> residuals_;  // relative residual per simulated frame from firstResidualFrame_
 };
 
 // True when this build embeds three.js and the page template (node_modules was present at
