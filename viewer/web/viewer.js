@@ -464,7 +464,8 @@
         const names = { elastic: 'elastic ½αf²' };
         return [{ quantity: 'energy', title: 'energy', unit: 'J',
           note: 'total = kinetic + gravitational + elastic, where elastic is ½αf² of the constraint forces f the solver ' +
-            'applied (α: compliance); damping, friction and contacts take energy out, so the total falls or stays level.',
+            'applied (α: compliance). Damping, friction and contacts take energy out, so over a run the total falls; a steady ' +
+            'rise would mean an instability.',
           series: pick(['kinetic', 'gravitational', 'elastic', 'total']).map((s) => ({ ...s, name: names[s.column] || s.name,
             colour: colours[s.column], dashed: s.column === 'total' })) }];
       }
