@@ -4,7 +4,7 @@
 //   pliant validate FILE     check a scene file without running it
 //   pliant info FILE         print a scene's size
 //   pliant view DIR          write the HTML viewer page of a run's output folder
-//   pliant render DIR        write PNG images of frames of a run's output folder
+//   pliant render DIR        write PNG images (or --video) of frames of a run's output folder
 //   pliant bench             time the benchmark scenes on 1 and 2 threads, CSV to stdout or --csv
 // Exit codes: 0 success, 2 bad input (scene, mesh, arguments), 1 internal failure (including a
 // refused step). Progress goes to stderr, data to files.

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pliant/colliders.h"
+#include "pliant/diagnostics.h"
 #include "pliant/error.h"
 #include "pliant/viewer/viewer.h"
 
@@ -119,6 +120,13 @@ void ViewerRecorder::record(int frame, const State& state) {
   }
 }
 
+void ViewerRecorder::recordResidual(int frame, double strain) {
+  if (residuals_.empty()) firstResidualFrame_ = frame;
+  else if (frame != firstResidualFrame_ + static_cast<int>(residuals_.size()))
+    throw Error("viewer recorder: residuals must be recorded for consecutive frames");
+  residuals_.push_back(strain);
+}
+
 std::string ViewerRecorder::json() const {
   const Scene& scene = *scene_;
   nlohmann::json j;
@@ -157,6 +165,9 @@ std::string ViewerRecorder::json() const {
     colliders.push_back(std::move(entry));
   }
   j["colliders"] = std::move(colliders);
+  if (!residuals_.empty())
+    j["convergence"] = {
+        {"first_frame", firstResidualFrame_}, {"strain_residual", residuals_}, {"threshold", kFarFromConvergedStrain}};
   return j.dump();
 }
 

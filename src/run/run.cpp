@@ -161,6 +161,7 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
   ResidualReport worstResidual;
   const auto noteConvergence = [&](int frame) {
     const ResidualReport r = computeResidual(*scene.model, state, scene.settings);
+    viewerFrames.recordResidual(frame, r.strain);
     report.worstRelativeResidual = std::max(report.worstRelativeResidual, r.relative);
     if (r.strain > report.worstStrainResidual) {
       report.worstStrainResidual = r.strain;

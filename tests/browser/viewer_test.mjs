@@ -7,8 +7,11 @@
 //   - every probe kind gets its own title and unit, and every plot holds data and ink;
 //   - log axes are labelled at readable values (1e-12, 0.001, 1, ...), never "1e-0.1";
 //   - the summary panel shows the values of summary.json;
-//   - a click on a particle picks it: a ring marks it and its position and speed are plotted, with
-//     the values of the frames in viewer-data.json;
+//   - the default camera puts every particle of the first and last frames inside the view, spread
+//     over a good part of it;
+//   - the energy plot labels its elastic term as ½αf² and says what the total is;
+//   - a click on a particle picks it: a ring marks it and its position, velocity and speed are
+//     plotted, with the values of the frames in viewer-data.json;
 //   - "Save PNG" downloads a PNG of the view;
 //   - a scene without colliders gets a ground grid and axes (the "grid" toggle changes the picture),
 //     one with a ground plane gets a grid on it and no axes;
@@ -238,10 +241,22 @@ try {
   const changed = fractionChanged(first, lastFrame);
   check(changed > 0.01, `the frame slider changes the picture: ${(100 * changed).toFixed(1)} % of pixels changed`);
 
+  // Framing: every particle of the first and last frames is drawn inside the canvas, and they spread
+  // over a good part of it (not a small shape in a void).
+  for (const frame of [0, state.frameCount - 1]) {
+    await setSlider(page, frame);
+    const view = await canvas.boundingBox();
+    const spots = await page.evaluate((n) => Array.from({ length: n }, (_, i) => window.pliantViewer.screenOf(i)), nodes * nodes);
+    const xs = spots.map((p) => p.x), ys = spots.map((p) => p.y);
+    const inside = spots.every((p) => p.x >= view.x && p.x <= view.x + view.width && p.y >= view.y && p.y <= view.y + view.height);
+    const spread = Math.max((Math.max(...xs) - Math.min(...xs)) / view.width, (Math.max(...ys) - Math.min(...ys)) / view.height);
+    check(inside && spread > 0.4, `frame ${frame}: every particle is in view (${inside}), spread over ${(100 * spread).toFixed(0)} % of the view`);
+  }
+
   // Plots: every probe kind with its title and unit.
   const plots = await page.evaluate(() => window.pliantViewer.plots);
   const expected = [
-    ['energy', 'energy', 'J'], ['residual', 'residual', 'm for distance constraints'], ['force', 'constraint force', 'N'],
+    ['convergence', 'solver convergence: strain residual', 'dimensionless'], ['energy', 'energy', 'J'], ['residual', 'residual', 'm for distance constraints'], ['force', 'constraint force', 'N'],
     ['intersections', 'intersecting triangle pairs', 'count'], ['particle', 'particle position', 'm'],
     ['particle', 'particle velocity', 'm/s'], ['centre of mass', 'centre of mass', 'm'],
     ['momentum', 'linear momentum', 'kg m/s'], ['momentum', 'angular momentum', 'kg m²/s'],
@@ -253,7 +268,8 @@ try {
   }
   check(plots.filter((p) => p.title.includes('centre of mass')).every((p) => p.kind === 'centre of mass'),
     'only the centre-of-mass probe is titled "centre of mass"');
-  check(plots.length === expected.length && plots.every((p) => p.points === 41 && p.series > 0),
+  // The convergence plot has one point per simulated frame (40), the probes one per frame with the first (41).
+  check(plots.length === expected.length && plots.every((p) => p.points === (p.kind === 'convergence' ? 40 : 41) && p.series > 0),
     `every plot holds data (${plots.map((p) => `${p.title}: ${p.series} series x ${p.points} points`).join('; ')})`);
   const plotCanvases = page.locator('#probe-plots .plot canvas');
   check(await plotCanvases.count() === plots.length, 'one canvas per plot');
@@ -262,6 +278,15 @@ try {
     const ink = fractionUnlike(plot, [0x26, 0x2b, 0x32]);
     check(ink > 0.01, `plot "${plots[i].title}" has lines on it (${(100 * ink).toFixed(1)} % inked)`);
   }
+
+  // The convergence plot reads viewer-data.json's strain residual of the shown (last) frame.
+  const residuals = JSON.parse(readFileSync(path.join(out, 'viewer-data.json'), 'utf8')).convergence.strain_residual;
+  const convergenceReadout = Number(await page.locator('#probe-plots .plot').first().locator('.keys b').first().textContent());
+  check(Math.abs(convergenceReadout - residuals[residuals.length - 1]) <= 1e-3 * Math.max(1e-12, Math.abs(residuals[residuals.length - 1])),
+    `the convergence plot shows the last frame's strain residual (${convergenceReadout} against ${residuals[residuals.length - 1]})`);
+  const energyKeys = await page.locator('#probe-plots .plot', { hasText: 'energy' }).first().textContent();
+  check(energyKeys.includes('elastic ½αf²') && energyKeys.includes('total = kinetic + gravitational + elastic'),
+    'the energy plot labels the elastic energy ½αf² and says what the total is');
 
   // Log axes: ticks at readable values. The residual plot is on one (its zeros at rest left out);
   // the tick maker is also asked about the ranges that gave "1e-14.1" and "1e-0.1" before.
@@ -284,6 +309,8 @@ try {
   check(await page.locator('#summary').isVisible(), 'the summary panel is shown');
   const rows = Object.fromEntries(await page.$$eval('#summary-cards tr', (trs) => trs.map((tr) => [tr.children[0].textContent, tr.children[1].textContent])));
   check(rows['scene'] === 'probe-cloth', `summary: scene ${rows['scene']}`);
+  check(rows['last frame simulated'] === String(summary.last_frame) && rows['run to frame'] === String(summary.frames),
+    `summary: last frame simulated ${rows['last frame simulated']}, run to frame ${rows['run to frame']}`);
   check(rows['substeps'] === String(summary.settings.substeps), `summary: substeps ${rows['substeps']} (summary.json: ${summary.settings.substeps})`);
   check(rows['particles'] === String(nodes * nodes), `summary: particles ${rows['particles']}`);
   check(rows['state hash'] === summary.state_hash, `summary: state hash ${rows['state hash']} (summary.json: ${summary.state_hash})`);
@@ -325,21 +352,24 @@ try {
   check(await page.locator('#picked').isVisible() && (await page.textContent('#picked-title')).includes(String(middle)),
     'the picked particle\'s plots are shown');
   const pickedCanvases = page.locator('#picked .plot canvas');
-  check(await pickedCanvases.count() === 2, 'position and speed plots');
+  check(await pickedCanvases.count() === 3, 'position, velocity and speed plots');
   for (let i = 0; i < await pickedCanvases.count(); ++i) {
     const ink = fractionUnlike(decodePng(await pickedCanvases.nth(i).screenshot()), [0x26, 0x2b, 0x32]);
     check(ink > 0.01, `picked particle plot ${picked.plots[i].quantity} has lines on it (${(100 * ink).toFixed(1)} % inked)`);
   }
-  // Its legend at the last frame reads the positions of viewer-data.json and the speed between the last two frames.
+  // Its legend at the last frame reads the positions of viewer-data.json and the velocity and speed between the last two frames.
   await setSlider(page, state.frameCount - 1);
   const readouts = (await page.$$eval('#picked .plot .keys b', (bs) => bs.map((b) => Number(b.textContent))));
   const track = particleTrack(path.join(out, 'viewer-data.json'), middle);
   const lastPosition = track[track.length - 1], previous = track[track.length - 2];
   const times = JSON.parse(readFileSync(path.join(out, 'viewer-data.json'), 'utf8')).frames.times_s;
-  const speed = Math.hypot(...[0, 1, 2].map((k) => lastPosition[k] - previous[k])) / (times[times.length - 1] - times[times.length - 2]);
+  const velocity = [0, 1, 2].map((k) => (lastPosition[k] - previous[k]) / (times[times.length - 1] - times[times.length - 2]));
+  const speed = Math.hypot(...velocity);
   const close = (a, b) => Math.abs(a - b) <= 1e-3 * Math.max(1, Math.abs(b));
-  check(readouts.length === 4 && [0, 1, 2].every((k) => close(readouts[k], lastPosition[k])) && close(readouts[3], speed),
-    `the plotted position and speed are the particle's (${readouts.join(', ')} against ${lastPosition.map((v) => v.toFixed(4)).join(', ')}, ${speed.toFixed(4)})`);
+  check(readouts.length === 7 && [0, 1, 2].every((k) => close(readouts[k], lastPosition[k]) && close(readouts[3 + k], velocity[k])) &&
+    close(readouts[6], speed),
+  `the plotted position, velocity and speed are the particle's (${readouts.join(', ')} against ` +
+    `${[...lastPosition, ...velocity].map((v) => v.toFixed(4)).join(', ')}, ${speed.toFixed(4)})`);
 
   // Save PNG: a download of the view.
   const shown = decodePng(await canvas.screenshot());

@@ -28,6 +28,10 @@ TEST_F(CliViewer, RunAlwaysWritesTheViewerDataFile) {
   EXPECT_EQ(data.at("format"), "pliant-viewer");
   EXPECT_EQ(data.at("scene"), "rope");
   EXPECT_EQ(data.at("frames").at("numbers"), nlohmann::json({0, 1, 2, 3, 4, 5}));
+  // The strain residual of every simulated frame, for the page's convergence plot.
+  EXPECT_EQ(data.at("convergence").at("first_frame"), 1);
+  EXPECT_EQ(data.at("convergence").at("strain_residual").size(), 5u);
+  EXPECT_EQ(data.at("convergence").at("threshold"), 0.05);
   nlohmann::json summary = nlohmann::json::parse(readFile(path("out/summary.json")));
   EXPECT_EQ(summary.at("outputs").at("viewer_frames"), 6);
   EXPECT_EQ(summary.at("outputs").at("viewer_frame_stride"), 1);
@@ -36,6 +40,7 @@ TEST_F(CliViewer, RunAlwaysWritesTheViewerDataFile) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   data = nlohmann::json::parse(readFile(path("bare/viewer-data.json")), nullptr, false);
   EXPECT_EQ(data.at("frames").at("numbers"), nlohmann::json({0, 5}));
+  EXPECT_EQ(data.at("convergence").at("strain_residual").size(), 5u);  // every frame, kept or not
   summary = nlohmann::json::parse(readFile(path("bare/summary.json")));
   EXPECT_EQ(summary.at("outputs").at("viewer_frames"), 2);
   EXPECT_EQ(summary.at("outputs").at("viewer_frame_stride"), 5);
@@ -153,6 +158,90 @@ TEST_F(CliViewer, RenderWritesPngImagesOfTheChosenFrames) {
   r = run("render out --frames 3 --out pictures");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_TRUE(fs::exists(path("pictures/frame_000003.png")));
+}
+
+// ffprobe's reading of a video: frames counted by decoding, size and duration (s).
+struct VideoProbe {
+  int frames = -1, width = -1, height = -1;
+  double duration = -1.0;
+};
+VideoProbe probeVideo(const fs::path& video) {
+  const fs::path report = video.string() + ".probe.json";
+  const std::string command =
+      "ffprobe -v error -count_frames -select_streams v:0 -show_entries "
+      "stream=nb_read_frames,width,height -show_entries format=duration -of json " +
+      pliant::cli_testing::shellQuote(video.string()) + " >" + pliant::cli_testing::shellQuote(report.string());
+  VideoProbe probe;
+  if (std::system(command.c_str()) != 0) return probe;
+  const nlohmann::json j = nlohmann::json::parse(readFile(report), nullptr, false);
+  fs::remove(report);
+  if (j.is_discarded() || j.at("streams").empty()) return probe;
+  const auto& stream = j.at("streams").at(0);
+  probe.frames = std::stoi(stream.at("nb_read_frames").get<std::string>());
+  probe.width = stream.at("width").get<int>();
+  probe.height = stream.at("height").get<int>();
+  probe.duration = std::stod(j.at("format").at("duration").get<std::string>());
+  return probe;
+}
+
+TEST_F(CliViewer, RenderVideoHoldsEveryRecordedFrameAtTheRunsPace) {
+  Result r = run("run rope --out out --frames 12 --quiet");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  r = run("render out --video clip.mp4 --size 160x120");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_EQ(r.out, "render: clip.mp4\n");
+  // 13 recorded frames 1/60 s apart: 13/60 s of video, one second per simulated second.
+  VideoProbe probe = probeVideo(path("clip.mp4"));
+  EXPECT_EQ(probe.frames, 13);
+  EXPECT_EQ(probe.width, 160);
+  EXPECT_EQ(probe.height, 120);
+  EXPECT_NEAR(probe.duration, 13.0 / 60.0, 0.02);
+  // A chosen pace, a camera and no time overlay; the video replaces the earlier one.
+  r =
+      run("render out --video clip.mp4 --size 200x100 --fps 10 --camera-position 0,1,6 --camera-target 0,1.5,0 "
+          "--fov 60 --no-time");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  probe = probeVideo(path("clip.mp4"));
+  EXPECT_EQ(probe.frames, 13);
+  EXPECT_EQ(probe.width, 200);
+  EXPECT_NEAR(probe.duration, 1.3, 0.02);
+  // Nothing but the video is left beside it (no temporary, no ffmpeg log).
+  std::size_t entries = 0;
+  for (const auto& entry : fs::directory_iterator(path(""))) entries += entry.path().filename() != "out" ? 1 : 0;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(CliViewer, RenderVideoRefusesBadTargetsBeforeDrawing) {
+  Result r = run("run rope --out out --frames 3 --quiet");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  for (const Case& c :
+       {Case{"--video clip.avi", "unknown video extension '.avi'"},
+        Case{"--video missing/clip.mp4", "folder missing does not exist"}, Case{"--video out", "is a folder"},
+        Case{"--video clip.mp4 --size 161x120", "video size must be even"},
+        Case{"--video clip.mp4 --frames 2", "--frames"}, Case{"--video clip.mp4 --fps -1", "frames per second"},
+        Case{"--camera-position 1,2", "--camera-position: expected three numbers"},
+        Case{"--camera-target 1,2,x", "--camera-target: expected three numbers"},
+        Case{"--camera-position 0,1,0 --camera-target 0,1,0", "camera position and target must differ"},
+        Case{"--fov 180", "--fov"}}) {
+    r = run(std::string("render out ") + c.args);
+    EXPECT_EQ(r.exitCode, 2) << c.args;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
+  }
+  EXPECT_FALSE(fs::exists(path("clip.mp4")));
+  EXPECT_FALSE(fs::exists(path("clip.avi")));
+  EXPECT_FALSE(fs::exists(path("out/render")));
+  // Without ffmpeg on PATH: a message saying how to get it, exit 2, no file.
+  const std::string savedPath = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  ::setenv("PATH", path("no-such-folder").c_str(), 1);
+  r = run("render out --video clip.mp4");
+  ::setenv("PATH", savedPath.c_str(), 1);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("ffmpeg was not found on PATH"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(path("clip.mp4")));
 }
 
 TEST_F(CliViewer, BadInputExits2WithAMessageAndWritesNothing) {

@@ -13,6 +13,14 @@
 
 namespace {
 
+// Render options of a size, the rest left at their defaults.
+pliant::viewer::RenderOptions sized(int width, int height) {
+  pliant::viewer::RenderOptions options;
+  options.width = width;
+  options.height = height;
+  return options;
+}
+
 using pliant::viewer::base64Decode;
 using pliant::viewer::base64Encode;
 using pliant::viewer::ViewerRecorder;
@@ -231,11 +239,11 @@ TEST(ViewerRender, DrawsTheSceneAndDifferentFramesDiffer) {
   }
   const std::string json = recorder.json();
   int shown = -2;
-  const Image first = decodePng(pliant::viewer::renderPng(json, 0, {160, 120}, &shown));
+  const Image first = decodePng(pliant::viewer::renderPng(json, 0, sized(160, 120), &shown));
   EXPECT_EQ(shown, 0);
   ASSERT_EQ(first.width, 160);
   ASSERT_EQ(first.height, 120);
-  const Image last = decodePng(pliant::viewer::renderPng(json, -1, {160, 120}, &shown));
+  const Image last = decodePng(pliant::viewer::renderPng(json, -1, sized(160, 120), &shown));
   EXPECT_EQ(shown, 30);
   std::size_t inked = 0, changed = 0;
   for (std::size_t p = 0; p < first.rgb.size(); p += 3) {
@@ -246,7 +254,7 @@ TEST(ViewerRender, DrawsTheSceneAndDifferentFramesDiffer) {
   const std::size_t pixels = first.rgb.size() / 3;
   EXPECT_GT(inked, pixels / 20) << "the image is (nearly) blank";
   EXPECT_GT(changed, pixels / 100) << "frames 0 and 30 look the same";
-  EXPECT_THROW(pliant::viewer::renderPng(json, 0, {4, 4}), pliant::Error);
+  EXPECT_THROW(pliant::viewer::renderPng(json, 0, sized(4, 4)), pliant::Error);
 }
 
 TEST(ViewerRender, DrawsAMeshColliderFromTheTrianglesItsGridWasBuiltFrom) {
@@ -281,9 +289,9 @@ TEST(ViewerRender, DrawsAMeshColliderFromTheTrianglesItsGridWasBuiltFrom) {
         ++inked;
     return inked;
   };
-  const std::size_t withCube = ink(decodePng(pliant::viewer::renderPng(data.dump(), 0, {160, 120})));
+  const std::size_t withCube = ink(decodePng(pliant::viewer::renderPng(data.dump(), 0, sized(160, 120))));
   data["colliders"][0]["triangles"] = "";
-  const std::size_t withoutCube = ink(decodePng(pliant::viewer::renderPng(data.dump(), 0, {160, 120})));
+  const std::size_t withoutCube = ink(decodePng(pliant::viewer::renderPng(data.dump(), 0, sized(160, 120))));
   EXPECT_GT(withCube, withoutCube + 160 * 120 / 20) << "the mesh collider is not drawn";
 }
 
@@ -317,10 +325,91 @@ TEST(ViewerRender, FramesThePositionsOfTheWholeRunAndDrawsAGridWithoutColliders)
     return n;
   };
   for (int frame = 0; frame <= 2; ++frame) {
-    const Image image = decodePng(pliant::viewer::renderPng(data.dump(), frame, {160, 120}));
+    const Image image = decodePng(pliant::viewer::renderPng(data.dump(), frame, sized(160, 120)));
     EXPECT_GT(count(image, true), 20u) << "frame " << frame << " is not in the picture";
     EXPECT_GT(count(image, false), 160u * 120u / 50u) << "no ground grid under a scene without colliders";
   }
+}
+
+TEST(ViewerRender, ARopeFillsThePictureAsABandAndTheTimeIsWritten) {
+  // A 2 m straight rope of 20 segments that swings down in the x-y plane: a thin object whose
+  // motion is planar. It must span much of the picture and be drawn wider than a hairline.
+  auto floatsBase64 = [](const std::vector<float>& values) {
+    std::string bytes;
+    for (float v : values)
+      for (int k = 0; k < 4; ++k) bytes += static_cast<char>((std::bit_cast<std::uint32_t>(v) >> (8 * k)) & 0xffu);
+    return base64Encode(bytes);
+  };
+  constexpr int kSegments = 20;
+  std::vector<float> level, hanging;
+  std::string segments;
+  for (int i = 0; i <= kSegments; ++i) {
+    const float s = 2.0f * static_cast<float>(i) / kSegments;
+    level.insert(level.end(), {s, 2.0f, 0.0f});
+    hanging.insert(hanging.end(), {0.0f, 2.0f - s, 0.0f});
+    if (i < kSegments)
+      for (std::uint32_t p : {std::uint32_t(i), std::uint32_t(i + 1)})
+        for (int k = 0; k < 4; ++k) segments += static_cast<char>((p >> (8 * k)) & 0xffu);
+  }
+  nlohmann::json data = {
+      {"format", "pliant-viewer"}, {"particles", kSegments + 1}, {"colliders", nlohmann::json::array()}};
+  data["frames"] = {
+      {"numbers", {0, 1}}, {"times_s", {0.0, 1.25}}, {"positions", {floatsBase64(level), floatsBase64(hanging)}}};
+  data["topology"] = {{"triangles", ""}, {"lines", base64Encode(segments)}};
+  const bool isBody = true;
+  auto bodyPixel = [](const Image& image, int x, int y) {
+    const std::size_t p = 3 * (std::size_t(y) * std::size_t(image.width) + std::size_t(x));
+    return image.rgb[p] - image.rgb[p + 2] > 40 && image.rgb[p] > image.rgb[p + 1];
+  };
+  pliant::viewer::RenderOptions options = sized(320, 240);
+  options.timeOverlay = false;
+  const Image level0 = decodePng(pliant::viewer::renderPng(data.dump(), 0, options));
+  int left = level0.width, right = -1, thickest = 0;
+  for (int x = 0; x < level0.width; ++x) {
+    int run = 0;
+    for (int y = 0; y < level0.height; ++y) {
+      run = bodyPixel(level0, x, y) == isBody ? run + 1 : 0;
+      thickest = std::max(thickest, run);
+      if (run > 0) {
+        left = std::min(left, x);
+        right = std::max(right, x);
+      }
+    }
+  }
+  EXPECT_GT(right - left, level0.width / 2) << "the rope spans " << right - left << " of " << level0.width << " pixels";
+  EXPECT_GE(thickest, 3) << "the rope is a hairline";  // a 2-pixel brush covers 3 rows where it crosses them
+
+  // The time overlay: light text in the top-left corner, absent when turned off.
+  options.timeOverlay = true;
+  const Image timed = decodePng(pliant::viewer::renderPng(data.dump(), 1, options));
+  options.timeOverlay = false;
+  const Image plain = decodePng(pliant::viewer::renderPng(data.dump(), 1, options));
+  auto lightInCorner = [](const Image& image) {
+    int n = 0;
+    for (int y = 0; y < 16; ++y)
+      for (int x = 0; x < 80; ++x)
+        n += image.rgb[3 * (std::size_t(y) * std::size_t(image.width) + std::size_t(x))] > 200;
+    return n;
+  };
+  EXPECT_GT(lightInCorner(timed), 40) << "no time written";
+  EXPECT_EQ(lightInCorner(plain), 0);
+
+  // A camera asked for is used: looking away from the rope shows none of it.
+  options.cameraPosition = pliant::Vec3(0, 1, 5);
+  options.cameraTarget = pliant::Vec3(0, 1, 10);
+  const Image away = decodePng(pliant::viewer::renderPng(data.dump(), 0, options));
+  int body = 0;
+  for (int y = 0; y < away.height; ++y)
+    for (int x = 0; x < away.width; ++x) body += bodyPixel(away, x, y);
+  EXPECT_EQ(body, 0) << "the camera option is ignored";
+  options.cameraTarget = pliant::Vec3(1, 2, 0);
+  const Image toward = decodePng(pliant::viewer::renderPng(data.dump(), 0, options));
+  body = 0;
+  for (int y = 0; y < toward.height; ++y)
+    for (int x = 0; x < toward.width; ++x) body += bodyPixel(toward, x, y);
+  EXPECT_GT(body, 100);
+  options.fieldOfViewDegrees = 0.0;
+  EXPECT_THROW(pliant::viewer::renderPng(data.dump(), 0, options), pliant::Error);
 }
 
 }  // namespace

@@ -313,9 +313,10 @@
   const specialLabels = {
     ms_per_frame: ['time per frame', 'ms'], ns_per_projection: ['time per projection', 'ns'],
     simulate_s: ['simulating', 's'], write_s: ['writing output', 's'], time_s: ['simulated time', 's'],
-    worst_relative_residual: ['worst relative residual', ''], unconverged_frames: ['unconverged frames', ''],
+    worst_relative_residual: ['worst relative residual', ''], worst_strain_residual: ['worst strain residual', ''],
+    unconverged_frames: ['unconverged frames', ''],
     final_intersecting_triangle_pairs: ['intersecting pairs (end)', ''], first_frame: ['first frame', ''],
-    frames: ['last frame', ''], viewer_frame_stride: ['viewer frame stride', ''],
+    frames: ['run to frame', ''], last_frame: ['last frame simulated', ''], viewer_frame_stride: ['viewer frame stride', ''],
   };
   // 'time_step_s' -> ['time step', 's'].
   function labelOf(key) {
@@ -371,7 +372,7 @@
       return rows;
     };
     const run = [];
-    const runOrder = ['scene', 'description', 'source', 'first_frame', 'frames', 'time_s', 'particles', 'final_intersecting_triangle_pairs', 'state_hash'];
+    const runOrder = ['scene', 'description', 'source', 'status', 'first_frame', 'frames', 'last_frame', 'time_s', 'particles', 'final_intersecting_triangle_pairs', 'state_hash'];
     const scalarKeys = Object.keys(summary).filter((k) => !(summary[k] && typeof summary[k] === 'object' && !Array.isArray(summary[k])));
     scalarKeys.sort((a, b) => (runOrder.indexOf(a) + 1 || 99) - (runOrder.indexOf(b) + 1 || 99));
     for (const key of scalarKeys) {
@@ -463,8 +464,15 @@
       case 'energy': {
         const colours = { kinetic: orange, gravitational: blue, elastic: green, total: white };
         // The total is dashed and drawn last, so a component it coincides with stays visible.
-        return [{ quantity: 'energy', title: 'energy', unit: 'J', note: 'total = kinetic + gravitational + elastic',
-          series: pick(['kinetic', 'gravitational', 'elastic', 'total']).map((s) => ({ ...s, colour: colours[s.column], dashed: s.column === 'total' })) }];
+        // Elastic is ½αf² of the forces the solver applied (include/pliant/diagnostics.h): bounded by
+        // them when a solve is unconverged, unlike C²/2α of the positions.
+        const names = { elastic: 'elastic ½αf²' };
+        return [{ quantity: 'energy', title: 'energy', unit: 'J',
+          note: 'total = kinetic + gravitational + elastic, where elastic is ½αf² of the constraint forces f the solver ' +
+            'applied (α: compliance). Damping, friction and contacts take energy out, so over a run the total falls; a steady ' +
+            'rise would mean an instability.',
+          series: pick(['kinetic', 'gravitational', 'elastic', 'total']).map((s) => ({ ...s, name: names[s.column] || s.name,
+            colour: colours[s.column], dashed: s.column === 'total' })) }];
       }
       case 'residual':
         return [{ quantity: 'residual', title: 'constraint residual |C + α̃λ|', unit: 'm for distance constraints',
@@ -485,6 +493,24 @@
       default:
         return [{ quantity: 'values', title: 'values', unit: '', series: series.map((s, k) => ({ ...s, colour: palette[k % palette.length] })) }];
     }
+  }
+  // The solve's strain residual after every simulated frame (viewer-data.json's convergence), with
+  // the threshold above which a frame counts as far from converged: present on every page of a run,
+  // probes or not.
+  function buildConvergencePlot() {
+    const c = data.convergence;
+    if (!c || !Array.isArray(c.strain_residual) || c.strain_residual.length === 0 || !Number.isFinite(c.first_frame)) return;
+    const values = c.strain_residual.map((v) => (typeof v === 'number' ? v : NaN));
+    const time = values.map((_, k) => frameTime(c.first_frame + k));
+    const series = [{ name: 'strain residual', values, colour: violet }];
+    if (Number.isFinite(c.threshold)) series.push({ name: 'far from converged above', values: values.map(() => c.threshold), colour: red, dashed: true });
+    const plot = makePlot($('probe-plots'), { quantity: 'strain residual', title: 'solver convergence: strain residual',
+      unit: 'dimensionless', series, time, probe: 'solver', kind: 'convergence', fromZero: true,
+      note: 'After each frame, the RMS over the constraints of the largest move that would remove the residual ' +
+        'r = C + α̃λ, over half the constraint\'s size (for a distance constraint, the stretch its compliance does ' +
+        'not explain over its length): 0 when converged; above the dashed line the shapes are visibly off.' });
+    plots.push(plot);
+    api.plots.push(plot.entry);
   }
   function buildProbePlots() {
     const table = parseCsv(probesCsv || '');
@@ -527,26 +553,34 @@
       api.picked = null;
       return;
     }
-    const x = new Float64Array(frameCount), y = new Float64Array(frameCount), z = new Float64Array(frameCount), speed = new Float64Array(frameCount);
+    const track = [0, 1, 2].map(() => new Float64Array(frameCount));
+    const velocity = [0, 1, 2].map(() => new Float64Array(frameCount)), speed = new Float64Array(frameCount);
     for (let f = 0; f !== frameCount; ++f) {
       const p = positionsOf(f);
-      x[f] = p[3 * index]; y[f] = p[3 * index + 1]; z[f] = p[3 * index + 2];
+      for (let k = 0; k !== 3; ++k) track[k][f] = p[3 * index + k];
     }
+    // Velocity: displacement since the previous recorded frame over the time between them (the first
+    // frame takes the second's), as the speed colouring.
     for (let f = 1; f < frameCount; ++f) {
       const dt = times[f] - times[f - 1];
-      speed[f] = dt > 0 ? Math.hypot(x[f] - x[f - 1], y[f] - y[f - 1], z[f] - z[f - 1]) / dt : 0;
+      for (let k = 0; k !== 3; ++k) velocity[k][f] = dt > 0 ? (track[k][f] - track[k][f - 1]) / dt : 0;
+      speed[f] = Math.hypot(velocity[0][f], velocity[1][f], velocity[2][f]);
     }
-    if (frameCount > 1) speed[0] = speed[1];
-    const position = [{ name: 'x', values: x, colour: red }, { name: 'y', values: y, colour: green }, { name: 'z', values: z, colour: blue }];
+    if (frameCount > 1) {
+      for (let k = 0; k !== 3; ++k) velocity[k][0] = velocity[k][1];
+      speed[0] = speed[1];
+    }
+    const colourOf = [red, green, blue];
+    const position = ['x', 'y', 'z'].map((name, k) => ({ name, values: track[k], colour: colourOf[k] }));
+    const velocities = ['vx', 'vy', 'vz'].map((name, k) => ({ name, values: velocity[k], colour: colourOf[k] }));
     const speeds = [{ name: 'speed', values: speed, colour: orange }];
+    const series = [position, velocities, speeds];
     if (!pickedPlots) {
-      pickedPlots = [
-        makePlot(group, { title: 'position', unit: 'm', series: position, time: times, probe: 'picked', kind: 'picked particle', quantity: 'position' }),
-        makePlot(group, { title: 'speed', unit: 'm/s', series: speeds, time: times, probe: 'picked', kind: 'picked particle', quantity: 'speed' }),
-      ];
+      const plot = (title, unit, k) => makePlot(group, { title, unit, series: series[k], time: times, probe: 'picked',
+        kind: 'picked particle', quantity: title });
+      pickedPlots = [plot('position', 'm', 0), plot('velocity', 'm/s', 1), plot('speed', 'm/s', 2)];
     } else {
-      pickedPlots[0].series = position;
-      pickedPlots[1].series = speeds;
+      pickedPlots.forEach((p, k) => { p.series = series[k]; });
     }
     group.hidden = false;
     $('picked-title').textContent = 'Particle ' + index;
@@ -576,6 +610,7 @@
       low -= pad; high += pad;
     }
     if (plot.integer && low < 0 && plot.series.every((s) => s.values.every((v) => v >= 0))) low = Math.min(-0.05 * high, 0);
+    if (plot.fromZero) { low = Math.min(low, 0); high = Math.max(high, low + 1e-12); }  // 0 (converged) in view
     const yTicks = plot.logScale ? logTicks(low, high, 4) : linearTicks(low, high, 4, plot.integer);
     g.font = '11px system-ui, sans-serif';
     const labelWidth = Math.max(24, ...yTicks.map((t) => g.measureText(t.label).width));
@@ -788,9 +823,13 @@
     const R = bounds.radius;
 
     // Default view: a 3/4 view from above, facing the broader of the bounds' vertical sides.
-    const azimuth = bounds.size[2] <= bounds.size[0] ? 0.6 : Math.PI / 2 - 0.6;
-    const flat = bounds.size[1] < 0.2 * Math.max(bounds.size[0], bounds.size[2]);
-    const elevation = flat ? 0.7 : 0.45;
+    // Motion in a vertical plane (a rope swinging) is seen nearly face on, so a thin object fills the view.
+    const broad = Math.max(bounds.size[0], bounds.size[2]);
+    const planar = Math.min(bounds.size[0], bounds.size[2]) < 0.1 * broad;
+    const turn = planar ? 0.25 : 0.6;
+    const azimuth = bounds.size[2] <= bounds.size[0] ? turn : Math.PI / 2 - turn;
+    const flat = bounds.size[1] < 0.2 * broad;
+    const elevation = flat ? 0.7 : planar ? 0.3 : 0.45;
 
     // Lights: sky/ground fill, a key light above the default view's left shoulder (casting
     // shadows framed on the bounds), a cool rim light from behind and a weak light at the camera,
@@ -1220,6 +1259,7 @@
     showConvergence();
     api.convergence = convergence ? { converged: convergence.converged, stretches: convergence.stretches.length, advice: convergence.advice } : null;
     buildSummary();
+    buildConvergencePlot();
     buildProbePlots();
     if (frameCount === 0) showMessage('This run recorded no frames.');
     else if (!webglAvailable()) {

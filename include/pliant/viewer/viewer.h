@@ -5,12 +5,15 @@
 // colliders with their pose in every recorded frame, and the scene's name and times. The page is a
 // template (viewer/web) with three.js (from npm, embedded at build time), that data, the probe CSV
 // and the run's summary.json inlined: one file, nothing fetched when it is opened. `pliant view DIR`
-// rebuilds the page from the data file, probes.csv and summary.json; `pliant render DIR` draws frames of it to PNG with
-// a small software rasteriser, so neither a GPU nor a browser is needed for report images.
+// rebuilds the page from the data file, probes.csv and summary.json; `pliant render DIR` draws frames of it to PNG
+// (or a video through ffmpeg) with a small software rasteriser, so neither a GPU nor a browser is needed.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +38,10 @@ class ViewerRecorder {
   // Whether `frame` is one of the frames kept (call record for every frame; others are skipped).
   bool keeps(int frame) const;
   void record(int frame, const State& state);
+  // The solve's strain residual (ResidualReport::strain, pliant/diagnostics.h) after simulated
+  // frame `frame`, for the page's convergence plot: every simulated frame, in order, not only the
+  // kept ones (8 bytes a frame).
+  void recordResidual(int frame, double strain);
   int stride() const { return stride_; }
   std::size_t recordedFrames() const { return positions_.size(); }
   // The viewer data file's text (JSON).
@@ -48,6 +55,8 @@ class ViewerRecorder {
   std::vector<double> times_;
   std::vector<std::string> positions_;
   std::vector<std::vector<std::array<double, 7>>> colliderPoses_;  // per collider, per frame
+  int firstResidualFrame_ = 0;
+  std::vector<double> residuals_;  // strain residual per simulated frame from firstResidualFrame_
 };
 
 // True when this build embeds three.js and the page template (node_modules was present at
@@ -66,15 +75,58 @@ void checkWritable(const std::string& file);
 // page to `htmlFile` atomically. Throws pliant::Error naming the folder or file on bad input.
 void writePageFromFolder(const std::string& folder, const std::string& htmlFile);
 
-// PNG images of recorded frames, drawn headlessly from the viewer data: the same default camera
-// as the page, Lambert-shaded surfaces, lines, colliders.
+// Images of recorded frames, drawn headlessly from the viewer data: the same default camera as the
+// page, Lambert-shaded surfaces, lines, colliders, and the simulated time in a corner.
 struct RenderOptions {
   int width = 960;   // pixels
   int height = 720;  // pixels
+  // The camera; what is left unset comes from the default view (framed on the positions of the
+  // whole run). Only a target: the default view's direction and distance about it.
+  std::optional<Vec3> cameraPosition;  // m
+  std::optional<Vec3> cameraTarget;    // m
+  double fieldOfViewDegrees = 40.0;    // vertical, degrees (0, 180)
+  bool timeOverlay = true;             // "t = 1.250 s" in the top-left corner
 };
+
+// Draws the recorded frames of one viewer data file: the data is read and the camera framed once,
+// so a video of every frame costs one decode per frame. Throws pliant::Error on a malformed file or
+// bad options.
+class FrameRenderer {
+ public:
+  FrameRenderer(const std::string& dataJson, const RenderOptions& options);
+  ~FrameRenderer();
+  FrameRenderer(const FrameRenderer&) = delete;
+  FrameRenderer& operator=(const FrameRenderer&) = delete;
+  std::size_t frameCount() const;
+  int frameNumber(std::size_t index) const;   // the simulated frame of recorded frame `index`
+  double frameTime(std::size_t index) const;  // s
+  // The recorded frame nearest to simulated frame `frame` (-1 = the last).
+  std::size_t nearestIndex(int frame) const;
+  const RenderOptions& options() const;
+  // Recorded frame `index` as 8-bit RGB rows, top row first (width * height * 3 bytes).
+  std::vector<std::uint8_t> rgb(std::size_t index) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<const Impl> impl_;
+};
+
 // Renders simulated frame `frame` (the nearest recorded one; -1 = the last) of `dataJson` and
 // returns PNG bytes; `shownFrame` receives the frame number drawn.
 std::string renderPng(const std::string& dataJson, int frame, const RenderOptions& options, int* shownFrame = nullptr);
+
+// A video of recorded frames [first, last] of `renderer` (indices), encoded by Debian's ffmpeg
+// (H.264, yuv420p) into `file` (.mp4, .mov or .mkv) at `framesPerSecond` (0: the run's own pace,
+// one second of video per simulated second). Raw RGB frames are piped to ffmpeg, which writes a
+// temporary beside `file` that is renamed into place when ffmpeg exits 0, so a failure never leaves
+// a half-written video. Throws pliant::Error (ffmpeg missing, odd image size, a bad path: checked
+// before any frame is drawn) or pliant::SystemError (ffmpeg failed; its last message included).
+// `onFrame(done, total)`, when given, is called after each frame.
+void writeVideo(const FrameRenderer& renderer, const std::string& file, double framesPerSecond = 0.0,
+                const std::function<void(std::size_t, std::size_t)>& onFrame = {});
+// Throws pliant::Error unless `file` can be a video: a known extension and a writable folder, and
+// ffmpeg is on PATH. writeVideo checks it too; a command calls it before its slow work.
+void checkVideoTarget(const std::string& file);
 
 // base64 (RFC 4648, with padding).
 std::string base64Encode(std::string_view bytes);
