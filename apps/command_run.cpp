@@ -76,7 +76,9 @@ struct RunArguments {
   std::vector<int> checkpointAt;
   std::string resume;
   bool noFrames = false;
-  std::string html;  // the viewer page to write; "" = none
+  bool uncompressed = false;  // --uncompressed: raw .vtu arrays
+  bool noColliders = false;   // --no-colliders: no collider parts in the frames
+  std::string html;           // the viewer page to write; "" = none
   bool htmlGiven = false;
   std::string maxMemory;  // --max-memory; "" = the default budget
 };
@@ -92,6 +94,8 @@ int runCommand(const RunArguments& arguments) {
   if (arguments.format == "obj") options.frameFormat = pliant::io::FrameFormat::Obj;
   else if (arguments.format == "ply") options.frameFormat = pliant::io::FrameFormat::Ply;
   options.writeFrames = !arguments.noFrames;
+  options.vtuEncoding = arguments.uncompressed ? pliant::io::VtuEncoding::Raw : pliant::io::VtuEncoding::Zlib;
+  options.colliderParts = !arguments.noColliders;
   options.frameEvery = arguments.every;
   options.threads = arguments.threads;
   options.checkpointEvery = arguments.checkpointEvery;
@@ -99,6 +103,12 @@ int runCommand(const RunArguments& arguments) {
   options.resumeFrom = arguments.resume;
   options.htmlPage = arguments.html;
   options.source = arguments.scene.empty() ? "builtin:" + pliant::builtinSceneNames().front() : arguments.scene;
+  // PLY has no polyline the common readers take: say what a rope becomes (docs/output.md).
+  if (options.frameFormat == pliant::io::FrameFormat::Ply && options.writeFrames && !arguments.quiet)
+    for (const pliant::io::TopologyPart& part : scene.topology.parts)
+      if (part.linesEnd > part.linesBegin)
+        std::cerr << "pliant: note: PLY has no polylines: '" << part.name
+                  << "' is written as points only; use --format vtk or obj for its lines\n";
   Progress progress(arguments.quiet);
   options.onFrame = [&](int frame, int first, int last) { progress.update(frame, first, last); };
   const pliant::RunReport report = pliant::runScene(scene, options);
@@ -148,6 +158,9 @@ Command addRunCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   run->add_flag("--no-frames", options->noFrames, "Write no frame files (summary, probes and final state only)");
+  run->add_flag("--uncompressed", options->uncompressed,
+                "Write .vtu frames uncompressed (raw appended data: faster to write, about 2x larger)");
+  run->add_flag("--no-colliders", options->noColliders, "Leave the colliders out of the frames (objects only)");
   run->add_option("--threads", options->threads, "Worker threads, fixed (default: automatic, up to all cores)")
       ->check(CLI::PositiveNumber);
   run->add_option("--checkpoint-every", options->checkpointEvery, "Save a checkpoint every N frames")

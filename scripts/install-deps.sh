@@ -15,6 +15,8 @@ packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev li
           libtinyobjloader-dev zlib1g-dev libbullet-dev clang-format nodejs npm
           python3-dev python3-numpy python3-pybind11 pybind11-dev python3-pytest python3-matplotlib
           python3-setuptools python3-wheel python3-pip python3-venv python3-mypy)
+# Third-party readers of the frame files in the readers.* tests (tests/readers).
+packages+=(python3-vtk9 python3-meshio assimp-utils)
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;
