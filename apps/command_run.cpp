@@ -93,6 +93,7 @@ int runCommand(const RunArguments& arguments) {
   options.frames = arguments.frames;
   if (arguments.format == "obj") options.frameFormat = pliant::io::FrameFormat::Obj;
   else if (arguments.format == "ply") options.frameFormat = pliant::io::FrameFormat::Ply;
+  else if (arguments.format == "glb") options.frameFormat = pliant::io::FrameFormat::Glb;
   options.writeFrames = !arguments.noFrames;
   options.vtuEncoding = arguments.uncompressed ? pliant::io::VtuEncoding::Raw : pliant::io::VtuEncoding::Zlib;
   options.colliderParts = !arguments.noColliders;
@@ -151,8 +152,9 @@ Command addRunCommand(CLI::App& app) {
   run->add_option("--out", options->out, "Output folder")->capture_default_str();
   run->add_option("--frames", options->frames, "Number of frames to simulate (default: the scene's)")
       ->check(CLI::NonNegativeNumber);
-  run->add_option("--format", options->format, "Frame format")
-      ->check(CLI::IsMember({"vtk", "obj", "ply"}))
+  run->add_option("--format", options->format,
+                  "Frame format: vtk (.vtu + scene.pvd), obj, ply, or glb (one animated scene.glb for the run)")
+      ->check(CLI::IsMember({"vtk", "obj", "ply", "glb"}))
       ->capture_default_str();
   run->add_option("--every", options->every, "Write every Nth frame")
       ->check(CLI::PositiveNumber)

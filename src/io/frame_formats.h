@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pliant/colliders.h"
 #include "pliant/io/output.h"
 #include "pliant/state.h"
 
@@ -49,5 +50,32 @@ bool endsWithVtu(const std::string& path);
 std::string objFrame(std::span<const PartView> parts, double time);
 // Binary little-endian PLY of one part (frame_ply.cpp).
 std::string plyFrame(const PartView& part, double time);
+
+// A run recorded for glTF (frame_gltf.cpp): every written frame's time, each object's points per
+// frame, each collider's pose per frame.
+struct GltfRecording {
+  struct Object {
+    std::string name;
+    std::size_t pointCount = 0;
+    std::vector<float> positions;                 // m, x y z of every point, frame after frame
+    std::vector<std::uint32_t> triangles, lines;  // indices into the object's points, 3 or 2 per cell
+    bool chain = false;
+    std::vector<std::array<float, 2>> uv;
+  };
+  struct Rigid {
+    std::string name;
+    std::vector<Vec3> vertices;  // m, in the collider's frame
+    std::vector<std::array<std::uint32_t, 3>> triangles;
+    std::vector<Vec3> translation;  // m, per frame
+    std::vector<Quat> rotation;     // per frame
+  };
+  std::string name = "Pliant run";  // the glTF scene's
+  std::vector<double> times;        // s
+  std::vector<Object> objects;
+  std::vector<Rigid> colliders;
+};
+// The .glb file of a recorded run: objects as meshes with one morph target per frame after the
+// first and an animation of their weights; colliders as rigid nodes with animated poses.
+std::string glbFile(const GltfRecording& run);
 
 }  // namespace pliant::io::detail

@@ -247,7 +247,27 @@ FrameSeries::FrameSeries(std::string folder, const Model& model, const Topology&
     posed_.resize(colliders_.size());
   }
   stems_ = fileStems(partNames());
+  if (options.format == FrameFormat::Glb) {
+    recording_ = std::make_unique<GltfRecording>();
+    for (const TopologyPart& p : (topology.parts.empty() ? whole_ : topology).parts) {
+      GltfRecording::Object o;
+      o.name = p.name;
+      o.pointCount = p.particleCount;
+      for (std::size_t i = p.trianglesBegin; i < p.trianglesEnd; ++i)
+        for (ParticleIndex q : topology.triangles[i]) o.triangles.push_back(q - p.firstParticle);
+      for (std::size_t i = p.linesBegin; i < p.linesEnd; ++i)
+        for (ParticleIndex q : topology.lines[i]) o.lines.push_back(q - p.firstParticle);
+      o.chain = p.chain;
+      o.uv = p.uv;
+      recording_->objects.push_back(std::move(o));
+    }
+    for (std::size_t c = 0; c < colliders_.size(); ++c)
+      recording_->colliders.push_back(
+          {colliders_.name(c), colliders_.localVertices(c), colliders_.triangles(c), {}, {}});
+  }
 }
+
+FrameSeries::~FrameSeries() = default;
 
 std::vector<std::string> FrameSeries::partNames() const {
   std::vector<std::string> names;
@@ -265,6 +285,23 @@ void FrameSeries::record(const std::string& relative, const std::string& content
 void FrameSeries::write(int frame, const State& state) {
   const std::string stem = frameStem(frame);
   checkFrameInput((std::filesystem::path(folder_) / "frames" / stem).string(), topology_, state);
+  if (recording_) {
+    // Kept for scene.glb, written by finish().
+    GltfRecording& r = *recording_;
+    r.times.push_back(state.time);
+    const auto& parts = (topology_.parts.empty() ? whole_ : topology_).parts;
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      for (std::uint32_t k = 0; k < parts[i].particleCount; ++k)
+        for (int d = 0; d < 3; ++d)
+          r.objects[i].positions.push_back(static_cast<float>(state.position[parts[i].firstParticle + k][d]));
+    for (std::size_t c = 0; c < colliders_.size(); ++c) {
+      const ColliderPose pose = colliderPose(model_, static_cast<std::uint32_t>(c), state.time);
+      r.colliders[c].translation.push_back(pose.position);
+      r.colliders[c].rotation.push_back(pose.rotation);
+    }
+    times_.emplace_back(state.time, "scene.glb");
+    return;
+  }
   std::vector<PartView> parts;
   if (topology_.parts.empty()) {
     PartView whole = wholePart(topology_, state);
@@ -308,20 +345,33 @@ void FrameSeries::write(int frame, const State& state) {
         record(frames + stem + (parts.size() == 1 ? "" : "_" + stems_[i]) + ".ply", plyFrame(parts[i], state.time));
       times_.emplace_back(state.time, frames + stem + ".ply");
       return;
+    case FrameFormat::Glb:
+      return;  // recorded above
   }
 }
 
 void FrameSeries::finish() {
-  if (options_.format != FrameFormat::Vtk) return;
-  const std::string name = "scene.pvd";
-  const std::filesystem::path path = std::filesystem::path(folder_) / name;
-  writePvd(path.string(), times_);
+  std::string name;
+  std::uint64_t size = 0;
+  if (options_.format == FrameFormat::Vtk) {
+    name = "scene.pvd";
+    const std::filesystem::path path = std::filesystem::path(folder_) / name;
+    writePvd(path.string(), times_);
+    std::error_code ec;
+    size = std::filesystem::file_size(path, ec);
+    if (ec) size = 0;
+  } else if (options_.format == FrameFormat::Glb && recording_ && !recording_->times.empty()) {
+    name = "scene.glb";
+    const std::string glb = glbFile(*recording_);
+    writeFileAtomically((std::filesystem::path(folder_) / name).string(), glb);
+    size = glb.size();
+  } else {
+    return;
+  }
+  // Counted once however often finish() is called: the new size replaces the previous one.
   if (std::find(files_.begin(), files_.end(), name) == files_.end()) files_.push_back(name);
-  else bytes_ -= pvdBytes_;
-  std::error_code ec;
-  pvdBytes_ = std::filesystem::file_size(path, ec);
-  if (ec) pvdBytes_ = 0;
-  bytes_ += pvdBytes_;
+  bytes_ = bytes_ - finishedBytes_ + size;
+  finishedBytes_ = size;
 }
 
 }  // namespace pliant::io

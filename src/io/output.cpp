@@ -209,6 +209,8 @@ const char* frameFormatName(FrameFormat format) {
       return "obj";
     case FrameFormat::Ply:
       return "ply";
+    case FrameFormat::Glb:
+      return "glb";
   }
   return "unknown";
 }
@@ -228,6 +230,9 @@ void writeFrame(const std::string& path, FrameFormat format, const Topology& top
     case FrameFormat::Ply:
       writeFileAtomically(path, plyFrame(whole, state.time));
       return;
+    case FrameFormat::Glb:
+      throw Error("frame '" + path +
+                  "': glTF holds a whole run, not one frame: write it with FrameSeries (pliant run --format glb)");
   }
   throw Error("frame '" + path + "': unknown frame format");
 }

@@ -204,3 +204,64 @@ def test_single_object_without_colliders_keeps_one_file_per_frame(tmp_path):
     reader.Update()
     assert reader.GetOutput().GetNumberOfPoints() == 48 * 48
     assert field_time(reader.GetOutput()) == pytest.approx(1 / 60, abs=1e-12)
+
+
+def glb_chunks(path):
+    """The JSON and BIN chunks of a .glb file (glTF 2.0 binary container)."""
+    data = path.read_bytes()
+    magic, version, length = np.frombuffer(data[:12], "<u4")
+    assert (magic, version, length) == (0x46546C67, 2, len(data))
+    json_length = int(np.frombuffer(data[12:16], "<u4")[0])
+    import json
+
+    document = json.loads(data[20 : 20 + json_length])
+    bin_start = 20 + json_length + 8
+    return document, data[bin_start:]
+
+
+def accessor(document, binary, index):
+    a = document["accessors"][index]
+    view = document["bufferViews"][a["bufferView"]]
+    width = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4}[a["type"]]
+    dtype = {5126: "<f4", 5125: "<u4"}[a["componentType"]]
+    start = view["byteOffset"] + a.get("byteOffset", 0)
+    return np.frombuffer(binary, dtype, a["count"] * width, start).reshape(a["count"], width)
+
+
+def test_glb_is_one_animated_file_that_assimp_and_the_khronos_validator_read(tmp_path):
+    out = run(tmp_path, "two-cloths", "--frames", str(FRAMES), "--format", "glb")
+    glb = out / "scene.glb"
+    assert not (out / "frames").exists()  # no per-frame files
+    meshes = assimp_meshes(glb)
+    assert [m[0] for m in meshes] == PARTS
+    assert meshes[0][1:] == (NODES, TRIANGLES, "triangle")
+    info = subprocess.run(["assimp", "info", str(glb)], capture_output=True, text=True).stdout
+    assert re.search(r"^Animations:\s+1$", info, re.M), info
+    # The Khronos validator (npm gltf-validator, in node_modules): no errors.
+    root = pathlib.Path(os.environ.get("PLIANT_SOURCE_DIR", pathlib.Path(__file__).resolve().parents[2]))
+    node = os.environ.get("PLIANT_NODE") or "node"
+    assert (root / "node_modules/gltf-validator").is_dir(), "run `npm ci` for the Khronos glTF validator"
+    check = subprocess.run(
+        [node, str(root / "tests/readers/validate_gltf.mjs"), str(glb)], capture_output=True, text=True, cwd=root
+    )
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-3000:]
+    # Values: the last frame is the base plus the last morph target, equal to the final state;
+    # the weights animation has one key per frame at the frames' times.
+    document, binary = glb_chunks(glb)
+    x, _ = final_state(out)
+    for i, name in enumerate(["lower", "upper"]):
+        primitive = document["meshes"][i]["primitives"][0]
+        assert document["meshes"][i]["name"] == name and len(primitive["targets"]) == FRAMES
+        base = accessor(document, binary, primitive["attributes"]["POSITION"])
+        last = accessor(document, binary, primitive["targets"][-1]["POSITION"])
+        np.testing.assert_allclose(base + last, x[i * NODES : (i + 1) * NODES], atol=1e-6)
+        uv = accessor(document, binary, primitive["attributes"]["TEXCOORD_0"])
+        assert uv[0].tolist() == [0.0, 0.0] and uv[NODES - 1].tolist() == [1.0, 1.0]
+    animation = document["animations"][0]
+    times = accessor(document, binary, animation["samplers"][0]["input"]).ravel()
+    np.testing.assert_allclose(times, [k / 60 for k in range(FRAMES + 1)], rtol=1e-6)
+    weights = accessor(document, binary, animation["samplers"][0]["output"]).reshape(FRAMES + 1, FRAMES)
+    np.testing.assert_array_equal(weights, np.vstack([np.zeros(FRAMES), np.eye(FRAMES)]))
+    # The sphere: a rigid node at its centre, its mesh in its own frame.
+    sphere = document["nodes"][3]
+    assert sphere["name"] == "sphere_1" and sphere["translation"] == pytest.approx([0.0, 0.3, 0.0])

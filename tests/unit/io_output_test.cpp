@@ -490,6 +490,23 @@ TEST_F(OutputTest, FrameSeriesWritesANamedPartPerObjectAndCollider) {
   for (const char* name : {"frame_000009_sheet.ply", "frame_000009_cord.ply"})
     EXPECT_TRUE(fs::exists(dir_ / "frames" / name));
   EXPECT_FALSE(fs::exists(dir_ / "frames/frame_000009_sphere_0.ply"));  // colliders: false
+
+  // glTF: nothing per frame, one scene.glb at the end; a single frame file cannot be glTF.
+  io::FrameSeries glb(dir_.string(), *scene.model, scene.topology, {io::FrameFormat::Glb});
+  glb.write(0, s);
+  s.time = 0.5;
+  glb.write(1, s);
+  EXPECT_TRUE(glb.files().empty());
+  glb.finish();
+  const std::string bytes = readBytes(dir_ / "scene.glb");
+  ASSERT_GT(bytes.size(), 20u);
+  EXPECT_EQ(bytes.substr(0, 4), "glTF");
+  EXPECT_EQ(littleEndian(bytes, 8, 4), bytes.size());
+  EXPECT_TRUE(contains(bytes, "\"name\":\"cord\""));
+  EXPECT_EQ(glb.files(), std::vector<std::string>{"scene.glb"});
+  EXPECT_EQ(glb.bytes(), bytes.size());
+  EXPECT_TRUE(contains(errorOf([&] { io::writeFrame(file("one.glb"), io::FrameFormat::Glb, scene.topology, s); }),
+                       "glTF holds a whole run"));
 }
 
 TEST_F(OutputTest, AKinematicColliderIsPosedAtTheFramesTime) {

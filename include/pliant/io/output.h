@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,10 @@
 #include "pliant/state.h"
 
 namespace pliant::io {
+
+namespace detail {
+struct GltfRecording;
+}
 
 // Writes `contents` to `path` atomically: into a new temporary file "<path>.tmp-<pid>-<16 random hex
 // digits>" in the same folder, created with O_CREAT | O_EXCL | O_NOFOLLOW (a name that exists, a
@@ -62,8 +67,8 @@ struct Topology {
   std::vector<TopologyPart> parts;  // in particle order; each object's cells follow the previous one's
 };
 
-enum class FrameFormat { Vtk, Obj, Ply };
-// "vtk", "obj" or "ply".
+enum class FrameFormat { Vtk, Obj, Ply, Glb };
+// "vtk", "obj", "ply" or "glb".
 const char* frameFormatName(FrameFormat format);
 
 // How a VTK XML (.vtu) frame stores its arrays: zlib-compressed (VTK's vtkZLibDataCompressor, the
@@ -77,7 +82,8 @@ enum class VtuEncoding { Zlib, Raw };
 // Obj: vertices (shortest text that reads back to the same float), triangles and lines ("l").
 // Ply: binary little-endian; vertices with float x y z vx vy vz and triangle faces (PLY has no
 // polyline that common readers take: lines are left out, see docs/output.md).
-// Tets are written only to VTK; pass the surface triangles for OBJ and PLY.
+// Tets are written only to VTK; pass the surface triangles for OBJ and PLY. Glb is one file for a
+// whole run: FrameSeries writes it, writeFrame refuses it.
 // Throws pliant::Error naming `path` for an index past the last particle or mismatched arrays.
 void writeFrame(const std::string& path, FrameFormat format, const Topology& topology, const State& state,
                 VtuEncoding encoding = VtuEncoding::Zlib);
@@ -116,7 +122,10 @@ class ColliderSurfaces {
 //    multiblock whose blocks are named after the parts, over frames/frame_NNNNNN_<part>.vtu; and
 //    scene.pvd, the collection of the frames (finish());
 //  - Obj: frames/frame_NNNNNN.obj, one named object ("o <part>") per part;
-//  - Ply: frames/frame_NNNNNN.ply when there is one part, else frames/frame_NNNNNN_<part>.ply.
+//  - Ply: frames/frame_NNNNNN.ply when there is one part, else frames/frame_NNNNNN_<part>.ply;
+//  - Glb: nothing per frame; scene.glb, the whole run as one animated glTF 2.0 file (finish()): each
+//    object a mesh with a morph target per frame after the first, colliders as rigid nodes. The
+//    frames are kept in memory (12 bytes per point and frame) until then.
 // <part> is the part's name with every character other than a letter, digit, '-' or '_' replaced by
 // '_' (and a number appended when two parts would share a file name).
 struct FrameSeriesOptions {
@@ -130,7 +139,8 @@ class FrameSeries {
   FrameSeries(std::string folder, const Model& model, const Topology& topology, const FrameSeriesOptions& options);
   // Writes frame number `frame` (its files, atomically). Throws pliant::Error naming the file.
   void write(int frame, const State& state);
-  // Writes the run's collection (scene.pvd, Vtk only) for the frames written so far.
+  // Writes the run's collection (scene.pvd, Vtk) or animation (scene.glb, Glb) for the frames
+  // written so far (again, replacing it, when called again).
   void finish();
   // The files written so far, as paths relative to the folder, and their total size (bytes).
   const std::vector<std::string>& files() const { return files_; }
@@ -139,6 +149,7 @@ class FrameSeries {
   // The part names, objects first, then colliders.
   std::vector<std::string> partNames() const;
 
+  ~FrameSeries();
   FrameSeries(const FrameSeries&) = delete;
   FrameSeries& operator=(const FrameSeries&) = delete;
 
@@ -153,8 +164,9 @@ class FrameSeries {
   std::vector<std::string> stems_;  // file-name stem of each part (objects, then colliders)
   std::vector<std::vector<Vec3>> posed_;
   std::vector<std::string> files_;
-  std::uint64_t bytes_ = 0, pvdBytes_ = 0;
+  std::uint64_t bytes_ = 0, finishedBytes_ = 0;
   std::vector<std::pair<double, std::string>> times_;  // each frame's time (s) and file for the .pvd
+  std::unique_ptr<detail::GltfRecording> recording_;   // Glb: the frames so far
 };
 
 }  // namespace pliant::io

@@ -7,6 +7,7 @@
 //                                      is false: one part per object and per collider (io::FrameSeries,
 //                                      pliant/io/output.h, says which files each format gets)
 //   scene.pvd                          ParaView collection of the .vtu/.vtm frames (VTK format only)
+//   scene.glb                          the whole run as one animated glTF 2.0 file (Glb format; no frames/ files)
 //   checkpoints/frame_NNNNNN.ckpt      checkpoints asked for by checkpointEvery / checkpointAt
 //   probes.csv                         the scene's probes, per frame or substep (when it has probes)
 //   final_state.csv                    positions (m) and velocities (m/s) of the last state
