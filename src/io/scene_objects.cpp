@@ -368,6 +368,13 @@ SceneLoader::ObjectPlan SceneLoader::parseCloth(const Node& o, const std::string
   plan.size = meshSize(plan.particles, triangles, (3 * triangles + 1) / 2, (3 * triangles + 1) / 2);
   plan.sizeField = meshNode.path;
   plan.generate = [this, mesh, def] { return addClothMesh(builder_, mesh->vertices, mesh->triangles, def); };
+  // Particle k is vertex k of the mesh (addClothMesh): its texture coordinates are the vertex's.
+  if (!mesh->texcoords.empty())
+    plan.uv = [mesh] {
+      std::vector<std::array<float, 2>> uv;
+      for (const auto& t : mesh->texcoords) uv.push_back({static_cast<float>(t[0]), static_cast<float>(t[1])});
+      return uv;
+    };
   return plan;
 }
 

@@ -265,3 +265,20 @@ def test_glb_is_one_animated_file_that_assimp_and_the_khronos_validator_read(tmp
     # The sphere: a rigid node at its centre, its mesh in its own frame.
     sphere = document["nodes"][3]
     assert sphere["name"] == "sphere_1" and sphere["translation"] == pytest.approx([0.0, 0.3, 0.0])
+
+
+def test_a_cloth_read_from_an_obj_keeps_its_uvs(tmp_path):
+    # A 2 x 1 strip of two quads whose vt lines run backwards along u: the frames carry them.
+    (tmp_path / "strip.obj").write_text(
+        "v 0 1 0\nv 1 1 0\nv 2 1 0\nv 0 1 1\nv 1 1 1\nv 2 1 1\n"
+        "vt 1 0\nvt 0.5 0\nvt 0 0\nvt 1 1\nvt 0.5 1\nvt 0 1\n"
+        "f 1/1 4/4 5/5 2/2\nf 2/2 5/5 6/6 3/3\n"
+    )
+    (tmp_path / "scene.json").write_text(
+        '{"name": "strip", "frames": 1, "objects": [{"type": "cloth", "name": "strip", "mesh": "strip.obj", "mass": 0.1}]}'
+    )
+    out = run(tmp_path, str(tmp_path / "scene.json"), "--format", "obj")
+    lines = (out / "frames/frame_000001.obj").read_text().splitlines()
+    vt = [list(map(float, l.split()[1:])) for l in lines if l.startswith("vt ")]
+    assert vt == [[1, 0], [0.5, 0], [0, 0], [1, 1], [0.5, 1], [0, 1]]
+    assert assimp_meshes(out / "frames/frame_000001.obj")[0][1:] == (6, 4, "triangle")

@@ -72,7 +72,7 @@ enum class FrameFormat { Vtk, Obj, Ply, Glb };
 const char* frameFormatName(FrameFormat format);
 
 // How a VTK XML (.vtu) frame stores its arrays: zlib-compressed (VTK's vtkZLibDataCompressor, the
-// default: about a third of the size for a cloth) or raw (faster to write, larger).
+// default: about half the size for a moving cloth, a fifth near rest) or raw (faster to write).
 enum class VtuEncoding { Zlib, Raw };
 
 // Writes one frame of the whole topology as one mesh (its parts ignored). Vtk: an unstructured grid
