@@ -46,12 +46,13 @@ const ClothFrame& clothFrame() {
   return frame;
 }
 
-void writeOneFrame(benchmark::State& bs, io::FrameFormat format, const char* extension) {
+void writeOneFrame(benchmark::State& bs, io::FrameFormat format, const char* extension,
+                   io::VtuEncoding encoding = io::VtuEncoding::Zlib) {
   const ClothFrame& f = clothFrame();
   const std::filesystem::path folder = std::filesystem::temp_directory_path() / "pliant_output_bench";
   std::filesystem::create_directories(folder);
   const std::string path = (folder / (std::string("frame") + extension)).string();
-  for (auto _ : bs) io::writeFrame(path, format, f.topology, f.state);
+  for (auto _ : bs) io::writeFrame(path, format, f.topology, f.state, encoding);
   bs.counters["bytes"] = static_cast<double>(std::filesystem::file_size(path));
   std::filesystem::remove_all(folder);
 }
@@ -59,8 +60,12 @@ void writeOneFrame(benchmark::State& bs, io::FrameFormat format, const char* ext
 BENCHMARK_CAPTURE(writeOneFrame, vtk, io::FrameFormat::Vtk, ".vtk")
     ->Name("write/cloth256/vtk")
     ->Unit(benchmark::kMillisecond);
+// .vtu: zlib-compressed (the default) and raw appended data (--uncompressed).
 BENCHMARK_CAPTURE(writeOneFrame, vtu, io::FrameFormat::Vtk, ".vtu")
     ->Name("write/cloth256/vtu")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(writeOneFrame, vtu_raw, io::FrameFormat::Vtk, ".vtu", io::VtuEncoding::Raw)
+    ->Name("write/cloth256/vtu_raw")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(writeOneFrame, obj, io::FrameFormat::Obj, ".obj")
     ->Name("write/cloth256/obj")

@@ -17,6 +17,8 @@ packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev li
           python3-setuptools python3-wheel python3-pip python3-venv python3-mypy)
 # pliant render --video pipes frames to ffmpeg; its ctest reads the video back with ffprobe.
 packages+=(ffmpeg)
+# Third-party readers of the frame files in the readers.* tests (tests/readers).
+packages+=(python3-vtk9 python3-meshio assimp-utils)
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;

@@ -622,7 +622,8 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
           if (name == "vtk") options.frameFormat = io::FrameFormat::Vtk;
           else if (name == "obj") options.frameFormat = io::FrameFormat::Obj;
           else if (name == "ply") options.frameFormat = io::FrameFormat::Ply;
-          else throw py::value_error(kw.field("format") + " must be 'vtk', 'obj' or 'ply', got '" + name + "'");
+          else if (name == "glb") options.frameFormat = io::FrameFormat::Glb;
+          else throw py::value_error(kw.field("format") + " must be 'vtk', 'obj', 'ply' or 'glb', got '" + name + "'");
         }
         kw.set("write_frames", options.writeFrames, toBool);
         if (auto v = kw.take("every")) {

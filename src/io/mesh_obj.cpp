@@ -44,7 +44,22 @@ TriangleMesh readObj(const std::string& path) {
   std::vector<std::pair<long long, std::size_t>> forward;  // positive indices beyond the vertices read so far
   std::string clean;
   char buffer[32];
+  // Texture coordinates: the vt lines, and each face corner's (vertex, vt) as written (1-based,
+  // relative ones resolved); used when every corner names one.
+  std::vector<std::array<double, 2>> texcoords;
+  std::vector<std::pair<long long, long long>> cornerTexcoords;
+  bool everyCornerHasTexcoord = true;
   while (in.next()) {
+    if (in[0] == "vt") {
+      if (in.size() < 2 || static_cast<long long>(texcoords.size()) >= kMaxVertices) {
+        everyCornerHasTexcoord = false;
+        continue;
+      }
+      const double u = in.real(1, "the u texture coordinate");
+      const double v = in.size() > 2 ? in.real(2, "the v texture coordinate") : 0.0;
+      texcoords.push_back({u, v});
+      continue;
+    }
     if (in[0] == "v") {
       if (in.size() < 4)
         in.fail(std::to_string(in.size() - 1) + " numbers after 'v'; expected three coordinates 'v <x> <y> <z>'");
@@ -109,6 +124,11 @@ TriangleMesh readObj(const std::string& path) {
         used.push_back(v);
         clean += ' ';
         clean += std::to_string(v);
+        long long t = 0;
+        const auto texcount = static_cast<long long>(texcoords.size());
+        if (parts >= 2 && toInteger(part[1], t) == Parsed::ok && t != 0 && t >= -texcount && t <= texcount)
+          cornerTexcoords.emplace_back(v, t < 0 ? texcount + t + 1 : t);
+        else everyCornerHasTexcoord = false;
       }
       std::sort(used.begin(), used.end());
       const auto twice = std::adjacent_find(used.begin(), used.end());
@@ -117,7 +137,7 @@ TriangleMesh readObj(const std::string& path) {
       clean += '\n';
       faceLines.push_back(in.line());
     }
-    // Other statements (vt, vn, g, o, s, usemtl, mtllib, l, p, ...) carry nothing a mesh needs.
+    // Other statements (vn, g, o, s, usemtl, mtllib, l, p, ...) carry nothing a mesh needs.
   }
   if (vertices.empty()) throw Error(path + ": empty mesh: no vertices; expected 'v <x> <y> <z>' lines");
   if (faceLines.empty()) throw Error(path + ": empty mesh: no faces; expected 'f <i> <j> <k>' lines");
@@ -180,6 +200,19 @@ TriangleMesh readObj(const std::string& path) {
   if (face != faceLines.size())
     throw Error(path + ": tinyobjloader read " + std::to_string(face) + " faces; expected " +
                 std::to_string(faceLines.size()));
+  // A vertex's texture coordinates are those of the first corner that uses it (a vertex on a UV
+  // seam cannot take two: it is one particle); a vertex in no face gets (0, 0).
+  if (everyCornerHasTexcoord && !texcoords.empty()) {
+    mesh.texcoords.assign(mesh.vertices.size(), {0.0, 0.0});
+    std::vector<bool> set(mesh.vertices.size(), false);
+    for (const auto& [v, t] : cornerTexcoords) {
+      const auto vertex = static_cast<std::size_t>(v - 1);
+      if (vertex < set.size() && !set[vertex]) {
+        set[vertex] = true;
+        mesh.texcoords[vertex] = texcoords[static_cast<std::size_t>(t - 1)];
+      }
+    }
+  }
   return mesh;
 }
 

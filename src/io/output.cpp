@@ -34,11 +34,8 @@ namespace pliant::io {
 
 using namespace detail;
 
-namespace {
-
 // Frame checks: a file with an index past the end would crash the viewer, not us; refuse it here.
-
-void checkFrameInput(const std::string& path, const Topology& topology, const State& state) {
+void detail::checkFrameInput(const std::string& path, const Topology& topology, const State& state) {
   const std::size_t n = state.position.size();
   if (state.velocity.size() != n)
     throw Error("frame '" + path + "': state has " + std::to_string(n) + " positions but " +
@@ -55,7 +52,32 @@ void checkFrameInput(const std::string& path, const Topology& topology, const St
   for (std::size_t i = 0; i < topology.triangles.size(); ++i) check("triangle", i, topology.triangles[i]);
   for (std::size_t i = 0; i < topology.lines.size(); ++i) check("line", i, topology.lines[i]);
   for (std::size_t i = 0; i < topology.tets.size(); ++i) check("tet", i, topology.tets[i]);
+  for (const TopologyPart& part : topology.parts) {
+    const std::string what = "frame '" + path + "': part '" + part.name + "'";
+    if (std::uint64_t{part.firstParticle} + part.particleCount > n)
+      throw Error(what + " ends at particle " + std::to_string(std::uint64_t{part.firstParticle} + part.particleCount) +
+                  "; expected at most the particle count " + std::to_string(n));
+    if (part.trianglesBegin > part.trianglesEnd || part.trianglesEnd > topology.triangles.size() ||
+        part.linesBegin > part.linesEnd || part.linesEnd > topology.lines.size() || part.tetsBegin > part.tetsEnd ||
+        part.tetsEnd > topology.tets.size())
+      throw Error(what + ": a cell range lies outside the topology's arrays");
+    if (!part.uv.empty() && part.uv.size() != part.particleCount)
+      throw Error(what + " has " + std::to_string(part.uv.size()) +
+                  " texture coordinates; expected one per particle (" + std::to_string(part.particleCount) + ")");
+    const auto inside = [&](const char* kind, std::size_t begin, std::size_t end, const auto& cells) {
+      for (std::size_t i = begin; i < end; ++i)
+        for (ParticleIndex p : cells[i])
+          if (p < part.firstParticle || p - part.firstParticle >= part.particleCount)
+            throw Error(what + ": " + kind + " " + std::to_string(i) + " refers to particle " + std::to_string(p) +
+                        ", which is not one of the part's");
+    };
+    inside("triangle", part.trianglesBegin, part.trianglesEnd, topology.triangles);
+    inside("line", part.linesBegin, part.linesEnd, topology.lines);
+    inside("tet", part.tetsBegin, part.tetsEnd, topology.tets);
+  }
 }
+
+namespace {
 
 // The machine's fault, not the path's (issue 12 item 13): a full disk or quota, an I/O error, a
 // file-size limit. The CLI exits 1 for SystemError, 2 for other Errors.
@@ -187,22 +209,30 @@ const char* frameFormatName(FrameFormat format) {
       return "obj";
     case FrameFormat::Ply:
       return "ply";
+    case FrameFormat::Glb:
+      return "glb";
   }
   return "unknown";
 }
 
-void writeFrame(const std::string& path, FrameFormat format, const Topology& topology, const State& state) {
+void writeFrame(const std::string& path, FrameFormat format, const Topology& topology, const State& state,
+                VtuEncoding encoding) {
   checkFrameInput(path, topology, state);
+  const PartView whole = wholePart(topology, state);
   switch (format) {
     case FrameFormat::Vtk:
-      writeFileAtomically(path, endsWithVtu(path) ? vtkXmlFrame(topology, state) : vtkLegacyFrame(topology, state));
+      writeFileAtomically(
+          path, endsWithVtu(path) ? vtkXmlFrame(whole, state.time, encoding) : vtkLegacyFrame(whole, state.time));
       return;
     case FrameFormat::Obj:
-      writeFileAtomically(path, objFrame(topology, state));
+      writeFileAtomically(path, objFrame(std::span<const PartView>(&whole, 1), state.time));
       return;
     case FrameFormat::Ply:
-      writeFileAtomically(path, plyFrame(topology, state));
+      writeFileAtomically(path, plyFrame(whole, state.time));
       return;
+    case FrameFormat::Glb:
+      throw Error("frame '" + path +
+                  "': glTF holds a whole run, not one frame: write it with FrameSeries (pliant run --format glb)");
   }
   throw Error("frame '" + path + "': unknown frame format");
 }

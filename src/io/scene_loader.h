@@ -50,6 +50,8 @@ class SceneLoader {
     std::string sizeField;  // JSON path
     std::function<GeneratedObject()> generate;
     bool lines = false;  // draw as a polyline (ropes)
+    // Texture coordinates of its particles for the frame writers (io::TopologyPart::uv); may be empty.
+    std::function<std::vector<std::array<float, 2>>()> uv;
   };
   // Phase 2: the estimate of everything counted so far against the budget; fails at the field of
   // the largest part when it is over. `extra` (at `extraField`) is counted in too (phase 3's

@@ -224,11 +224,25 @@ void SceneLoader::parseObject(const Node& o) {
       throw std::logic_error("scene loader: object '" + added.name + "' has " + std::to_string(made.particleCount) +
                              " particles, counted " + std::to_string(added.particleCount));
     added.constraintBegin = before;
-    scene_.topology.triangles.insert(scene_.topology.triangles.end(), made.triangles.begin(), made.triangles.end());
-    scene_.topology.tets.insert(scene_.topology.tets.end(), made.tets.begin(), made.tets.end());
+    io::Topology& topology = scene_.topology;
+    io::TopologyPart part;
+    part.name = added.name;
+    part.firstParticle = added.firstParticle;
+    part.particleCount = added.particleCount;
+    part.trianglesBegin = topology.triangles.size();
+    part.linesBegin = topology.lines.size();
+    part.tetsBegin = topology.tets.size();
+    topology.triangles.insert(topology.triangles.end(), made.triangles.begin(), made.triangles.end());
+    topology.tets.insert(topology.tets.end(), made.tets.begin(), made.tets.end());
     if (plan.lines)
       for (std::uint32_t k = 0; k + 1 < made.particleCount; ++k)
-        scene_.topology.lines.push_back({made.firstParticle + k, made.firstParticle + k + 1});
+        topology.lines.push_back({made.firstParticle + k, made.firstParticle + k + 1});
+    part.trianglesEnd = topology.triangles.size();
+    part.linesEnd = topology.lines.size();
+    part.tetsEnd = topology.tets.size();
+    part.chain = plan.lines;
+    if (plan.uv) part.uv = plan.uv();
+    topology.parts.push_back(std::move(part));
     if (radius >= 0.0) builder_.setParticleRadius(added.firstParticle, added.particleCount, radius);
     std::vector<ParticleIndex> pinned;
     if (r_.has(o, "pins")) {
@@ -325,6 +339,16 @@ SceneLoader::ObjectPlan SceneLoader::parseCloth(const Node& o, const std::string
     plan.size = meshSize(nx * ny, 2 * (nx - 1) * (ny - 1), edges, edges - 2 * (nx - 1) - 2 * (ny - 1));
     plan.sizeField = nodes.path;
     plan.generate = [this, def] { return addClothGrid(builder_, def); };
+    // Particle (i, j) is number j nodesX + i (addClothGrid): u runs along axis_x, v along axis_y.
+    plan.uv = [nx = def.nodesX, ny = def.nodesY] {
+      std::vector<std::array<float, 2>> uv;
+      uv.reserve(static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny));
+      for (int j = 0; j < ny; ++j)
+        for (int i = 0; i < nx; ++i)
+          uv.push_back({static_cast<float>(static_cast<double>(i) / (nx - 1)),
+                        static_cast<float>(static_cast<double>(j) / (ny - 1))});
+      return uv;
+    };
     return plan;
   }
   const Node meshNode = r_.child(o, "mesh");
@@ -344,6 +368,13 @@ SceneLoader::ObjectPlan SceneLoader::parseCloth(const Node& o, const std::string
   plan.size = meshSize(plan.particles, triangles, (3 * triangles + 1) / 2, (3 * triangles + 1) / 2);
   plan.sizeField = meshNode.path;
   plan.generate = [this, mesh, def] { return addClothMesh(builder_, mesh->vertices, mesh->triangles, def); };
+  // Particle k is vertex k of the mesh (addClothMesh): its texture coordinates are the vertex's.
+  if (!mesh->texcoords.empty())
+    plan.uv = [mesh] {
+      std::vector<std::array<float, 2>> uv;
+      for (const auto& t : mesh->texcoords) uv.push_back({static_cast<float>(t[0]), static_cast<float>(t[1])});
+      return uv;
+    };
   return plan;
 }
 

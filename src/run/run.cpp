@@ -48,23 +48,11 @@ std::string stateCsv(const State& state) {
   return out.str();
 }
 
-// frame_NNNNNN<extension>, the name of frame and checkpoint files.
+// frame_NNNNNN<extension>, the name of checkpoint files.
 std::string numberedName(int frame, const char* extension) {
   std::ostringstream name;
   name << "frame_" << std::setw(6) << std::setfill('0') << frame << extension;
   return name.str();
-}
-
-const char* frameExtension(io::FrameFormat format) {
-  switch (format) {
-    case io::FrameFormat::Vtk:
-      return ".vtu";
-    case io::FrameFormat::Obj:
-      return ".obj";
-    case io::FrameFormat::Ply:
-      return ".ply";
-  }
-  return "";
 }
 
 void checkOptions(const RunOptions& options) {
@@ -124,15 +112,12 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
   const std::string& html = options.htmlPage;
   detail::checkRunOutputs(scene, options);  // every output path, before anything is created
   detail::createRunFolders(options);
-  const fs::path frameDir = outDir / "frames";
-  std::vector<std::pair<double, std::string>> written;
+  io::FrameSeries frameFiles(options.outputFolder, *scene.model, scene.topology,
+                             {format, options.vtuEncoding, options.colliderParts});
   int lastWrittenFrame = -1;
   const auto writeFrame = [&](int frame) {
     lastWrittenFrame = frame;
-    if (!options.writeFrames) return;
-    const std::string name = numberedName(frame, frameExtension(format));
-    io::writeFrame((frameDir / name).string(), format, scene.topology, state);
-    written.emplace_back(state.time, "frames/" + name);
+    if (options.writeFrames) frameFiles.write(frame, state);
   };
 
   // With no frame files and no page the viewer data keeps the first and last frames only (a frame
@@ -178,7 +163,7 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
     report.writeSeconds = writeSeconds;
     report.msPerFrame = simulated > 0 ? 1e3 * frameSeconds / simulated : 0.0;
     report.projections = projections;
-    report.framesWritten = written.size();
+    report.framesWritten = frameFiles.framesWritten();
   };
   for (int frame = firstFrame + 1; frame <= frames; ++frame) {
     const auto t0 = Clock::now();
@@ -216,7 +201,7 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
   }
   finishTimings();
 
-  if (options.writeFrames && format == io::FrameFormat::Vtk) io::writePvd((outDir / "scene.pvd").string(), written);
+  if (options.writeFrames) frameFiles.finish();
   if (!probes.empty()) io::writeFileAtomically((outDir / "probes.csv").string(), probeCsv);
   io::writeFileAtomically((outDir / "final_state.csv").string(), stateCsv(state));
   const std::string viewerData = viewerFrames.json();
@@ -299,7 +284,10 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
       countIntersectingTrianglePairs(state.position, scene.topology.triangles);
   summary["state_hash"] = hex(state.hash());
   summary["outputs"] = {{"format", io::frameFormatName(format)},
-                        {"frames_written", written.size()},
+                        {"frames_written", frameFiles.framesWritten()},
+                        {"frame_files", frameFiles.files().size()},
+                        {"frame_bytes", frameFiles.bytes()},
+                        {"parts", options.writeFrames ? frameFiles.partNames() : std::vector<std::string>{}},
                         {"viewer_frames", viewerFrames.recordedFrames()},
                         {"viewer_frame_stride", viewerFrames.stride()}};
   if (!html.empty()) summary["outputs"]["html"] = html;

@@ -19,6 +19,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// glTF holds the whole run in scene.glb: no frames/ folder.
+bool wantsFrameFolder(const RunOptions& options) {
+  return options.writeFrames && options.frameFormat != io::FrameFormat::Glb;
+}
+
 bool wantsCheckpoints(const RunOptions& options) {
   return options.checkpointEvery > 0 || !options.checkpointAt.empty();
 }
@@ -63,12 +68,13 @@ void checkRunOutputs(const Scene& scene, const RunOptions& options) {
   if (options.outputFolder.empty()) throw Error("output folder: an empty path; expected a folder name");
   const fs::path outDir(options.outputFolder);
   checkFolder(outDir, "output folder");
-  if (options.writeFrames) checkFolder(outDir / "frames", "frame folder");
+  if (wantsFrameFolder(options)) checkFolder(outDir / "frames", "frame folder");
   if (wantsCheckpoints(options)) checkFolder(outDir / "checkpoints", "checkpoint folder");
 
   std::vector<fs::path> outputs = {outDir / "summary.json", outDir / "final_state.csv", outDir / viewer::kDataFileName};
   if (!scene.probes.empty()) outputs.push_back(outDir / "probes.csv");
   if (options.writeFrames && options.frameFormat == io::FrameFormat::Vtk) outputs.push_back(outDir / "scene.pvd");
+  if (options.writeFrames && options.frameFormat == io::FrameFormat::Glb) outputs.push_back(outDir / "scene.glb");
   std::error_code ec;
   for (const fs::path& file : outputs)
     if (fs::is_directory(file, ec))
@@ -109,7 +115,7 @@ void checkRunOutputs(const Scene& scene, const RunOptions& options) {
 void createRunFolders(const RunOptions& options) {
   const fs::path outDir(options.outputFolder);
   std::vector<fs::path> folders = {outDir};
-  if (options.writeFrames) folders.push_back(outDir / "frames");
+  if (wantsFrameFolder(options)) folders.push_back(outDir / "frames");
   if (wantsCheckpoints(options)) folders.push_back(outDir / "checkpoints");
   for (const fs::path& folder : folders) {
     std::error_code ec;

@@ -130,7 +130,7 @@ def test_bad_options_name_the_field_and_write_nothing(tmp_path):
     out = tmp_path / "out"
     with pytest.raises(ValueError, match="run: every must be >= 1"):
         pliant.run("rope", out, every=0)
-    with pytest.raises(ValueError, match="run: format must be 'vtk', 'obj' or 'ply'"):
+    with pytest.raises(ValueError, match="run: format must be 'vtk', 'obj', 'ply' or 'glb'"):
         pliant.run("rope", out, format="stl")
     with pytest.raises(TypeError, match="run: frames"):
         pliant.run("rope", out, frames="ten")

@@ -205,6 +205,24 @@ TEST(MeshIo_Obj, ReadsCubeQuadsWithTexturesNormalsGroupsAndRelativeIndices) {
   EXPECT_EQ(m.triangles[1], (std::array<std::uint32_t, 3>{0, 3, 1}));
   // The relative face 'f -8 -4 -2 -6' after eight vertices is 'f 1 5 7 3'.
   EXPECT_EQ(m.triangles[10], (std::array<std::uint32_t, 3>{0, 4, 6}));
+  EXPECT_TRUE(m.texcoords.empty());  // some corners name no vt
+}
+
+TEST(MeshIo_Obj, TexcoordsPerVertexWhenEveryCornerNamesOne) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("pliant_uv_" + std::to_string(::getpid()) + ".obj")).string();
+  {
+    std::ofstream out(path);
+    // A quad of two triangles; vertex 1 is on a seam (corners name vt 1 and vt 4): it keeps vt 1.
+    out << "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nvt 0.1 0.2\nvt 0.9 0.2\nvt 0.9 0.8\nvt 0.5 0.5\n"
+        << "f 1/1 2/2 3/3\nf 1/4 3/3 4/2\n";
+  }
+  const TriangleMesh m = pliant::io::readObj(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(m.texcoords.size(), 4u);
+  EXPECT_EQ(m.texcoords[0], (std::array<double, 2>{0.1, 0.2}));
+  EXPECT_EQ(m.texcoords[2], (std::array<double, 2>{0.9, 0.8}));
+  EXPECT_EQ(m.texcoords[3], (std::array<double, 2>{0.9, 0.2}));
 }
 
 TEST(MeshIo_Obj, PentagonIsFanned) {

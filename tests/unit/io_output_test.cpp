@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <bit>
 #include <cmath>
@@ -17,6 +18,7 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -197,9 +199,9 @@ std::uint64_t littleEndian(const std::string& bytes, std::size_t at, int size) {
   return v;
 }
 
-TEST_F(OutputTest, VtuFrameHasAppendedBlocksAtTheDeclaredOffsets) {
+TEST_F(OutputTest, RawVtuFrameHasAppendedBlocksAtTheDeclaredOffsets) {
   const State s = tinyState();
-  io::writeFrame(file("frame.vtu"), io::FrameFormat::Vtk, tinyTopology(), s);
+  io::writeFrame(file("frame.vtu"), io::FrameFormat::Vtk, tinyTopology(), s, io::VtuEncoding::Raw);
   const std::string bytes = readBytes(file("frame.vtu"));
   ASSERT_EQ(bytes.rfind("<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\"", 0), 0u);
   EXPECT_TRUE(contains(bytes, "header_type=\"UInt64\""));
@@ -258,7 +260,12 @@ TEST_F(OutputTest, ObjFrameHasOneBasedFacesAndShortestFloats) {
             "v 1 0 0\n"
             "v 0 0.1 0\n"
             "v 0.5 -2 0.001\n"
-            "f 1 2 3\n"
+            // Area-weighted normals: the triangle's is +z; vertex 4, in no triangle, gets +z too.
+            "vn 0 0 1\n"
+            "vn 0 0 1\n"
+            "vn 0 0 1\n"
+            "vn 0 0 1\n"
+            "f 1//1 2//2 3//3\n"
             "l 3 4\n");
 }
 
@@ -295,18 +302,18 @@ TEST_F(OutputTest, ObjCoordinatesReadBackToTheSameFloat) {
   EXPECT_EQ(count, s.position.size());
 }
 
-TEST_F(OutputTest, PlyFrameIsBinaryLittleEndianWithVelocitiesFacesAndEdges) {
+TEST_F(OutputTest, PlyFrameIsBinaryLittleEndianWithVelocitiesAndFacesNotEdges) {
   const State s = tinyState();
   io::writeFrame(file("frame.ply"), io::FrameFormat::Ply, tinyTopology(), s);
   const std::string bytes = readBytes(file("frame.ply"));
   const std::string header =
       "ply\nformat binary_little_endian 1.0\ncomment Pliant frame, time 0.25 s\n"
+      "comment its lines are not written (PLY has no polyline): see the VTK or OBJ frames\n"
       "element vertex 4\nproperty float x\nproperty float y\nproperty float z\n"
       "property float vx\nproperty float vy\nproperty float vz\n"
-      "element face 1\nproperty list uchar int vertex_indices\n"
-      "element edge 1\nproperty int vertex1\nproperty int vertex2\nend_header\n";
+      "element face 1\nproperty list uchar int vertex_indices\nend_header\n";
   ASSERT_EQ(bytes.substr(0, header.size()), header);
-  ASSERT_EQ(bytes.size(), header.size() + 4 * 24 + 13 + 8);
+  ASSERT_EQ(bytes.size(), header.size() + 4 * 24 + 13);
   std::size_t pos = header.size();
   auto word = [&]() {
     std::uint32_t v = 0;
@@ -322,9 +329,209 @@ TEST_F(OutputTest, PlyFrameIsBinaryLittleEndianWithVelocitiesFacesAndEdges) {
   EXPECT_EQ(word(), 0u);
   EXPECT_EQ(word(), 1u);
   EXPECT_EQ(word(), 2u);
-  EXPECT_EQ(word(), 2u);
-  EXPECT_EQ(word(), 3u);
   EXPECT_EQ(pos, bytes.size());
+}
+
+// The arrays of a .vtu file by name, as stored: each an appended block at its declared offset.
+// Raw: a u64 byte count then the bytes; zlib (VTK's vtkZLibDataCompressor): a u64 header [blocks,
+// block size, last block size, compressed sizes...] then the blocks, each inflated here.
+std::map<std::string, std::string> vtuArrays(const std::string& bytes) {
+  std::map<std::string, std::string> arrays;
+  const bool zlib = contains(bytes, "compressor=\"vtkZLibDataCompressor\"");
+  const std::string marker = "<AppendedData encoding=\"raw\">\n   _";
+  const std::size_t base = bytes.find(marker) + marker.size();
+  for (std::size_t tag = bytes.find("<DataArray "); tag < base; tag = bytes.find("<DataArray ", tag + 1)) {
+    const std::size_t nameAt = bytes.find("Name=\"", tag) + 6;
+    const std::string name = bytes.substr(nameAt, bytes.find('"', nameAt) - nameAt);
+    const std::size_t offsetAt = bytes.find("offset=\"", tag);
+    if (offsetAt > bytes.find('>', tag)) continue;  // ascii (TIME)
+    std::size_t at = base + std::stoul(bytes.substr(offsetAt + 8));
+    if (!zlib) {
+      arrays[name] = bytes.substr(at + 8, littleEndian(bytes, at, 8));
+      continue;
+    }
+    const std::uint64_t blocks = littleEndian(bytes, at, 8), blockSize = littleEndian(bytes, at + 8, 8),
+                        last = littleEndian(bytes, at + 16, 8);
+    std::size_t data = at + 24 + 8 * blocks;
+    std::string out;
+    for (std::uint64_t b = 0; b < blocks; ++b) {
+      const std::uint64_t packed = littleEndian(bytes, at + 24 + 8 * b, 8);
+      uLongf size = static_cast<uLongf>(b + 1 == blocks && last != 0 ? last : blockSize);
+      std::string block(size, '\0');
+      EXPECT_EQ(uncompress(reinterpret_cast<Bytef*>(block.data()), &size,
+                           reinterpret_cast<const Bytef*>(bytes.data() + data), static_cast<uLong>(packed)),
+                Z_OK)
+          << name << " block " << b;
+      EXPECT_EQ(size, block.size()) << name << " block " << b;
+      out += block;
+      data += packed;
+    }
+    arrays[name] = out;
+  }
+  return arrays;
+}
+
+TEST_F(OutputTest, ZlibVtuFrameInflatesToTheRawFramesArrays) {
+  // A cloth large enough for several 64 KiB blocks per array.
+  ModelBuilder builder;
+  ClothGridDef def;
+  def.nodesX = def.nodesY = 120;
+  const GeneratedObject cloth = addClothGrid(builder, def);
+  const ModelPtr model = builder.build();
+  State s = State::fromModel(*model);
+  for (std::size_t i = 0; i < s.velocity.size(); ++i) {
+    const double x = static_cast<double>(i);
+    s.velocity[i] = Vec3(0.001 * x, -1.0, std::sin(0.1 * x));
+  }
+  io::Topology t;
+  t.triangles = cloth.triangles;
+  io::writeFrame(file("raw.vtu"), io::FrameFormat::Vtk, t, s, io::VtuEncoding::Raw);
+  io::writeFrame(file("zlib.vtu"), io::FrameFormat::Vtk, t, s);  // the default
+  const std::string raw = readBytes(file("raw.vtu")), zlib = readBytes(file("zlib.vtu"));
+  EXPECT_TRUE(contains(zlib, "header_type=\"UInt64\" compressor=\"vtkZLibDataCompressor\""));
+  EXPECT_FALSE(contains(raw, "compressor"));
+  const auto a = vtuArrays(raw), b = vtuArrays(zlib);
+  ASSERT_EQ(a.size(), 6u);
+  EXPECT_EQ(a.at("Points").size(), 12u * 120u * 120u);  // 169 KiB: three blocks
+  for (const auto& [name, data] : a) EXPECT_EQ(b.at(name), data) << name;
+  EXPECT_LT(zlib.size(), raw.size() * 3 / 4);
+}
+
+// Two objects (a cloth "sheet" with UVs, a rope "cord") and a sphere and a plane collider.
+struct PartsScene {
+  ModelPtr model;
+  io::Topology topology;
+};
+PartsScene partsScene() {
+  ModelBuilder builder;
+  ClothGridDef def;
+  def.name = "sheet";
+  def.nodesX = 3;
+  def.nodesY = 2;
+  const GeneratedObject sheet = addClothGrid(builder, def);
+  ChainDef rope;
+  rope.name = "cord";
+  rope.particles = 4;
+  rope.start = Vec3(0.0, 1.0, 0.0);
+  rope.end = Vec3(3.0, 1.0, 0.0);
+  const GeneratedObject cord = addChain(builder, rope);
+  builder.addCollider(Collider::sphere(Vec3(0.0, 2.0, 0.0), 0.5));
+  builder.addCollider(Collider::plane(Vec3(0.0, -1.0, 0.0), Vec3(0.0, 1.0, 0.0)));
+  PartsScene scene{builder.build(), {}};
+  io::Topology& t = scene.topology;
+  t.triangles = sheet.triangles;
+  t.lines = {{6, 7}, {7, 8}, {8, 9}};
+  io::TopologyPart a;
+  a.name = "sheet";
+  a.particleCount = 6;
+  a.trianglesEnd = t.triangles.size();
+  for (int j = 0; j < 2; ++j)
+    for (int i = 0; i < 3; ++i) a.uv.push_back({0.5f * static_cast<float>(i), static_cast<float>(j)});
+  io::TopologyPart b;
+  b.name = "cord";
+  b.firstParticle = cord.firstParticle;
+  b.particleCount = 4;
+  b.trianglesBegin = b.trianglesEnd = t.triangles.size();
+  b.linesEnd = 3;
+  b.chain = true;
+  t.parts = {a, b};
+  return scene;
+}
+
+TEST_F(OutputTest, FrameSeriesWritesANamedPartPerObjectAndCollider) {
+  const PartsScene scene = partsScene();
+  State s = State::fromModel(*scene.model);
+  io::FrameSeries vtk(dir_.string(), *scene.model, scene.topology, {});
+  fs::create_directories(dir_ / "frames");
+  EXPECT_EQ(vtk.partNames(), (std::vector<std::string>{"sheet", "cord", "sphere_0", "plane_1"}));
+  vtk.write(7, s);
+  vtk.finish();
+  EXPECT_EQ(listDirectory(dir_ / "frames"),
+            (std::set<std::string>{"frame_000007.vtm", "frame_000007_sheet.vtu", "frame_000007_cord.vtu",
+                                   "frame_000007_sphere_0.vtu", "frame_000007_plane_1.vtu"}));
+  const std::string vtm = readBytes(dir_ / "frames/frame_000007.vtm");
+  EXPECT_TRUE(contains(vtm, "<DataSet index=\"1\" name=\"cord\" file=\"frame_000007_cord.vtu\"/>"));
+  EXPECT_TRUE(contains(readBytes(dir_ / "scene.pvd"), "file=\"frames/frame_000007.vtm\""));
+  std::uint64_t total = 0;
+  for (const std::string& f : vtk.files()) total += fs::file_size(dir_ / f);
+  EXPECT_EQ(vtk.bytes(), total);
+  EXPECT_EQ(vtk.files().size(), 6u);
+  // The sphere's vertices lie on it; the rope's part holds its own 4 points and 3 segments.
+  const auto sphere = vtuArrays(readBytes(dir_ / "frames/frame_000007_sphere_0.vtu"));
+  const std::string& points = sphere.at("Points");
+  ASSERT_GT(points.size(), 12u * 100u);
+  for (std::size_t i = 0; i < points.size() / 12; ++i) {
+    Vec3 p;
+    for (int k = 0; k < 3; ++k)
+      p[k] = std::bit_cast<float>(static_cast<std::uint32_t>(littleEndian(points, 12 * i + 4 * k, 4)));
+    EXPECT_NEAR((p - Vec3(0.0, 2.0, 0.0)).norm(), 0.5, 1e-6);
+  }
+  EXPECT_FALSE(sphere.contains("velocity"));  // colliders carry no point data
+  const auto cord = vtuArrays(readBytes(dir_ / "frames/frame_000007_cord.vtu"));
+  EXPECT_EQ(cord.at("Points").size(), 48u);
+  EXPECT_EQ(cord.at("connectivity").size(), 24u);
+  EXPECT_EQ(littleEndian(cord.at("connectivity"), 0, 4), 0u);  // indices into the part's own points
+
+  io::FrameSeries obj(dir_.string(), *scene.model, scene.topology, {io::FrameFormat::Obj});
+  obj.write(8, s);
+  const std::string text = readBytes(dir_ / "frames/frame_000008.obj");
+  EXPECT_TRUE(contains(text, "\no sheet\nv 0 0 0\n"));
+  EXPECT_TRUE(contains(text, "vt 0 0\nvt 0.5 0\nvt 1 0\nvt 0 1\n"));
+  EXPECT_TRUE(contains(text, "\no cord\nv 0 1 0\nv 1 1 0\nv 2 1 0\nv 3 1 0\nvt 0 0\n"));  // (0, 0): no UVs
+  EXPECT_TRUE(contains(text, "\nf 1/1/1 4/4/4 5/5/5\n"));                                 // the grid's first triangle
+  EXPECT_TRUE(contains(text, "\no cord\nv 0 1 0\n"));
+  EXPECT_TRUE(contains(text, "\nl 7 8 9 10\n"));  // the rope: one polyline
+  EXPECT_TRUE(contains(text, "\no sphere_0\n"));
+  EXPECT_TRUE(contains(text, "\no plane_1\nv "));
+
+  io::FrameSeries ply(dir_.string(), *scene.model, scene.topology,
+                      {io::FrameFormat::Ply, io::VtuEncoding::Zlib, false});
+  ply.write(9, s);
+  for (const char* name : {"frame_000009_sheet.ply", "frame_000009_cord.ply"})
+    EXPECT_TRUE(fs::exists(dir_ / "frames" / name));
+  EXPECT_FALSE(fs::exists(dir_ / "frames/frame_000009_sphere_0.ply"));  // colliders: false
+
+  // glTF: nothing per frame, one scene.glb at the end; a single frame file cannot be glTF.
+  io::FrameSeries glb(dir_.string(), *scene.model, scene.topology, {io::FrameFormat::Glb});
+  glb.write(0, s);
+  s.time = 0.5;
+  glb.write(1, s);
+  EXPECT_TRUE(glb.files().empty());
+  glb.finish();
+  const std::string bytes = readBytes(dir_ / "scene.glb");
+  ASSERT_GT(bytes.size(), 20u);
+  EXPECT_EQ(bytes.substr(0, 4), "glTF");
+  EXPECT_EQ(littleEndian(bytes, 8, 4), bytes.size());
+  EXPECT_TRUE(contains(bytes, "\"name\":\"cord\""));
+  EXPECT_EQ(glb.files(), std::vector<std::string>{"scene.glb"});
+  EXPECT_EQ(glb.bytes(), bytes.size());
+  EXPECT_TRUE(contains(errorOf([&] { io::writeFrame(file("one.glb"), io::FrameFormat::Glb, scene.topology, s); }),
+                       "glTF holds a whole run"));
+}
+
+TEST_F(OutputTest, AKinematicColliderIsPosedAtTheFramesTime) {
+  ModelBuilder builder;
+  builder.addParticle(Vec3::Zero(), 1.0);
+  builder.addCollider(Collider::box(Vec3::Zero(), Vec3(1.0, 2.0, 3.0)), [](double t) { return Vec3(t, 0.0, 0.0); });
+  const ModelPtr model = builder.build();
+  const io::ColliderSurfaces surfaces(*model, Vec3::Zero(), 1.0);
+  ASSERT_EQ(surfaces.size(), 1u);
+  EXPECT_EQ(surfaces.name(0), "box_0");
+  EXPECT_EQ(surfaces.triangles(0).size(), 12u);
+  std::vector<Vec3> at;
+  surfaces.pose(*model, 0, 2.5, at);
+  Vec3 lo = at.front(), hi = at.front();
+  for (const Vec3& p : at) {
+    lo = lo.cwiseMin(p);
+    hi = hi.cwiseMax(p);
+  }
+  EXPECT_TRUE(lo.isApprox(Vec3(1.5, -2.0, -3.0)));
+  EXPECT_TRUE(hi.isApprox(Vec3(3.5, 2.0, 3.0)));
+  // Outward faces: each triangle's normal points away from the box's centre.
+  for (const auto& t : surfaces.triangles(0)) {
+    const Vec3 n = (at[t[1]] - at[t[0]]).cross(at[t[2]] - at[t[0]]);
+    EXPECT_GT(n.dot(at[t[0]] + at[t[1]] + at[t[2]] - 3.0 * Vec3(2.5, 0.0, 0.0)), 0.0);
+  }
 }
 
 TEST_F(OutputTest, PvdListsFramesWithTimesAndEscapedNames) {

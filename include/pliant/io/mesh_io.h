@@ -18,6 +18,9 @@ struct TriangleMesh {
   std::vector<Vec3> vertices;                           // m
   std::vector<std::array<std::uint32_t, 3>> triangles;  // counter-clockwise = front; polygons are fanned
                                                         // from their first corner
+  // Texture coordinates (u, v) per vertex from the file's `vt` lines, when every face corner names
+  // one; else empty. A vertex on a UV seam (corners naming different ones) keeps its first.
+  std::vector<std::array<double, 2>> texcoords;
 };
 
 struct TetMesh {

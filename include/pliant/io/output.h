@@ -1,4 +1,4 @@
-// Output writers: frames (VTK, OBJ, PLY) and ParaView collections; checkpoints are in
+// Output writers: frames (VTK, OBJ, PLY, glTF) and ParaView collections; checkpoints are in
 // pliant/io/checkpoint.h. Every file is written to a temporary file in the same folder and renamed
 // into place, so a reader (or a crash) never leaves a half-written file.
 #pragma once
@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,10 @@
 #include "pliant/state.h"
 
 namespace pliant::io {
+
+namespace detail {
+struct GltfRecording;
+}
 
 // Writes `contents` to `path` atomically: into a new temporary file "<path>.tmp-<pid>-<16 random hex
 // digits>" in the same folder, created with O_CREAT | O_EXCL | O_NOFOLLOW (a name that exists, a
@@ -38,29 +43,130 @@ std::string temporaryName(const std::string& path, std::uint64_t bits);
 void setTemporaryRandomSource(std::uint64_t (*source)());
 }  // namespace detail
 
-// What to draw of a state: triangles, line segments and tetrahedra over particle indices.
+// One object of a scene as the frame writers draw it (a "part"): a contiguous range of particles
+// and, in its Topology's arrays, the contiguous ranges of its cells.
+struct TopologyPart {
+  std::string name;  // the object's name (SimObject::name)
+  ParticleIndex firstParticle = 0;
+  std::uint32_t particleCount = 0;
+  std::size_t trianglesBegin = 0, trianglesEnd = 0;  // [begin, end) in Topology::triangles
+  std::size_t linesBegin = 0, linesEnd = 0;          // in Topology::lines
+  std::size_t tetsBegin = 0, tetsEnd = 0;            // in Topology::tets
+  // Its lines join its particles in order, first to last (a rope): OBJ writes them as one polyline.
+  bool chain = false;
+  // Texture coordinates (u, v), dimensionless, one per particle of the part, or empty for none.
+  std::vector<std::array<float, 2>> uv;
+};
+
+// What to draw of a state: triangles, line segments and tetrahedra over particle indices, and the
+// objects they belong to. With no parts the whole topology is drawn as one mesh.
 struct Topology {
   std::vector<std::array<ParticleIndex, 3>> triangles;
   std::vector<std::array<ParticleIndex, 2>> lines;
   std::vector<std::array<ParticleIndex, 4>> tets;
+  std::vector<TopologyPart> parts;  // in particle order; each object's cells follow the previous one's
 };
 
-enum class FrameFormat { Vtk, Obj, Ply };
-// "vtk", "obj" or "ply".
+enum class FrameFormat { Vtk, Obj, Ply, Glb };
+// "vtk", "obj", "ply" or "glb".
 const char* frameFormatName(FrameFormat format);
 
-// Writes one frame. Vtk: an unstructured grid (points, triangles, lines, tets; point data velocity
-// (m/s) and speed (m/s); field TIME (s)) as legacy VTK 3.0 binary, or as VTK XML with raw appended
-// data when `path` ends in ".vtu". An empty topology draws every particle as a vertex cell.
+// How a VTK XML (.vtu) frame stores its arrays: zlib-compressed (VTK's vtkZLibDataCompressor, the
+// default: about half the size for a moving cloth, a fifth near rest) or raw (faster to write).
+enum class VtuEncoding { Zlib, Raw };
+
+// Writes one frame of the whole topology as one mesh (its parts ignored). Vtk: an unstructured grid
+// (points, triangles, lines, tets; point data velocity (m/s) and speed (m/s); field TIME (s)) as
+// legacy VTK 3.0 binary, or as VTK XML with appended data (encoded as `encoding` says) when `path`
+// ends in ".vtu". An empty topology draws every particle as a vertex cell.
 // Obj: vertices (shortest text that reads back to the same float), triangles and lines ("l").
-// Ply: binary little-endian; vertices with float x y z vx vy vz, triangle faces, lines as edges.
-// Tets are written only to VTK; pass the surface triangles for OBJ and PLY.
+// Ply: binary little-endian; vertices with float x y z vx vy vz and triangle faces (PLY has no
+// polyline that common readers take: lines are left out, see docs/output.md).
+// Tets are written only to VTK; pass the surface triangles for OBJ and PLY. Glb is one file for a
+// whole run: FrameSeries writes it, writeFrame refuses it.
 // Throws pliant::Error naming `path` for an index past the last particle or mismatched arrays.
-void writeFrame(const std::string& path, FrameFormat format, const Topology& topology, const State& state);
+void writeFrame(const std::string& path, FrameFormat format, const Topology& topology, const State& state,
+                VtuEncoding encoding = VtuEncoding::Zlib);
 
 // ParaView collection (.pvd) listing frame files (paths relative to the .pvd) with their times (s);
-// written atomically. ParaView's PVD reader opens only VTK XML files, so list .vtu frames: legacy
-// .vtk frames load as a file series (File > Open on the numbered group) but not through a .pvd.
+// written atomically. ParaView's PVD reader opens only VTK XML files, so list .vtu (or .vtm) frames:
+// legacy .vtk frames load as a file series (File > Open on the numbered group) but not through a .pvd.
 void writePvd(const std::string& path, const std::vector<std::pair<double, std::string>>& frames);
+
+// The colliders of a model as triangle meshes, for the frame writers: a sphere, capsule or box
+// tessellated, a mesh collider's own triangles, and a plane as a square of side 2 planeHalfSize
+// centred on the point of the plane nearest `centre`. Built once; posed at any time.
+class ColliderSurfaces {
+ public:
+  ColliderSurfaces() = default;
+  ColliderSurfaces(const Model& model, const Vec3& centre, double planeHalfSize);
+  std::size_t size() const { return names_.size(); }
+  // "<shape>_<index in Model::colliders>", e.g. "plane_0", "sphere_1".
+  const std::string& name(std::size_t c) const { return names_[c]; }
+  const std::vector<std::array<std::uint32_t, 3>>& triangles(std::size_t c) const { return triangles_[c]; }
+  // Vertices in the collider's own frame (m).
+  const std::vector<Vec3>& localVertices(std::size_t c) const { return vertices_[c]; }
+  // Collider c's vertices in the world at `time` (s), into `out` (m).
+  void pose(const Model& model, std::size_t c, double time, std::vector<Vec3>& out) const;
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<std::vector<Vec3>> vertices_;
+  std::vector<std::vector<std::array<std::uint32_t, 3>>> triangles_;
+};
+
+// The frames of a run, written as they come into `folder` (see pliant/run/run.h for the layout):
+//  - one part per object of the topology (one mesh when it has no parts) and, unless `colliders` is
+//    false, one per collider, posed at the frame's time;
+//  - Vtk: frames/frame_NNNNNN.vtu when there is one part, else frames/frame_NNNNNN.vtm, a VTK
+//    multiblock whose blocks are named after the parts, over frames/frame_NNNNNN_<part>.vtu; and
+//    scene.pvd, the collection of the frames (finish());
+//  - Obj: frames/frame_NNNNNN.obj, one named object ("o <part>") per part;
+//  - Ply: frames/frame_NNNNNN.ply when there is one part, else frames/frame_NNNNNN_<part>.ply;
+//  - Glb: nothing per frame; scene.glb, the whole run as one animated glTF 2.0 file (finish()): each
+//    object a mesh with a morph target per frame after the first, colliders as rigid nodes. The
+//    frames are kept in memory (12 bytes per point and frame) until then.
+// <part> is the part's name with every character other than a letter, digit, '-' or '_' replaced by
+// '_' (and a number appended when two parts would share a file name).
+struct FrameSeriesOptions {
+  FrameFormat format = FrameFormat::Vtk;
+  VtuEncoding encoding = VtuEncoding::Zlib;
+  bool colliders = true;
+};
+class FrameSeries {
+ public:
+  // `model` and `topology` must outlive the series.
+  FrameSeries(std::string folder, const Model& model, const Topology& topology, const FrameSeriesOptions& options);
+  // Writes frame number `frame` (its files, atomically). Throws pliant::Error naming the file.
+  void write(int frame, const State& state);
+  // Writes the run's collection (scene.pvd, Vtk) or animation (scene.glb, Glb) for the frames
+  // written so far (again, replacing it, when called again).
+  void finish();
+  // The files written so far, as paths relative to the folder, and their total size (bytes).
+  const std::vector<std::string>& files() const { return files_; }
+  std::uint64_t bytes() const { return bytes_; }
+  std::size_t framesWritten() const { return times_.size(); }
+  // The part names, objects first, then colliders.
+  std::vector<std::string> partNames() const;
+
+  ~FrameSeries();
+  FrameSeries(const FrameSeries&) = delete;
+  FrameSeries& operator=(const FrameSeries&) = delete;
+
+ private:
+  void record(const std::string& relative, const std::string& contents);
+  std::string folder_;
+  const Model& model_;
+  const Topology& topology_;
+  FrameSeriesOptions options_;
+  Topology whole_;  // one part over the whole topology when it has none
+  ColliderSurfaces colliders_;
+  std::vector<std::string> stems_;  // file-name stem of each part (objects, then colliders)
+  std::vector<std::vector<Vec3>> posed_;
+  std::vector<std::string> files_;
+  std::uint64_t bytes_ = 0, finishedBytes_ = 0;
+  std::vector<std::pair<double, std::string>> times_;  // each frame's time (s) and file for the .pvd
+  std::unique_ptr<detail::GltfRecording> recording_;   // Glb: the frames so far
+};
 
 }  // namespace pliant::io

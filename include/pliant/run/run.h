@@ -3,13 +3,17 @@
 // this function, so a run means the same thing everywhere.
 //
 // The folder receives (each file written atomically, see pliant/io/output.h):
-//   frames/frame_NNNNNN.{vtu,obj,ply}  frames (first, every `frameEvery`-th, last) unless writeFrames is false
-//   scene.pvd                          ParaView collection of the .vtu frames (VTK format only)
+//   frames/frame_NNNNNN*.{vtu,vtm,obj,ply}  frames (first, every `frameEvery`-th, last) unless writeFrames
+//                                      is false: one part per object and per collider (io::FrameSeries,
+//                                      pliant/io/output.h, says which files each format gets)
+//   scene.pvd                          ParaView collection of the .vtu/.vtm frames (VTK format only)
+//   scene.glb                          the whole run as one animated glTF 2.0 file (Glb format; no frames/ files)
 //   checkpoints/frame_NNNNNN.ckpt      checkpoints asked for by checkpointEvery / checkpointAt
 //   probes.csv                         the scene's probes, per frame or substep (when it has probes)
 //   final_state.csv                    positions (m) and velocities (m/s) of the last state
 //   viewer-data.json                   the frames for the viewer (pliant/viewer/viewer.h)
-//   summary.json                       scene, settings, sizes, timings, final energy, residual and state hash;
+//   summary.json                       scene, settings, sizes, timings, final energy, residual and state hash,
+//                                      the frame files' parts, count and total size ("outputs");
 //                                      "status": "completed" or "refused" (with a "refusal" block)
 // and, when htmlPage is given, the self-contained viewer page. With writeFrames false there is no
 // frames/ folder and no scene.pvd, and, unless a page is asked for, viewer-data.json holds the
@@ -39,7 +43,9 @@ struct RunOptions {
   int frames = -1;                   // last frame to simulate (a frame is one step of the scene's
                                      // timeStep); -1 = the scene's `frames`
   io::FrameFormat frameFormat = io::FrameFormat::Vtk;
-  bool writeFrames = true;        // false: no frames/, no scene.pvd; without htmlPage 2 viewer frames
+  bool writeFrames = true;  // false: no frames/, no scene.pvd; without htmlPage 2 viewer frames
+  io::VtuEncoding vtuEncoding = io::VtuEncoding::Zlib;  // how .vtu frames store their arrays
+  bool colliderParts = true;                            // write each collider as a part of every frame
   int frameEvery = 1;             // write the first frame, every frameEvery-th after it and the last; >= 1
   int threads = 0;                // worker threads during the run (restored afterwards); 0 = the current count
   int checkpointEvery = 0;        // checkpoint at every frame that is a multiple of this; 0 = none
