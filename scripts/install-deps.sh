@@ -15,6 +15,7 @@ packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev li
           libtinyobjloader-dev zlib1g-dev libbullet-dev clang-format nodejs npm
           python3-dev python3-numpy python3-pybind11 pybind11-dev python3-pytest python3-matplotlib
           python3-setuptools python3-wheel python3-pip python3-venv python3-mypy)
+packages+=(python3-jsonschema)  # the test of docs/scene.schema.json (tests/schema)
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;
