@@ -144,9 +144,7 @@ Command addRunCommand(CLI::App& app) {
   run->add_option("--format", options->format, "Frame format")
       ->check(CLI::IsMember({"vtk", "obj", "ply"}))
       ->capture_default_str();
-  run->add_option("--every", options->every, "Write every Nth frame")
-      ->check(atLeast(1))
-      ->capture_default_str();
+  run->add_option("--every", options->every, "Write every Nth frame")->check(atLeast(1))->capture_default_str();
   run->add_flag("--no-frames", options->noFrames, "Write no frame files (summary, probes and final state only)");
   run->add_option("--threads", options->threads, "Worker threads, fixed (default: automatic, up to all cores)")
       ->check(atLeast(1));

@@ -111,9 +111,10 @@ Scene SceneLoader::load(const Json& root) {
     // than an int holds (issue 12).
     const double frames = std::ceil(duration / scene_.settings.timeStep - 1e-9);
     if (!(frames <= static_cast<double>(kMaxFrames)))
-      r_.fail(durationNode, "is " + (frames < 1e18 ? std::to_string(static_cast<long long>(frames)) : shortNumber(frames)) + " frames of solver.time_step " +
-                                shortNumber(scene_.settings.timeStep) + " s; expected at most " +
-                                std::to_string(kMaxFrames) + " frames (a shorter duration or a longer time step)");
+      r_.fail(durationNode,
+              "is " + (frames < 1e18 ? std::to_string(static_cast<long long>(frames)) : shortNumber(frames)) +
+                  " frames of solver.time_step " + shortNumber(scene_.settings.timeStep) + " s; expected at most " +
+                  std::to_string(kMaxFrames) + " frames (a shorter duration or a longer time step)");
     scene_.frames = static_cast<int>(std::max(frames, 0.0));
   }
   r_.forEachElement(top, "probes", [&](const Node& n) { parseProbe(n); });

@@ -101,8 +101,7 @@ TEST(SceneLimits, SurfaceThicknessAboveTheMeanEdgeIsRefusedNamingTheField) {
   };
   // Edges of 0.1 m and diagonals of 0.141 m: a mean of about 0.114 m.
   const std::string error = errorOf([&] { (void)parseWithBudget(with("1000"), 0); });
-  EXPECT_THAT(error,
-              HasSubstr("limits.json: /surface_contact/thickness: is 1000 m, above the mean edge length"));
+  EXPECT_THAT(error, HasSubstr("limits.json: /surface_contact/thickness: is 1000 m, above the mean edge length"));
   EXPECT_NO_THROW((void)parseWithBudget(with("0.05"), 0));
   // The model refuses it too, for models built without a scene file.
   ModelBuilder b;

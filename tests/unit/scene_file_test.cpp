@@ -522,7 +522,8 @@ TEST(SceneFileBadInput, WrongType) {
 }
 
 TEST(SceneFileBadInput, NegativeMass) {
-  EXPECT_THAT(badFileError("negative_mass.json"), HasSubstr(": /objects/0/mass: expected a number greater than 0, got -1"));
+  EXPECT_THAT(badFileError("negative_mass.json"),
+              HasSubstr(": /objects/0/mass: expected a number greater than 0, got -1"));
   EXPECT_THAT(parseError(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0], [1, 0, 0]],
                              "masses": [1, -0.5]}]})"),
               HasSubstr("inline.json: /objects/0/masses/1: expected a number of at least 0, got -0.5"));
