@@ -2,7 +2,6 @@
 #include "json_fields.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <string>
 
@@ -17,19 +16,7 @@ std::string typeName(const Json& j) {
   return "an object";
 }
 
-std::string shortNumber(double value) {
-  char buffer[64];
-  const auto written = std::to_chars(buffer, buffer + sizeof buffer, value);  // shortest round-trip form
-  std::string text(buffer, written.ptr);
-  // to_chars writes exponents as "e+06"; a person writes "e6".
-  const auto e = text.find('e');
-  if (e == std::string::npos) return text;
-  std::string exponent = text.substr(e + 1);
-  const bool negative = !exponent.empty() && exponent[0] == '-';
-  if (!exponent.empty() && (exponent[0] == '+' || exponent[0] == '-')) exponent.erase(0, 1);
-  exponent.erase(0, std::min(exponent.find_first_not_of('0'), exponent.size() - 1));
-  return text.substr(0, e) + "e" + (negative ? "-" : "") + exponent;
-}
+std::string shortNumber(double value) { return formatNumber(value); }
 
 std::string describeRange(double min, double max, bool exclusiveMin) {
   const bool hasMin = std::isfinite(min), hasMax = std::isfinite(max);

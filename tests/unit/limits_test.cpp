@@ -110,8 +110,7 @@ TEST(SceneLimits, SurfaceThicknessAboveTheMeanEdgeIsRefusedNamingTheField) {
   def.selfCollision = true;
   (void)addClothGrid(b, def);
   b.model().surfaceThickness = 0.5;
-  EXPECT_THAT(errorOf([&] { (void)b.build(); }),
-              HasSubstr("surfaceThickness 0.500000 m is above the mean edge length"));
+  EXPECT_THAT(errorOf([&] { (void)b.build(); }), HasSubstr("surfaceThickness 0.5 m is above the mean edge length"));
   b.model().surfaceThickness = 0.05;
   EXPECT_NO_THROW((void)b.build());
 }
@@ -126,7 +125,7 @@ TEST(SceneLimits, GravityPastAPhysicalMagnitudeIsRefused) {
   EXPECT_THAT(error, HasSubstr("above 1e6 m/s^2"));
   SolverSettings s;
   s.gravity = Vec3(0.0, -2e6, 0.0);
-  EXPECT_THAT(errorOf([&] { s.validate(); }), HasSubstr("gravity of 2000000.000000 m/s^2 is above"));
+  EXPECT_THAT(errorOf([&] { s.validate(); }), HasSubstr("gravity of 2e6 m/s^2 is above"));
 }
 
 // Two free particles 0.1 m apart joined by a rigid distance constraint of rest length `rest`.
