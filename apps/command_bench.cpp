@@ -95,10 +95,10 @@ Command addBenchCommand(CLI::App& app) {
   bench->add_option("--threads", options->threads, "Thread counts, repeatable or comma-separated")
       ->delimiter(',')
       ->allow_extra_args(false)
-      ->check(CLI::PositiveNumber)
+      ->check(atLeast(1))
       ->capture_default_str();
   bench->add_option("--frames", options->frames, "Frames per run (default: each scene's, see docs/performance.md)")
-      ->check(CLI::PositiveNumber);
+      ->check(atLeast(1));
   bench->add_option("--csv", options->csv, "Write the CSV to FILE (atomically) instead of stdout");
   bench->add_flag("-q,--quiet", options->quiet, "No progress lines on stderr");
   bench->add_flag("!--no-pin", options->pin,

@@ -151,28 +151,26 @@ Command addRunCommand(CLI::App& app) {
   run->add_option("scene", options->scene, "Scene file (.json) or built-in scene name (see `pliant scenes`)");
   run->add_option("--out", options->out, "Output folder")->capture_default_str();
   run->add_option("--frames", options->frames, "Number of frames to simulate (default: the scene's)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(atLeast(0));
   run->add_option("--format", options->format,
                   "Frame format: vtk (.vtu + scene.pvd), obj, ply, or glb (one animated scene.glb for the run)")
       ->check(CLI::IsMember({"vtk", "obj", "ply", "glb"}))
       ->capture_default_str();
-  run->add_option("--every", options->every, "Write every Nth frame")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  run->add_option("--every", options->every, "Write every Nth frame")->check(atLeast(1))->capture_default_str();
   run->add_flag("--no-frames", options->noFrames, "Write no frame files (summary, probes and final state only)");
   run->add_flag("--uncompressed", options->uncompressed,
                 "Write .vtu frames uncompressed (raw appended data: faster to write, about 2x larger)");
   run->add_flag("--no-colliders", options->noColliders, "Leave the colliders out of the frames (objects only)");
   run->add_option("--threads", options->threads, "Worker threads, fixed (default: automatic, up to all cores)")
-      ->check(CLI::PositiveNumber);
+      ->check(atLeast(1));
   run->add_option("--checkpoint-every", options->checkpointEvery, "Save a checkpoint every N frames")
-      ->check(CLI::NonNegativeNumber);
+      ->check(atLeast(0));
   // One argument per occurrence, split at commas (--checkpoint-at 30,60), so a scene name after it is
   // not taken for a frame.
   run->add_option("--checkpoint-at", options->checkpointAt, "Save checkpoints at these frames (F1,F2,...)")
       ->delimiter(',')
       ->allow_extra_args(false)
-      ->check(CLI::PositiveNumber);
+      ->check(atLeast(1));
   run->add_option("--resume", options->resume, "Resume from a checkpoint file written by --checkpoint-*");
   run->add_flag("-q,--quiet", options->quiet, "No progress bar and no summary line");
   run->add_option("--html", options->html,

@@ -1,8 +1,10 @@
 // Helpers the subcommands share.
 #include "commands.h"
 
+#include <charconv>
 #include <filesystem>
 #include <iomanip>
+#include <limits>
 #include <sstream>
 #include <system_error>
 
@@ -37,6 +39,20 @@ pliant::Scene loadScene(const std::string& argument, const std::string& maxMemor
   const bool looksLikeFile = argument.find('/') != std::string::npos || argument.find('.') != std::string::npos;
   if (fs::exists(argument, ec) || looksLikeFile) return pliant::loadSceneFile(argument, options);
   return pliant::makeBuiltinScene(argument);
+}
+
+CLI::Validator atLeast(int min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        constexpr int kMax = std::numeric_limits<int>::max();
+        long long value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error == std::errc() && end == text.data() + text.size() && value >= min && value <= kMax) return {};
+        // An integer option; a larger value would not fit it.
+        return "expected a whole number of at least " + std::to_string(min) + " (and at most " + std::to_string(kMax) +
+               "), got " + (text.empty() ? std::string("nothing") : text);
+      },
+      "INT>=" + std::to_string(min));
 }
 
 std::string hex(std::uint64_t value) {

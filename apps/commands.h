@@ -35,6 +35,9 @@ pliant::Scene loadScene(const std::string& argument, const std::string& maxMemor
 pliant::SceneLoadOptions sceneLoadOptions(const std::string& maxMemory);
 // Adds --max-memory to a subcommand.
 void addMaxMemoryOption(CLI::App* command, std::string& maxMemory);
+// Accepts a whole number from `min` to INT_MAX (the options are ints); otherwise says so in words ("expected a whole
+// number of at least 1, got 0"), where CLI11's own range checks print the double limit in 300 digits.
+CLI::Validator atLeast(int min);
 // 16 hex digits, as state hashes are shown.
 std::string hex(std::uint64_t value);
 

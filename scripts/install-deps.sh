@@ -19,6 +19,7 @@ packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev li
 packages+=(ffmpeg)
 # Third-party readers of the frame files in the readers.* tests (tests/readers).
 packages+=(python3-vtk9 python3-meshio assimp-utils)
+packages+=(python3-jsonschema)  # the test of docs/scene.schema.json (tests/schema)
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;

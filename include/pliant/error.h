@@ -7,6 +7,11 @@
 
 namespace pliant {
 
+// A number as a person writes it in a message: the shortest text that reads back to the same
+// double ("0.1", "1e6", "1e-9", "-0.5"), where std::to_string prints six decimals ("0.000000" for
+// 1e-9, "1000000.000000").
+std::string formatNumber(double value);
+
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message) : std::runtime_error(message) {}

@@ -714,7 +714,9 @@ scene: a Scene, a scene file path or a built-in scene name (as the CLI reads its
 None for the default built-in scene. frames: last frame (None: the scene's). threads: worker
 threads for the run (0: the current count). resume: a checkpoint file to start from. source:
 summary.json's "source" (default: the argument as given, or Scene.source). progress: called as
-progress(frame, first, last) after every frame; an exception it raises stops the run.
+progress(frame, first, last) after every frame; an exception it raises stops the run (after
+scene.pvd, probes.csv and summary.json, "status": "stopped", are written for the frames that exist)
+and is raised again. manifest.json lists the files written; a rerun into `out` removes them first.
 
 Returns a dict: completed, failure, first_frame, last_frame, state_hash, final_state (State),
 simulate_seconds, write_seconds, ms_per_frame, projections, frames_written, viewer_frames,

@@ -25,11 +25,11 @@ namespace detail {
 
 void checkMaterial(const ContactMaterial& m, const std::string& where) {
   if (!std::isfinite(m.staticFriction) || m.staticFriction < 0.0)
-    throw Error(where + ": static friction must be a finite number >= 0, got " + std::to_string(m.staticFriction));
+    throw Error(where + ": static friction must be a finite number >= 0, got " + formatNumber(m.staticFriction));
   if (!std::isfinite(m.dynamicFriction) || m.dynamicFriction < 0.0)
-    throw Error(where + ": dynamic friction must be a finite number >= 0, got " + std::to_string(m.dynamicFriction));
+    throw Error(where + ": dynamic friction must be a finite number >= 0, got " + formatNumber(m.dynamicFriction));
   if (!(m.restitution >= 0.0 && m.restitution <= 1.0))
-    throw Error(where + ": restitution must be in [0, 1], got " + std::to_string(m.restitution));
+    throw Error(where + ": restitution must be in [0, 1], got " + formatNumber(m.restitution));
 }
 
 void checkCollider(const Collider& c, const std::string& where) {
@@ -41,14 +41,13 @@ void checkCollider(const Collider& c, const std::string& where) {
       break;
     case ColliderShape::Sphere:
       if (!std::isfinite(c.radius) || !(c.radius > 0.0))
-        throw Error(where + ": sphere radius must be a finite number > 0 m, got " + std::to_string(c.radius));
+        throw Error(where + ": sphere radius must be a finite number > 0 m, got " + formatNumber(c.radius));
       break;
     case ColliderShape::Capsule:
       if (!std::isfinite(c.radius) || !(c.radius > 0.0))
-        throw Error(where + ": capsule radius must be a finite number > 0 m, got " + std::to_string(c.radius));
+        throw Error(where + ": capsule radius must be a finite number > 0 m, got " + formatNumber(c.radius));
       if (!std::isfinite(c.halfHeight) || c.halfHeight < 0.0)
-        throw Error(where + ": capsule half height must be a finite number >= 0 m, got " +
-                    std::to_string(c.halfHeight));
+        throw Error(where + ": capsule half height must be a finite number >= 0 m, got " + formatNumber(c.halfHeight));
       break;
     case ColliderShape::Box:
       if (!c.halfExtents.allFinite() || !(c.halfExtents.array() > 0.0).all())
@@ -134,7 +133,7 @@ void Model::validate() const {
     checkFinite(initialPosition[i], where + " position");
     checkFinite(initialVelocity[i], where + " velocity");
     if (!(mass[i] >= 0.0) || std::isnan(mass[i]))
-      throw Error(where + ": mass must be >= 0 kg, got " + std::to_string(mass[i]));
+      throw Error(where + ": mass must be >= 0 kg, got " + formatNumber(mass[i]));
     if (!std::isfinite(inverseMass[i]) || inverseMass[i] < 0.0)
       throw Error(where + ": inverse mass must be a finite number >= 0");
   }
@@ -143,7 +142,7 @@ void Model::validate() const {
   for (std::size_t i = 0; i < particleRadius.size(); ++i)
     if (!std::isfinite(particleRadius[i]) || particleRadius[i] < 0.0)
       throw Error(describe("particle", i) + ": radius must be a finite number >= 0 m, got " +
-                  std::to_string(particleRadius[i]));
+                  formatNumber(particleRadius[i]));
   for (std::size_t i = 0; i < colliders.size(); ++i) {
     const Collider& c = colliders[i];
     const std::string where = describe("collider", i);
@@ -163,12 +162,12 @@ void Model::validate() const {
       throw Error(where + ": its three particles must differ");
   }
   if (!std::isfinite(surfaceThickness) || !(surfaceThickness > 0.0))
-    throw Error("model: surfaceThickness must be a finite number > 0 m, got " + std::to_string(surfaceThickness));
+    throw Error("model: surfaceThickness must be a finite number > 0 m, got " + formatNumber(surfaceThickness));
   if (selfCollision) {
     const double limit = surfaceThicknessLimit(*this);
     if (surfaceThickness > limit)
-      throw Error("model: surfaceThickness " + std::to_string(surfaceThickness) +
-                  " m is above the mean edge length of the collision triangles, " + std::to_string(limit) +
+      throw Error("model: surfaceThickness " + formatNumber(surfaceThickness) +
+                  " m is above the mean edge length of the collision triangles, " + formatNumber(limit) +
                   " m: every vertex would be in contact with its whole neighbourhood (keep it below about 0.7 of the "
                   "shortest edge)");
   }

@@ -295,7 +295,7 @@ void ModelBuilder::setParticleRadius(ParticleIndex particle, double radius) {
   const std::string where = describe("particle", particle);
   checkIndex(particle, particleCount(), "setParticleRadius");
   if (!std::isfinite(radius) || radius < 0.0)
-    throw Error(where + ": radius must be a finite number >= 0 m, got " + std::to_string(radius));
+    throw Error(where + ": radius must be a finite number >= 0 m, got " + formatNumber(radius));
   if (model_.particleRadius.size() != particleCount()) model_.particleRadius.assign(particleCount(), 0.0);
   model_.particleRadius[particle] = radius;
 }
@@ -350,7 +350,7 @@ std::uint32_t ModelBuilder::addObject(std::string name, std::vector<ParticleInde
   const std::string where = "object '" + name + "'";
   for (ParticleIndex p : particles) checkIndex(p, particleCount(), where);
   if (!(dampingFactor >= 0.0 && dampingFactor <= 1.0))
-    throw Error(where + ": damping factor must be in [0, 1], got " + std::to_string(dampingFactor));
+    throw Error(where + ": damping factor must be in [0, 1], got " + formatNumber(dampingFactor));
   model_.objects.push_back({std::move(name), std::move(particles), dampingFactor});
   return static_cast<std::uint32_t>(model_.objects.size() - 1);
 }

@@ -38,7 +38,7 @@ SolverSettings SolverSettings::smallSteps(int substeps, double timeStep) {
 
 void SolverSettings::validate() const {
   if (!std::isfinite(timeStep) || !(timeStep > 0.0))
-    throw Error("solver settings: timeStep must be a finite number > 0 s, got " + std::to_string(timeStep));
+    throw Error("solver settings: timeStep must be a finite number > 0 s, got " + formatNumber(timeStep));
   if (substeps < 1) throw Error("solver settings: substeps must be >= 1, got " + std::to_string(substeps));
   if (iterations < 1) throw Error("solver settings: iterations must be >= 1, got " + std::to_string(iterations));
   if (!gravity.allFinite()) throw Error("solver settings: gravity must be finite");
@@ -47,19 +47,19 @@ void SolverSettings::validate() const {
   if (!(maxDisplacementPerStep > 0.0)) throw Error("solver settings: maxDisplacementPerStep must be > 0 m");
   if (!(divergenceFactor >= 1.0))
     throw Error("solver settings: divergenceFactor must be >= 1 (infinity: no relative bound), got " +
-                std::to_string(divergenceFactor));
+                formatNumber(divergenceFactor));
   if (!(maxStrain > 0.0))
-    throw Error("solver settings: maxStrain must be > 0 (infinity: no strain bound), got " + std::to_string(maxStrain));
+    throw Error("solver settings: maxStrain must be > 0 (infinity: no strain bound), got " + formatNumber(maxStrain));
   if (!(gravity.stableNorm() <= kMaxGravity))
-    throw Error("solver settings: gravity of " + std::to_string(gravity.stableNorm()) + " m/s^2 is above " +
-                std::to_string(kMaxGravity) +
+    throw Error("solver settings: gravity of " + formatNumber(gravity.stableNorm()) + " m/s^2 is above " +
+                formatNumber(kMaxGravity) +
                 " m/s^2 (10^5 g): not a physical value for the bodies simulated here, and one that overflows "
                 "positions within a few steps");
   if (!std::isfinite(contactMargin) || contactMargin < 0.0)
-    throw Error("solver settings: contactMargin must be a finite number >= 0 m, got " + std::to_string(contactMargin));
+    throw Error("solver settings: contactMargin must be a finite number >= 0 m, got " + formatNumber(contactMargin));
   if (!(maxDepenetrationVelocity > 0.0))
     throw Error("solver settings: maxDepenetrationVelocity must be > 0 m/s (infinity: no cap), got " +
-                std::to_string(maxDepenetrationVelocity));
+                formatNumber(maxDepenetrationVelocity));
 }
 
 Solver::Solver(ModelPtr model, const SolverSettings& settings)
@@ -160,7 +160,7 @@ void Solver::setParticleMass(ParticleIndex particle, double mass) {
   checkEditedParticle(*model_, particle, "setParticleMass");
   if (std::isnan(mass) || mass < 0.0)
     throw Error("solver: setParticleMass: mass of particle " + std::to_string(particle) +
-                " must be >= 0 kg (0 or infinity fixes it), got " + std::to_string(mass));
+                " must be >= 0 kg (0 or infinity fixes it), got " + formatNumber(mass));
   const double inverse = (mass == 0.0 || std::isinf(mass)) ? 0.0 : 1.0 / mass;
   Model& model = ownModel();
   if ((model.inverseMass[particle] == 0.0) != (inverse == 0.0)) planStale_ = true;
@@ -179,7 +179,7 @@ void Solver::releaseParticle(ParticleIndex particle) {
   checkEditedParticle(*model_, particle, "releaseParticle");
   const double mass = model_->mass[particle];
   if (!(mass > 0.0) || !std::isfinite(mass))
-    throw Error("solver: releaseParticle: particle " + std::to_string(particle) + " has mass " + std::to_string(mass) +
+    throw Error("solver: releaseParticle: particle " + std::to_string(particle) + " has mass " + formatNumber(mass) +
                 " kg; give it a finite mass > 0 with setParticleMass");
   if (model_->inverseMass[particle] != 0.0) return;
   ownModel().inverseMass[particle] = 1.0 / mass;

@@ -23,11 +23,11 @@ inline void checkFinite(const Vec3& v, const std::string& where) {
 
 inline void checkParameters(const ConstraintParameters& p, const std::string& where) {
   if (!std::isfinite(p.compliance) || p.compliance < 0.0)
-    throw Error(where + ": compliance must be a finite number >= 0, got " + std::to_string(p.compliance));
+    throw Error(where + ": compliance must be a finite number >= 0, got " + formatNumber(p.compliance));
   if (!std::isfinite(p.damping) || p.damping < 0.0)
-    throw Error(where + ": damping must be a finite number >= 0, got " + std::to_string(p.damping));
+    throw Error(where + ": damping must be a finite number >= 0, got " + formatNumber(p.damping));
   if (!(p.stiffness >= 0.0 && p.stiffness <= 1.0))
-    throw Error(where + ": stiffness must be in [0, 1], got " + std::to_string(p.stiffness));
+    throw Error(where + ": stiffness must be in [0, 1], got " + formatNumber(p.stiffness));
 }
 
 inline void checkIndex(ParticleIndex p, std::size_t count, const std::string& where) {

@@ -2,6 +2,7 @@
 #include "json_fields.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace pliant::scenefile {
@@ -13,6 +14,17 @@ std::string typeName(const Json& j) {
   if (j.is_string()) return "a string";
   if (j.is_array()) return "an array";
   return "an object";
+}
+
+std::string shortNumber(double value) { return formatNumber(value); }
+
+std::string describeRange(double min, double max, bool exclusiveMin) {
+  const bool hasMin = std::isfinite(min), hasMax = std::isfinite(max);
+  if (hasMin && hasMax && !exclusiveMin) return "from " + shortNumber(min) + " to " + shortNumber(max);
+  std::string text;
+  if (hasMin) text = (exclusiveMin ? "greater than " : "of at least ") + shortNumber(min);
+  if (hasMax) text += (hasMin ? " and at most " : "of at most ") + shortNumber(max);
+  return text;
 }
 
 // "line:column" of byte `offset` (0-based) in `text`, both 1-based.

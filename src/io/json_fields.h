@@ -25,6 +25,11 @@ using Json = nlohmann::json;
 std::string typeName(const Json& j);
 // "line:column" (1-based) of byte `offset` of `text`.
 std::string lineColumn(const std::string& text, std::size_t offset);
+// The shortest text that reads back to `value` as a person writes it: "0", "0.5", "1e6", "1e-9".
+std::string shortNumber(double value);
+// A range in words: "of at least 0", "greater than 0", "from 0 to 1", "greater than 0 and at most 10";
+// an infinite bound is left out.
+std::string describeRange(double min, double max, bool exclusiveMin);
 // Offset of the first occurrence of number token `token` outside string literals, or npos.
 std::size_t findNumberToken(const std::string& text, const std::string& token);
 
@@ -99,13 +104,8 @@ class SceneReader {
     if (!node.json.is_number()) fail(node, "expected a number, got " + typeName(node.json));
     const double v = node.json.get<double>();
     if (!std::isfinite(v)) fail(node, "expected a finite number, got " + node.json.dump());
-    if ((exclusiveMin ? !(v > min) : !(v >= min)) || !(v <= max)) {
-      std::ostringstream range;
-      range << "expected a number " << (exclusiveMin ? "> " : ">= ") << min;
-      if (std::isfinite(max)) range << " and <= " << max;
-      range << ", got " << node.json.dump();
-      fail(node, range.str());
-    }
+    if ((exclusiveMin ? !(v > min) : !(v >= min)) || !(v <= max))
+      fail(node, "expected a number " + describeRange(min, max, exclusiveMin) + ", got " + node.json.dump());
     return v;
   }
 
@@ -117,12 +117,11 @@ class SceneReader {
   std::int64_t integer(const Node& node, std::int64_t min, std::int64_t max) const {
     if (!node.json.is_number_integer())
       fail(node, "expected an integer, got " + (node.json.is_number() ? node.json.dump() : typeName(node.json)));
-    if (node.json.is_number_unsigned() && node.json.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
-      fail(node, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
-                     node.json.dump());
-    const std::int64_t v = node.json.get<std::int64_t>();
-    if (v < min || v > max)
-      fail(node, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+    const bool tooLarge =
+        node.json.is_number_unsigned() && node.json.get<std::uint64_t>() > static_cast<std::uint64_t>(max);
+    const std::int64_t v = tooLarge ? max : node.json.get<std::int64_t>();
+    if (tooLarge || v < min || v > max)
+      fail(node, "expected an integer from " + std::to_string(min) + " to " + std::to_string(max) + ", got " +
                      node.json.dump());
     return v;
   }

@@ -111,9 +111,10 @@ Scene SceneLoader::load(const Json& root) {
     // than an int holds (issue 12).
     const double frames = std::ceil(duration / scene_.settings.timeStep - 1e-9);
     if (!(frames <= static_cast<double>(kMaxFrames)))
-      r_.fail(durationNode, "is " + std::to_string(frames) + " frames of solver.time_step " +
-                                std::to_string(scene_.settings.timeStep) + " s; expected at most " +
-                                std::to_string(kMaxFrames) + " frames (a shorter duration or a longer time step)");
+      r_.fail(durationNode,
+              "is " + (frames < 1e18 ? std::to_string(static_cast<long long>(frames)) : shortNumber(frames)) +
+                  " frames of solver.time_step " + shortNumber(scene_.settings.timeStep) + " s; expected at most " +
+                  std::to_string(kMaxFrames) + " frames (a shorter duration or a longer time step)");
     scene_.frames = static_cast<int>(std::max(frames, 0.0));
   }
   r_.forEachElement(top, "probes", [&](const Node& n) { parseProbe(n); });
@@ -202,8 +203,8 @@ void SceneLoader::parseSolver(const Node& top) {
   }
   out.gravity = r_.vec3(s, "gravity", out.gravity);
   if (!(out.gravity.stableNorm() <= kMaxGravity))
-    r_.fail(r_.child(s, "gravity"), "magnitude " + std::to_string(out.gravity.stableNorm()) + " m/s^2 is above " +
-                                        std::to_string(kMaxGravity) +
+    r_.fail(r_.child(s, "gravity"), "magnitude " + shortNumber(out.gravity.stableNorm()) + " m/s^2 is above " +
+                                        shortNumber(kMaxGravity) +
                                         " m/s^2 (10^5 g): no physical value for these bodies, and one that overflows "
                                         "positions within a few steps");
   if (r_.has(s, "iteration_independent_stiffness"))

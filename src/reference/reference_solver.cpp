@@ -39,7 +39,7 @@ ReferenceSettings ReferenceSettings::fromSolver(const SolverSettings& settings) 
 
 void ReferenceSettings::validate() const {
   if (!std::isfinite(timeStep) || !(timeStep > 0.0))
-    throw Error("reference settings: timeStep must be a finite number > 0 s, got " + std::to_string(timeStep));
+    throw Error("reference settings: timeStep must be a finite number > 0 s, got " + formatNumber(timeStep));
   if (!gravity.allFinite()) throw Error("reference settings: gravity must be finite");
   if (!std::isfinite(tolerance) || !(tolerance > 0.0))
     throw Error("reference settings: tolerance must be a finite number > 0 m, got " + std::to_string(tolerance));
@@ -366,7 +366,7 @@ bool ImplicitStep::newton(ReferenceStep& out) {
     if (norm <= settings_.tolerance) return true;
     if (it == settings_.maxIterations) {
       out.message = "no convergence in " + std::to_string(settings_.maxIterations) + " Newton iterations (residual " +
-                    std::to_string(norm) + " m)";
+                    formatNumber(norm) + " m)";
       return false;
     }
     bool accepted = false;
@@ -394,7 +394,7 @@ bool ImplicitStep::newton(ReferenceStep& out) {
     }
     if (!accepted) {
       evaluateConstraints(x_);
-      out.message = "line search found no decrease at residual " + std::to_string(norm) + " m";
+      out.message = "line search found no decrease at residual " + formatNumber(norm) + " m";
       return false;
     }
     x_.swap(trialX_);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <filesystem>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "pliant/error.h"
 #include "pliant/geometry.h"
 #include "pliant/io/checkpoint.h"
+#include "pliant/io/manifest.h"
 #include "pliant/io/probes.h"
 #include "pliant/parallel.h"
 #include "pliant/viewer/viewer.h"
@@ -87,6 +89,17 @@ class ThreadCountScope {
   bool changed_;
 };
 
+// What stopped a run early, for summary.json.
+std::string describe(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "stopped by the onFrame callback";
+  }
+}
+
 }  // namespace
 
 RunReport runScene(const Scene& scene, const RunOptions& options) {
@@ -108,10 +121,26 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
   report.firstFrame = firstFrame;
   report.lastFrame = frames;
 
-  const fs::path outDir(options.outputFolder);
   const std::string& html = options.htmlPage;
-  detail::checkRunOutputs(scene, options);  // every output path, before anything is created
-  detail::createRunFolders(options);
+  // Every output path, before anything is created; then the previous run's files go.
+  const detail::PreviousOutputs previous = detail::checkRunOutputs(scene, options);
+  detail::createRunFolders(options, previous);
+  // Every file the run writes is named through `outputs` (OutputLog::file or write), which lists
+  // it in manifest.json at the end for the next run to remove; the frame files are those the
+  // series lists. A previous file kept as an input stays listed.
+  io::OutputLog outputs(options.outputFolder);
+  for (const std::string& kept : previous.kept) (void)outputs.file(kept);
+  // The first exception that stopped the run early (a write failed, onFrame threw): the run stops
+  // at the frame it came from, the end-of-run files are still written for the frames that exist,
+  // and then it is rethrown.
+  std::exception_ptr stopped;
+  const auto attempt = [&stopped](const auto& work) {
+    try {
+      work();
+    } catch (...) {
+      if (!stopped) stopped = std::current_exception();
+    }
+  };
   io::FrameSeries frameFiles(options.outputFolder, *scene.model, scene.topology,
                              {format, options.vtuEncoding, options.colliderParts});
   int lastWrittenFrame = -1;
@@ -134,10 +163,10 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
 
   double frameSeconds = 0.0, writeSeconds = 0.0;
   std::uint64_t projections = 0;
-  if (options.onFrame) options.onFrame(firstFrame, firstFrame, frames);
-  {
+  if (options.onFrame) attempt([&] { options.onFrame(firstFrame, firstFrame, frames); });
+  if (!stopped) {
     const auto t0 = Clock::now();
-    writeFrame(firstFrame);
+    attempt([&] { writeFrame(firstFrame); });
     writeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
   }
   int lastGoodFrame = firstFrame;  // the last frame simulated (all of them unless a step is refused)
@@ -165,7 +194,7 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
     report.projections = projections;
     report.framesWritten = frameFiles.framesWritten();
   };
-  for (int frame = firstFrame + 1; frame <= frames; ++frame) {
+  for (int frame = firstFrame + 1; frame <= frames && !stopped; ++frame) {
     const auto t0 = Clock::now();
     substepRows.clear();
     const StepResult result = solver.step(state);
@@ -183,29 +212,32 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
     noteConvergence(frame);
     if (scene.probeEverySubstep) probeCsv += substepRows;
     else probes.record(state, probeCsv);
-    if ((frame - firstFrame) % options.frameEvery == 0 || frame == frames) writeFrame(frame);
+    if ((frame - firstFrame) % options.frameEvery == 0 || frame == frames) attempt([&] { writeFrame(frame); });
     viewerFrames.record(frame, state);
     const bool checkpointHere =
         (options.checkpointEvery > 0 && frame % options.checkpointEvery == 0) ||
         std::find(options.checkpointAt.begin(), options.checkpointAt.end(), frame) != options.checkpointAt.end();
-    if (checkpointHere) io::writeCheckpoint((outDir / "checkpoints" / numberedName(frame, ".ckpt")).string(), state);
+    if (checkpointHere && !stopped)
+      attempt([&] { io::writeCheckpoint(outputs.file("checkpoints/" + numberedName(frame, ".ckpt")), state); });
     writeSeconds += std::chrono::duration<double>(Clock::now() - t1).count();
-    if (options.onFrame) options.onFrame(frame, firstFrame, frames);
+    if (options.onFrame && !stopped) attempt([&] { options.onFrame(frame, firstFrame, frames); });
   }
   report.lastFrame = lastGoodFrame;
   if (lastWrittenFrame != lastGoodFrame) {
-    // Refused between two written frames: the last good one is the run's last frame.
+    // Refused or stopped between two written frames: the last good one is the run's last frame.
     const auto t0 = Clock::now();
-    writeFrame(lastGoodFrame);
+    attempt([&] { writeFrame(lastGoodFrame); });
     writeSeconds += std::chrono::duration<double>(Clock::now() - t0).count();
   }
   finishTimings();
 
-  if (options.writeFrames) frameFiles.finish();
-  if (!probes.empty()) io::writeFileAtomically((outDir / "probes.csv").string(), probeCsv);
-  io::writeFileAtomically((outDir / "final_state.csv").string(), stateCsv(state));
+  // The end-of-run files, each attempted even when one before it failed.
+  if (options.writeFrames) attempt([&] { frameFiles.finish(); });
+  for (const std::string& file : frameFiles.files()) (void)outputs.file(file);
+  if (!probes.empty()) attempt([&] { outputs.write("probes.csv", probeCsv); });
+  attempt([&] { outputs.write("final_state.csv", stateCsv(state)); });
   const std::string viewerData = viewerFrames.json();
-  io::writeFileAtomically((outDir / viewer::kDataFileName).string(), viewerData);
+  attempt([&] { outputs.write(viewer::kDataFileName, viewerData); });
   report.viewerFrames = viewerFrames.recordedFrames();
   report.viewerFrameStride = viewerFrames.stride();
 
@@ -219,7 +251,8 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
   summary["first_frame"] = firstFrame;
   summary["last_frame"] = lastGoodFrame;
   const bool refused = !report.failure.empty();
-  summary["status"] = refused ? "refused" : "completed";
+  summary["status"] = refused ? "refused" : stopped ? "stopped" : "completed";
+  if (stopped) summary["error"] = describe(stopped);
   if (refused) {
     const StepResult& r = report.refusal;
     nlohmann::json refusal;
@@ -293,10 +326,24 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
   if (!html.empty()) summary["outputs"]["html"] = html;
   // The page shows the summary as written to summary.json, so `pliant view` rebuilds the same page.
   report.summaryJson = summary.dump(2) + "\n";
-  if (!html.empty())
-    io::writeFileAtomically(
-        html, viewer::buildPage(viewerData, probes.empty() ? std::string() : probeCsv, report.summaryJson));
-  io::writeFileAtomically((outDir / "summary.json").string(), report.summaryJson);
+  if (!html.empty()) {
+    const bool stoppedBefore = static_cast<bool>(stopped);
+    attempt([&] {
+      outputs.note(html);
+      io::writeFileAtomically(
+          html, viewer::buildPage(viewerData, probes.empty() ? std::string() : probeCsv, report.summaryJson));
+    });
+    if (stopped && !stoppedBefore) {
+      // The page could not be written: the summary says so instead of naming it.
+      summary["outputs"].erase("html");
+      if (!refused) summary["status"] = "stopped";
+      summary["error"] = describe(stopped);
+      report.summaryJson = summary.dump(2) + "\n";
+    }
+  }
+  attempt([&] { outputs.write("summary.json", report.summaryJson); });
+  attempt([&] { outputs.writeManifest(); });
+  if (stopped) std::rethrow_exception(stopped);
   report.completed = !refused;
   report.stateHash = state.hash();
   report.finalState = std::move(state);

@@ -583,7 +583,7 @@ TEST_F(CliBadInput, MalformedSceneLeavesAnExistingOutputFolderUntouched) {
   writeFile(path("out/keep.txt"), "previous run\n");
   const RunResult r = run("run " + shellQuote(badScene("negative_mass.json")) + " --out out --quiet");
   EXPECT_EQ(r.exitCode, kExitBadInput);
-  EXPECT_THAT(r.err, HasSubstr("negative_mass.json: /objects/0/mass: expected a number > 0, got -1"));
+  EXPECT_THAT(r.err, HasSubstr("negative_mass.json: /objects/0/mass: expected a number greater than 0, got -1"));
   EXPECT_EQ(filesUnder(path("out")), std::vector<std::string>{"keep.txt"});
 }
 
@@ -613,6 +613,22 @@ TEST_F(CliBadInput, BadOptionsExit2) {
     EXPECT_FALSE(r.err.empty());
     EXPECT_FALSE(fs::exists(path("out")));
   }
+}
+
+TEST_F(CliBadInput, OptionRangesAreWordsNotThreeHundredDigits) {
+  // CLI11's own checks printed "not in range 0.000000 to 17976931348623157..." (issue 16).
+  RunResult r = run("run --frames -3 --out out");
+  EXPECT_EQ(r.exitCode, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("--frames: expected a whole number of at least 0 (and at most 2147483647), got -3"));
+  r = run("run --threads 0 --out out");
+  EXPECT_THAT(r.err, HasSubstr("--threads: expected a whole number of at least 1 (and at most 2147483647), got 0"));
+  r = run("run --every 99999999999 --out out");
+  EXPECT_EQ(r.exitCode, kExitBadInput);
+  EXPECT_THAT(r.err, HasSubstr("got 99999999999"));
+  r = run("bench --frames 2.5 --csv out.csv");
+  EXPECT_THAT(r.err, HasSubstr("--frames: expected a whole number of at least 1"));
+  EXPECT_FALSE(fs::exists(path("out")));
+  EXPECT_FALSE(fs::exists(path("out.csv")));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -507,16 +507,16 @@ TEST(ColliderSceneFile, BadCollidersNameThePathAndTheExpectation) {
   expectError(R"([{"type": "sphere", "centre": [0, 0, 0], "radius": 1, "colour": 3}])",
               "/colliders/0: unknown field 'colour'");
   expectError(R"([{"type": "sphere", "centre": [0, 0, 0], "radius": -1}])",
-              "/colliders/0/radius: expected a number > 0");
+              "/colliders/0/radius: expected a number greater than 0");
   expectError(R"([{"type": "plane", "normal": [0, 0, 0]}])", "/colliders/0/normal: the normal must not be zero");
   expectError(R"([{"type": "plane"}])", "/colliders/0: missing required field 'normal'");
   expectError(R"([{"type": "box", "centre": [0, 0, 0], "half_extents": [1, 0, 1]}])", "/colliders/0/half_extents");
   expectError(R"([{"type": "plane", "normal": [0, 1, 0], "restitution": 1.5}])",
-              "/colliders/0/restitution: expected a number >= 0 and <= 1");
+              "/colliders/0/restitution: expected a number from 0 to 1");
   expectError(R"([{"type": "plane", "normal": [0, 1, 0], "friction": {"kinetic": 0.5}}])",
               "/colliders/0/friction: unknown field 'kinetic'");
   expectError(R"([{"type": "plane", "normal": [0, 1, 0], "friction": -0.5}])",
-              "/colliders/0/friction: expected a number >= 0");
+              "/colliders/0/friction: expected a number of at least 0");
   expectError(R"([{"type": "capsule", "start": [0, 0, 0], "end": [0, 1, 0]}])",
               "/colliders/0: missing required field 'radius'");
   EXPECT_EQ(errorOf("[]"), "");  // no colliders is fine

@@ -66,7 +66,7 @@ TEST(SceneLimits, EveryFieldIsCheckedBeforeTheEstimateAndTheBuild) {
     (void)parseWithBudget(
         cloth(4096, R"(, "constraints": [{"type": "distance", "particles": [["c", 0], ["c", 16777216]]}])"), 1 << 20);
   });
-  EXPECT_THAT(error, HasSubstr("/constraints/0/particles/1/1: expected an integer in [0, 16777215]")) << error;
+  EXPECT_THAT(error, HasSubstr("/constraints/0/particles/1/1: expected an integer from 0 to 16777215")) << error;
 }
 
 TEST(SceneLimits, MoreParticlesOrConstraintsThanAModelIndexesAreRefused) {
@@ -101,8 +101,7 @@ TEST(SceneLimits, SurfaceThicknessAboveTheMeanEdgeIsRefusedNamingTheField) {
   };
   // Edges of 0.1 m and diagonals of 0.141 m: a mean of about 0.114 m.
   const std::string error = errorOf([&] { (void)parseWithBudget(with("1000"), 0); });
-  EXPECT_THAT(error,
-              HasSubstr("limits.json: /surface_contact/thickness: is 1000.000000 m, above the mean edge length"));
+  EXPECT_THAT(error, HasSubstr("limits.json: /surface_contact/thickness: is 1000 m, above the mean edge length"));
   EXPECT_NO_THROW((void)parseWithBudget(with("0.05"), 0));
   // The model refuses it too, for models built without a scene file.
   ModelBuilder b;
@@ -111,8 +110,7 @@ TEST(SceneLimits, SurfaceThicknessAboveTheMeanEdgeIsRefusedNamingTheField) {
   def.selfCollision = true;
   (void)addClothGrid(b, def);
   b.model().surfaceThickness = 0.5;
-  EXPECT_THAT(errorOf([&] { (void)b.build(); }),
-              HasSubstr("surfaceThickness 0.500000 m is above the mean edge length"));
+  EXPECT_THAT(errorOf([&] { (void)b.build(); }), HasSubstr("surfaceThickness 0.5 m is above the mean edge length"));
   b.model().surfaceThickness = 0.05;
   EXPECT_NO_THROW((void)b.build());
 }
@@ -151,10 +149,10 @@ TEST(SceneLimits, GravityPastAPhysicalMagnitudeIsRefused) {
                           0);
   });
   EXPECT_THAT(error, HasSubstr("limits.json: /solver/gravity: magnitude "));
-  EXPECT_THAT(error, HasSubstr("above 1000000.000000 m/s^2"));
+  EXPECT_THAT(error, HasSubstr("above 1e6 m/s^2"));
   SolverSettings s;
   s.gravity = Vec3(0.0, -2e6, 0.0);
-  EXPECT_THAT(errorOf([&] { s.validate(); }), HasSubstr("gravity of 2000000.000000 m/s^2 is above"));
+  EXPECT_THAT(errorOf([&] { s.validate(); }), HasSubstr("gravity of 2e6 m/s^2 is above"));
 }
 
 // Two free particles 0.1 m apart joined by a rigid distance constraint of rest length `rest`.

@@ -153,6 +153,41 @@ TEST_F(RunTest, ARefusedStepIsReportedAndTheOutputsUpToTheLastGoodFrameAreWritte
   EXPECT_EQ(report.stateHash, report.finalState.hash());
 }
 
+// Issue 16: a run stopped by an exception (a frame it cannot write, a callback that throws) writes
+// scene.pvd, probes, final state and summary.json ("status": "stopped") for the frames that exist,
+// then rethrows.
+TEST_F(RunTest, ARunStoppedByAnExceptionWritesItsEndFilesAndRethrows) {
+  Scene scene = makeBuiltinScene("rope");
+  RunOptions options;
+  options.outputFolder = (dir_ / "out").string();
+  options.frames = 6;
+  // A folder where frame 2 goes: its write fails.
+  fs::create_directories(dir_ / "out" / "frames" / "frame_000002.vtu");
+  EXPECT_THROW(runScene(scene, options), Error);
+  nlohmann::json summary = nlohmann::json::parse(readBytes(dir_ / "out" / "summary.json"));
+  EXPECT_EQ(summary.at("status"), "stopped");
+  EXPECT_NE(summary.at("error").get<std::string>().find("frame_000002.vtu"), std::string::npos) << summary.dump();
+  EXPECT_EQ(summary.at("last_frame"), 2);  // simulated, not written
+  const std::string pvd = readBytes(dir_ / "out" / "scene.pvd");
+  EXPECT_NE(pvd.find("frame_000001.vtu"), std::string::npos);
+  EXPECT_EQ(pvd.find("frame_000002.vtu"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "final_state.csv"));
+  EXPECT_TRUE(fs::exists(dir_ / "out" / "manifest.json"));
+
+  // A callback that throws stops the run at its frame; the exception is the caller's own.
+  fs::remove_all(dir_ / "out");
+  struct Stop {};
+  options.onFrame = [](int frame, int, int) {
+    if (frame == 3) throw Stop{};
+  };
+  EXPECT_THROW(runScene(scene, options), Stop);
+  summary = nlohmann::json::parse(readBytes(dir_ / "out" / "summary.json"));
+  EXPECT_EQ(summary.at("status"), "stopped");
+  EXPECT_EQ(summary.at("last_frame"), 3);
+  EXPECT_NE(readBytes(dir_ / "out" / "scene.pvd").find("frame_000003.vtu"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "frames" / "frame_000004.vtu"));
+}
+
 TEST_F(RunTest, BadOptionsAreRefusedBeforeAnythingIsWritten) {
   const Scene scene = makeBuiltinScene("rope");
   const auto refused = [&](auto change, const std::string& expected) {

@@ -86,11 +86,11 @@ TEST(SceneFileMeshCollider, PositionRotationScaleAndGridFields) {
 
 TEST(SceneFileMeshCollider, BadFieldsNameThePathAndTheProblem) {
   EXPECT_THAT(colliderError(R"({"type": "mesh", "file": "sdf_cube.obj", "cell_size": -0.1})"),
-              HasSubstr("inline.json: /colliders/0/cell_size: expected a number > 0, got -0.1"));
+              HasSubstr("inline.json: /colliders/0/cell_size: expected a number greater than 0, got -0.1"));
   EXPECT_THAT(colliderError(R"({"type": "mesh", "file": "sdf_cube.obj", "cell_size": 0.1, "max_cells": 8})"),
               HasSubstr("inline.json: /colliders/0: give either \"cell_size\" or \"max_cells\", not both"));
   EXPECT_THAT(colliderError(R"({"type": "mesh", "file": "sdf_cube.obj", "max_cells": 0})"),
-              HasSubstr("/colliders/0/max_cells: expected an integer in [1, 4096], got 0"));
+              HasSubstr("/colliders/0/max_cells: expected an integer from 1 to 4096, got 0"));
   EXPECT_THAT(colliderError(R"({"type": "mesh", "file": "sdf_cube.obj", "cell_size": 1e-5})"),
               HasSubstr("use a larger cell size"));
   EXPECT_THAT(colliderError(R"({"type": "mesh", "file": "sdf_cube.obj", "scale": [1, 0, 1]})"),
@@ -122,7 +122,7 @@ TEST(SceneFileMeshCollider, BadSceneFilesNameTheSceneAndTheMesh) {
   e = errorOf([&] { (void)loadSceneFile(dataPath("scenes/bad/mesh_collider_missing.json")); });
   EXPECT_THAT(e, HasSubstr("no_such_collider.obj: cannot open"));
   e = errorOf([&] { (void)loadSceneFile(dataPath("scenes/bad/mesh_collider_cell_size.json")); });
-  EXPECT_THAT(e, HasSubstr("/colliders/0/cell_size: expected a number > 0"));
+  EXPECT_THAT(e, HasSubstr("/colliders/0/cell_size: expected a number greater than 0"));
 }
 
 TEST(SceneFileColliderSpin, AngularVelocityRotatesAboutTheOriginFromTheInitialOrientation) {

@@ -101,13 +101,13 @@ TEST(SceneFileSelfCollisionBadInput, MessagesNameTheField) {
   EXPECT_THAT(parseError(twoCloths(R"(, "self_collision": 1)", "", "")),
               HasSubstr("inline.json: /objects/0/self_collision: expected true or false"));
   EXPECT_THAT(parseError(twoCloths(R"(, "self_collision": true)", "", R"(, "surface_contact": {"thickness": -0.01})")),
-              HasSubstr("/surface_contact/thickness: expected a number > 0"));
+              HasSubstr("/surface_contact/thickness: expected a number greater than 0"));
   EXPECT_THAT(parseError(twoCloths(R"(, "self_collision": true)", "", R"(, "surface_contact": {"thickness": 0})")),
-              HasSubstr("/surface_contact/thickness: expected a number > 0"));
+              HasSubstr("/surface_contact/thickness: expected a number greater than 0"));
   EXPECT_THAT(parseError(twoCloths(R"(, "self_collision": true)", "", R"(, "surface_contact": {"thicknes": 0.01})")),
               HasSubstr("/surface_contact: unknown field 'thicknes'"));
   EXPECT_THAT(parseError(twoCloths(R"(, "self_collision": true)", "", R"(, "surface_contact": {"friction": -1})")),
-              HasSubstr("/surface_contact/friction: expected a number >= 0"));
+              HasSubstr("/surface_contact/friction: expected a number of at least 0"));
   EXPECT_THAT(parseError(twoCloths(R"(, "self_collision": true)", "", R"(, "surface_contact": {"enabled": "on"})")),
               HasSubstr("/surface_contact/enabled: expected true or false"));
   EXPECT_THAT(parseError(twoCloths("", "", R"(, "surface_contact": {"thickness": 0.01})")),

@@ -523,48 +523,49 @@ TEST(SceneFileBadInput, WrongType) {
 }
 
 TEST(SceneFileBadInput, NegativeMass) {
-  EXPECT_THAT(badFileError("negative_mass.json"), HasSubstr(": /objects/0/mass: expected a number > 0, got -1"));
+  EXPECT_THAT(badFileError("negative_mass.json"),
+              HasSubstr(": /objects/0/mass: expected a number greater than 0, got -1"));
   EXPECT_THAT(parseError(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0], [1, 0, 0]],
                              "masses": [1, -0.5]}]})"),
-              HasSubstr("inline.json: /objects/0/masses/1: expected a number >= 0, got -0.5"));
+              HasSubstr("inline.json: /objects/0/masses/1: expected a number of at least 0, got -0.5"));
 }
 
 TEST(SceneFileBadInput, StiffnessAboveOne) {
   EXPECT_THAT(badFileError("stiffness_above_one.json"),
-              HasSubstr(": /objects/0/stretch/stiffness: expected a number >= 0 and <= 1, got 1.5"));
+              HasSubstr(": /objects/0/stretch/stiffness: expected a number from 0 to 1, got 1.5"));
 }
 
 TEST(SceneFileBadInput, NegativeCompliance) {
   EXPECT_THAT(badFileError("negative_compliance.json"),
-              HasSubstr(": /objects/0/stretch/compliance: expected a number >= 0, got -1"));
+              HasSubstr(": /objects/0/stretch/compliance: expected a number of at least 0, got -1"));
 }
 
 TEST(SceneFileBadInput, PinIndexOutOfRange) {
   EXPECT_THAT(badFileError("pin_index.json"),
-              ContainsRegex(": /objects/0/pins/0/index: expected an integer (in \\[0, 40\\]|<= 40), got 41$"));
+              ContainsRegex(": /objects/0/pins/0/index: expected an integer from 0 to 40, got 41$"));
 }
 
 TEST(SceneFileBadInput, NegativePinIndex) {
   EXPECT_THAT(
       parseError(R"({"objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 3,
                              "mass": 1, "pins": [{"indices": [0, -1]}]}]})"),
-      HasSubstr("inline.json: /objects/0/pins/0/indices/1: expected an integer in [0, 2], got -1"));
+      HasSubstr("inline.json: /objects/0/pins/0/indices/1: expected an integer from 0 to 2, got -1"));
 }
 
 TEST(SceneFileBadInput, ProbeIndexOutOfRange) {
   EXPECT_THAT(badFileError("probe_index.json"),
-              ContainsRegex(": /probes/0/index: expected an integer (in \\[0, 40\\]|<= 40), got 99$"));
+              ContainsRegex(": /probes/0/index: expected an integer from 0 to 40, got 99$"));
   // A constraint-force probe's index counts the object's constraints of that family (40 here).
   EXPECT_THAT(
       parseError(
           R"({"objects": [{"type": "rope", "name": "r", "start": [0, 0, 0], "end": [1, 0, 0], "particles": 3, "mass": 1}],
                              "probes": [{"name": "f", "type": "constraint_force", "object": "r", "family": "distance", "index": 2}]})"),
-      ContainsRegex("inline.json: /probes/0/index: expected an integer (in \\[0, 1\\]|<= 1), got 2$"));
+      ContainsRegex("inline.json: /probes/0/index: expected an integer from 0 to 1, got 2$"));
 }
 
 TEST(SceneFileBadInput, ParticleReferenceOutOfRange) {
   EXPECT_THAT(badFileError("particle_reference.json"),
-              ContainsRegex(": /constraints/0/particles/1/1: expected an integer (in \\[0, 40\\]|<= 40), got 41$"));
+              ContainsRegex(": /constraints/0/particles/1/1: expected an integer from 0 to 40, got 41$"));
 }
 
 TEST(SceneFileBadInput, UnknownObjectName) {
@@ -604,9 +605,9 @@ TEST(SceneFileBadInput, SmallStepsWithTwoIterations) {
 TEST(SceneFileBadInput, TimeStepAboveItsMaximum) {
   // An exclusive minimum must not switch off the maximum.
   EXPECT_THAT(badFileError("time_step_too_large.json"),
-              HasSubstr(": /solver/time_step: expected a number > 0 and <= 10, got 20"));
+              HasSubstr(": /solver/time_step: expected a number greater than 0 and at most 10, got 20"));
   EXPECT_THAT(parseError(R"({"solver": {"time_step": 0}, "objects": []})"),
-              HasSubstr("inline.json: /solver/time_step: expected a number > 0 and <= 10, got 0"));
+              HasSubstr("inline.json: /solver/time_step: expected a number greater than 0 and at most 10, got 0"));
 }
 
 TEST(SceneFileBadInput, UnknownFamilyInProbe) {

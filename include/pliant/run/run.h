@@ -14,14 +14,23 @@
 //   viewer-data.json                   the frames for the viewer (pliant/viewer/viewer.h)
 //   summary.json                       scene, settings, sizes, timings, final energy, residual and state hash,
 //                                      the frame files' parts, count and total size ("outputs");
-//                                      "status": "completed" or "refused" (with a "refusal" block)
+//                                      "status": "completed", "refused" (with a "refusal" block) or
+//                                      "stopped" (with "error": a write failed, onFrame threw)
+//   manifest.json                      every file above that this run wrote (pliant/io/manifest.h)
 // and, when htmlPage is given, the self-contained viewer page. With writeFrames false there is no
 // frames/ folder and no scene.pvd, and, unless a page is asked for, viewer-data.json holds the
 // first and last frames only.
 // Before anything is created, every output path is checked (src/run/run_outputs.h): the folder can
 // be created or written, no output is a folder, and no output is one of the run's inputs (the
-// scene's files, the checkpoint resumed from). Temporaries that killed runs left in the folders
-// the run writes to are removed (io::removeStaleTemporaries).
+// scene's files, the checkpoint resumed from), and a manifest.json there is a run's. Then the files
+// the previous run's manifest lists are removed (only those, and never an input of this run), so a
+// rerun leaves no stale frames or scene.pvd; temporaries that killed runs left in the folders the
+// run writes to are removed (io::removeStaleTemporaries); and every folder the run writes to (the
+// page's included) is proved writable by creating a file in it.
+// A run that stops early (a refused step, a write that fails, onFrame throwing) still writes
+// scene.pvd, probes.csv, final_state.csv, viewer-data.json, the page, summary.json and
+// manifest.json for the frames that exist, each attempted even if another fails; then a refusal
+// is reported (RunReport::completed false) and an exception is rethrown.
 #pragma once
 
 #include <cstddef>
@@ -92,9 +101,10 @@ struct RunReport {
 };
 
 // Runs `scene` with `options` as described above. Throws pliant::Error, before writing anything,
-// for bad options, an unreadable or crafted checkpoint or one beyond `frames`, or an output path
-// that cannot be written or is an input; and, while running, when an output cannot be written. A
-// refused step is reported, not thrown.
+// for bad options, an unreadable or crafted checkpoint or one beyond `frames`, an output path
+// that cannot be written or is an input, or a manifest.json that is not a run's; and, after
+// writing the end-of-run files, the first error that stopped it (an output that could not be
+// written, what onFrame threw). A refused step is reported, not thrown.
 RunReport runScene(const Scene& scene, const RunOptions& options);
 
 }  // namespace pliant

@@ -229,7 +229,7 @@ SignedDistanceGrid SignedDistanceGrid::build(const std::vector<Vec3>& vertices, 
                                              const SignedDistanceGridOptions& options, const std::string& source) {
   auto fail = [&](const std::string& what) { failMesh(source, what); };
   if (!(options.cellSize >= 0.0) || !std::isfinite(options.cellSize))
-    fail("cell size must be a finite number > 0 m (or 0 for automatic), got " + std::to_string(options.cellSize));
+    fail("cell size must be a finite number > 0 m (or 0 for automatic), got " + formatNumber(options.cellSize));
   if (options.maxCellsPerAxis < 1 || options.maxCellsPerAxis > 4096)
     fail("max cells per axis must be in [1, 4096], got " + std::to_string(options.maxCellsPerAxis));
   if (!std::isfinite(options.padding)) fail("padding must be a finite number (m; < 0 for automatic)");
