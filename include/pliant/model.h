@@ -69,9 +69,11 @@ struct Model {
   // from every collision triangle it is not a corner of (vertex-triangle), and every edge from
   // every edge it shares no vertex with (edge-edge), except pairs joined by one mesh edge (a vertex
   // and a triangle whose corner is its neighbour), as unilateral constraints C >= 0 solved in
-  // each substep with continuous collision over the substep (a vertex cannot tunnel through a
-  // triangle in one substep). Off unless selfCollision is set, since it costs a broad phase per
-  // step and a narrow phase per substep. The thickness must stay below about 0.7 of the shortest
+  // each substep with continuous collision over the substep (every vertex that passes through a
+  // triangle, and edge across an edge, on the straight paths of the substep gets a contact, found
+  // by the cubic coplanarity test; docs/scene-format.md says exactly what is guaranteed). Off
+  // unless selfCollision is set, since it costs a broad phase per step and a narrow phase per
+  // substep. The thickness must stay below about 0.7 of the shortest
   // triangle edge (the closest a vertex is to a triangle it is not part of in a flat mesh).
   std::vector<CollisionTriangle> collisionTriangles;
   bool selfCollision = false;

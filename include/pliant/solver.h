@@ -13,9 +13,10 @@
 //                    the tangent plane at its first touching point instead (swept, by conservative
 //                    advancement: collider_contacts.cpp states the guarantee).
 //                    With Model::selfCollision, surface contacts too: vertex-triangle and edge-edge
-//                    pairs of collision triangles that come within surfaceThickness + contactMargin
-//                    anywhere on the straight path from x^n to the prediction (continuous
-//                    collision), oriented by the side they were on at x^n. Their candidate pairs
+//                    pairs of collision triangles that end within surfaceThickness + contactMargin
+//                    of each other, or pass through each other anywhere on the straight paths from
+//                    x^n to the prediction (continuous collision: the cubic coplanarity test,
+//                    collision/ccd.h), oriented by the side they came from. Their candidate pairs
 //                    come from a broad phase over boxes swept to the predicted end of the step, run
 //                    in the first substep and again only if a particle leaves its box
 //     4. reset       lambda = 0 (XPBD: multipliers are accumulated only within one substep)

@@ -22,7 +22,9 @@ namespace pliant {
 // `cloth-grid-64` ... `cloth-grid-512` (nodes per side) and cantilever tet beams `tet-beam-1k`,
 // `tet-beam-10k`, `tet-beam-100k` (number of tetrahedra, rounded), then contact workloads
 // `contact-fold-64` and `contact-sphere-80` (the built-in cloth-fold and cloth-sphere scenes with
-// 64x64 and 80x80 nodes). `pliant bench` runs them all when no scene is named.
+// 64x64 and 80x80 nodes) and `contact-drape-64`, `-128`, `-256` (cloth-sphere's cloth with
+// self-collision, 3 mm thick, at 64^2 to 256^2 nodes: it falls onto the sphere and folds on the
+// ground). `pliant bench` runs them all when no scene is named.
 std::vector<std::string> benchmarkSceneNames();
 // Builds a benchmark scene, or any built-in scene by name; throws pliant::Error for an unknown name.
 // Its `frames` is what `pliant bench` runs by default: the scene's own for built-in scenes (600 for

@@ -38,4 +38,24 @@ inline TriangleClosest closestOnTriangle(const Vec3& p, const Vec3& a, const Vec
   return {kTriangleFace, vb * scale, vc * scale};
 }
 
+// The closest point as barycentric weights of (a, b, c).
+inline Vec3 triangleWeights(const TriangleClosest& t) {
+  switch (t.feature) {
+    case kTriangleCorner0:
+      return Vec3(1.0, 0.0, 0.0);
+    case kTriangleCorner0 + 1:
+      return Vec3(0.0, 1.0, 0.0);
+    case kTriangleCorner0 + 2:
+      return Vec3(0.0, 0.0, 1.0);
+    case kTriangleEdge0:
+      return Vec3(1.0 - t.v, t.v, 0.0);
+    case kTriangleEdge0 + 1:
+      return Vec3(0.0, 1.0 - t.v, t.v);
+    case kTriangleEdge0 + 2:
+      return Vec3(1.0 - t.v, 0.0, t.v);
+    default:
+      return Vec3(1.0 - t.v - t.w, t.v, t.w);
+  }
+}
+
 }  // namespace pliant::detail

@@ -13,16 +13,20 @@
 //   contact is made: a substep is short, so the geometry barely turns within it, and a frozen
 //   linear constraint has exact gradients. The c_k sum to zero, so momentum is conserved.
 // - Continuous collision. A pair is tested on the straight path of all four particles from x^n
-//   (the start of the substep) to the prediction. The side is the one the pair was on at x^n: the
+//   (the start of the substep) to the prediction. The side is the one the pair came from: the
 //   normal points from the triangle (edge b) to where the vertex (edge a) was, so a vertex predicted
-//   beyond the triangle is pushed back to the side it came from, never through. When the path
-//   crosses the plane (between the lines, for edges), the closest points are taken where it
-//   crosses, so a fast vertex passing beside a triangle makes no contact and one passing through it
-//   does. Only pairs whose closest points lie over the triangle (within the edges) count: the other
-//   configurations are another pair's (a vertex near a triangle's edge is that edge's business).
-//   The signed distance is taken to change linearly between the plane at x^n and the plane at the
-//   prediction: exact for a triangle (edge pair) that translates within the substep, not the cubic
-//   coplanarity test (Bridson et al. 2002) for one that turns or deforms (docs/scene-format.md).
+//   beyond the triangle is pushed back to the side it came from, never through. First a linear
+//   estimate: the signed distance from the plane at x^n and from the plane at the prediction,
+//   taken to change linearly in between; exact for a triangle (edge pair) that translates. When
+//   it crosses zero the closest points are taken there, so a fast vertex passing beside a triangle
+//   makes no contact and one passing through it does; when it ends within the reach, at the
+//   prediction. Only pairs whose closest points lie over the triangle (within the edges) count:
+//   the other configurations are another pair's (a vertex near a triangle's edge is that edge's
+//   business). Where the estimate finds no contact, or cannot judge (the normal turned by more
+//   than 90 degrees), the cubic coplanarity test of Bridson et al. 2002 (ccd.h) decides: a
+//   triangle that turns or deforms through a vertex within the substep, even one that ends on the
+//   side it started, is found at the time they meet, and the contact takes its normal and weights
+//   there. docs/scene-format.md states what is guaranteed.
 // - Broad phase once per step, narrow phase per substep. At the first substep, each particle is
 //   given a box that holds its path for the whole step as predicted from x^n, its velocity and
 //   gravity (and its path, if kinematic), padded by half the thickness and a part of its travel for
@@ -46,6 +50,7 @@
 #include <new>
 #include <string>
 
+#include "collision/ccd.h"
 #include "collision/closest_on_triangle.h"
 #include "collision/friction.h"
 #include "step_check.h"
@@ -54,26 +59,9 @@ namespace pliant::detail {
 
 namespace {
 
-// Closest point to p on triangle (a, b, c), as barycentric weights (Ericson, "Real-time collision
-// detection", sec. 5.1.5: by Voronoi region).
+// Closest point to p on triangle (a, b, c), as barycentric weights.
 Vec3 closestBarycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
-  const TriangleClosest t = closestOnTriangle(p, a, b, c);
-  switch (t.feature) {
-    case kTriangleCorner0:
-      return Vec3(1.0, 0.0, 0.0);
-    case kTriangleCorner0 + 1:
-      return Vec3(0.0, 1.0, 0.0);
-    case kTriangleCorner0 + 2:
-      return Vec3(0.0, 0.0, 1.0);
-    case kTriangleEdge0:
-      return Vec3(1.0 - t.v, t.v, 0.0);
-    case kTriangleEdge0 + 1:
-      return Vec3(0.0, 1.0 - t.v, t.v);
-    case kTriangleEdge0 + 2:
-      return Vec3(1.0 - t.v, 0.0, t.v);
-    default:
-      return Vec3(1.0 - t.v - t.w, t.v, t.w);
-  }
+  return triangleWeights(closestOnTriangle(p, a, b, c));
 }
 
 Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }
@@ -484,6 +472,11 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     out.push_back(c);
   };
 
+  // The linear estimate below is exact while the pair's plane (the two edges' directions) does
+  // not turn; when it rejects a pair, or cannot judge it (the normal turned by more than 90 degrees
+  // or vanished at the prediction), the cubic coplanarity test (ccd.h) decides whether the vertex
+  // (edge) passed through the triangle (across the edge) on the way. The estimate stays first
+  // because it also makes the contacts of pairs that only come near, and costs less.
   auto vertexTriangle = [&](const Scratch::VertexTriangle& candidate, std::vector<SurfaceContact>& out) {
     const ParticleIndex p = s.particles[candidate.vertex];
     const auto& tri = s.triangles[candidate.triangle];
@@ -491,37 +484,64 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const Vec3 &p1 = x1[p], &a1 = x1[tri[0]], &b1 = x1[tri[1]], &c1 = x1[tri[2]];
     const Vec3 n1 = (b1 - a1).cross(c1 - a1);
     const double length1 = n1.norm();
-    if (!(length1 > 0.0) || !std::isfinite(length1)) return;  // degenerate or non-finite
-    Vec3 u1 = n1 / length1;
-    const Vec3 n0 = (b0 - a0).cross(c0 - a0);
-    const double length0 = n0.norm();
-    const Vec3 u0 = length0 > 0.0 ? Vec3(n0 / length0) : u1;
-    if (u0.dot(u1) < 0.0) u1 = -u1;  // keep one orientation through the substep
-    const double d0 = u0.dot(p0 - a0), d1 = u1.dot(p1 - a1);
-    const double side = d0 >= 0.0 ? 1.0 : -1.0;
-    if (side * d1 >= reach) return;
-    // Where to take the closest point: where the path crosses the plane, or the prediction.
-    const double tau = side * d1 < 0.0 ? d0 / (d0 - d1) : 1.0;
-    const Vec3 pt = lerp(p0, p1, tau), at = lerp(a0, a1, tau), bt = lerp(b0, b1, tau), ct = lerp(c0, c1, tau);
-    const Vec3 bary = closestBarycentric(pt, at, bt, ct);
-    const Vec3 offset = pt - (bary[0] * at + bary[1] * bt + bary[2] * ct);
-    const Vec3 nt = (bt - at).cross(ct - at);
-    const double nLength = nt.norm();
-    if (!(nLength > 0.0)) return;
-    const Vec3 ut = nt / nLength;
-    if ((offset - ut.dot(offset) * ut).squaredNorm() > lateral * lateral) return;  // beside the triangle
+    if (!std::isfinite(length1)) return;
     SurfaceContact c;
     c.kind = SurfaceContact::Kind::VertexTriangle;
     c.particles[0] = p;
     c.particles[1] = tri[0];
     c.particles[2] = tri[1];
     c.particles[3] = tri[2];
-    c.weights[0] = 1.0;
-    c.weights[1] = -bary[0];
-    c.weights[2] = -bary[1];
-    c.weights[3] = -bary[2];
-    c.normal = side * u1;
-    finish(c, out);
+    auto make = [&](const Vec3& bary, const Vec3& normal) {
+      c.weights[0] = 1.0;
+      c.weights[1] = -bary[0];
+      c.weights[2] = -bary[1];
+      c.weights[3] = -bary[2];
+      c.normal = normal;
+      finish(c, out);
+    };
+    // Whether the vertex, at the prediction, is within `reach` of the plane and over the triangle
+    // (within `lateral` beside it).
+    auto nearAtEnd = [&](const Vec3& u, double d1) {
+      if (std::abs(d1) >= reach) return false;
+      const Vec3 bary = closestBarycentric(p1, a1, b1, c1);
+      const Vec3 offset = p1 - (bary[0] * a1 + bary[1] * b1 + bary[2] * c1);
+      if ((offset - u.dot(offset) * u).squaredNorm() > lateral * lateral) return false;
+      make(bary, (d1 >= 0.0 ? 1.0 : -1.0) * u);
+      return true;
+    };
+    const Vec3 u1 = length1 > 0.0 ? Vec3(n1 / length1) : Vec3::Zero();
+    const Vec3 n0 = (b0 - a0).cross(c0 - a0);
+    const double length0 = n0.norm();
+    const Vec3 u0 = length0 > 0.0 ? Vec3(n0 / length0) : u1;
+    const bool turned = !(length1 > 0.0) || u0.dot(u1) < 0.0;
+    if (!turned) {
+      // Linear estimate: the signed distance from the plane at the start and at the prediction.
+      const double d0 = u0.dot(p0 - a0), d1 = u1.dot(p1 - a1);
+      const double side = d0 >= 0.0 ? 1.0 : -1.0;
+      if (side * d1 < reach) {
+        // Where to take the closest point: where the path crosses the plane, or the prediction.
+        const double tau = side * d1 < 0.0 ? d0 / (d0 - d1) : 1.0;
+        const Vec3 pt = lerp(p0, p1, tau), at = lerp(a0, a1, tau), bt = lerp(b0, b1, tau), ct = lerp(c0, c1, tau);
+        const Vec3 bary = closestBarycentric(pt, at, bt, ct);
+        const Vec3 offset = pt - (bary[0] * at + bary[1] * bt + bary[2] * ct);
+        const Vec3 nt = (bt - at).cross(ct - at);
+        const double nLength = nt.norm();
+        if (nLength > 0.0) {
+          const Vec3 ut = nt / nLength;
+          if ((offset - ut.dot(offset) * ut).squaredNorm() <= lateral * lateral) {  // over the triangle
+            make(bary, side * u1);
+            return;
+          }
+        }
+      }
+    }
+    SweptHit hit;
+    if (sweptVertexTriangle({p0, a0, b0, c0}, {p1, a1, b1, c1}, lateral, hit)) {
+      make(Vec3(-hit.weights[1], -hit.weights[2], -hit.weights[3]), hit.normal);
+      return;
+    }
+    // Turned and not passed through: held on the side it ends on if it ends near.
+    if (turned && length1 > 0.0) nearAtEnd(u1, u1.dot(p1 - a1));
   };
 
   auto edgeEdge = [&](const std::array<std::uint32_t, 2>& candidate, std::vector<SurfaceContact>& out) {
@@ -532,40 +552,58 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const Vec3 ua = qa1 - pa1, ub = qb1 - pb1;
     const Vec3 n1 = ua.cross(ub);
     const double length1 = n1.norm();
-    if (!(length1 > kParallel * ua.norm() * ub.norm()) || !std::isfinite(length1))
-      return;  // parallel: vertex-triangle pairs cover it
-    Vec3 u1 = n1 / length1;
-    const Vec3 n0 = (qa0 - pa0).cross(qb0 - pb0);
-    const double length0 = n0.norm();
-    const Vec3 u0 = length0 > kParallel * (qa0 - pa0).norm() * (qb0 - pb0).norm() ? Vec3(n0 / length0) : u1;
-    if (u0.dot(u1) < 0.0) u1 = -u1;
-    // Signed distance between the two lines, at the start and predicted.
-    const double d0 = u0.dot(pa0 - pb0), d1 = u1.dot(pa1 - pb1);
-    const double side = d0 >= 0.0 ? 1.0 : -1.0;
-    if (side * d1 >= reach) return;
-    const double tau = side * d1 < 0.0 ? d0 / (d0 - d1) : 1.0;
-    const Vec3 pa = lerp(pa0, pa1, tau), pb = lerp(pb0, pb1, tau);
-    const Vec3 da = lerp(qa0, qa1, tau) - pa, db = lerp(qb0, qb1, tau) - pb;
-    // Closest points of the two lines: pa + sa da and pb + sb db.
-    const Vec3 r = pa - pb;
-    const double A = da.dot(da), B = da.dot(db), C = db.dot(db), D = da.dot(r), E = db.dot(r);
-    const double denominator = A * C - B * B;
-    if (!(denominator > 0.0)) return;
-    const double sa = (B * E - C * D) / denominator;
-    const double sb = (A * E - B * D) / denominator;
-    if (!(sa >= 0.0 && sa <= 1.0 && sb >= 0.0 && sb <= 1.0)) return;  // closest points off an edge
+    if (!std::isfinite(length1)) return;
     SurfaceContact c;
     c.kind = SurfaceContact::Kind::EdgeEdge;
     c.particles[0] = ea[0];
     c.particles[1] = ea[1];
     c.particles[2] = eb[0];
     c.particles[3] = eb[1];
-    c.weights[0] = 1.0 - sa;
-    c.weights[1] = sa;
-    c.weights[2] = -(1.0 - sb);
-    c.weights[3] = -sb;
-    c.normal = side * u1;
-    finish(c, out);
+    auto make = [&](double sa, double sb, const Vec3& normal) {
+      c.weights[0] = 1.0 - sa;
+      c.weights[1] = sa;
+      c.weights[2] = -(1.0 - sb);
+      c.weights[3] = -sb;
+      c.normal = normal;
+      finish(c, out);
+    };
+    // Closest points of the two lines at time tau (pa + sa da, pb + sb db), if within both edges:
+    // a contact with that normal.
+    auto closest = [&](double tau, const Vec3& normal) {
+      const Vec3 pa = lerp(pa0, pa1, tau), pb = lerp(pb0, pb1, tau);
+      const Vec3 da = lerp(qa0, qa1, tau) - pa, db = lerp(qb0, qb1, tau) - pb;
+      const Vec3 r = pa - pb;
+      const double A = da.dot(da), B = da.dot(db), C = db.dot(db), D = da.dot(r), E = db.dot(r);
+      const double denominator = A * C - B * B;
+      if (!(denominator > 0.0)) return false;
+      const double sa = (B * E - C * D) / denominator;
+      const double sb = (A * E - B * D) / denominator;
+      if (!(sa >= 0.0 && sa <= 1.0 && sb >= 0.0 && sb <= 1.0)) return false;  // closest points off an edge
+      make(sa, sb, normal);
+      return true;
+    };
+    const bool parallel1 = !(length1 > kParallel * ua.norm() * ub.norm());  // at the prediction
+    const Vec3 u1 = parallel1 ? Vec3::Zero() : Vec3(n1 / length1);
+    const Vec3 n0 = (qa0 - pa0).cross(qb0 - pb0);
+    const double length0 = n0.norm();
+    const Vec3 u0 = length0 > kParallel * (qa0 - pa0).norm() * (qb0 - pb0).norm() ? Vec3(n0 / length0) : u1;
+    const bool turned = parallel1 || u0.dot(u1) < 0.0;
+    if (!turned) {
+      // Linear estimate: the signed distance between the two lines, at the start and predicted.
+      const double d0 = u0.dot(pa0 - pb0), d1 = u1.dot(pa1 - pb1);
+      const double side = d0 >= 0.0 ? 1.0 : -1.0;
+      if (side * d1 < reach && closest(side * d1 < 0.0 ? d0 / (d0 - d1) : 1.0, side * u1)) return;
+    }
+    SweptHit hit;
+    if (sweptEdgeEdge({pa0, qa0, pb0, qb0}, {pa1, qa1, pb1, qb1}, lateral, hit)) {
+      make(hit.weights[1], -hit.weights[3], hit.normal);
+      return;
+    }
+    // Turned and not passed across: held on the side it ends on if it ends near.
+    if (turned && !parallel1) {
+      const double d1 = u1.dot(pa1 - pb1);
+      if (std::abs(d1) < reach) closest(1.0, (d1 >= 0.0 ? 1.0 : -1.0) * u1);
+    }
   };
 
   // The candidates are independent: each thread takes a fixed share of each list in order, and the

@@ -1,0 +1,231 @@
+// The continuous collision tests of src/core/collision/ccd.h: a vertex through a triangle and an
+// edge across an edge on straight paths, translating, turning and deforming, against the analytic
+// time of the meeting and against a dense sampling of the motion (nothing missed, nothing false).
+#include "collision/ccd.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "collision/closest_on_triangle.h"
+
+namespace pliant::detail {
+namespace {
+
+const double kPi = std::acos(-1.0);
+
+Vec3 turnedAboutX(const Vec3& point, double degrees) {
+  const double angle = degrees * kPi / 180.0;
+  return Vec3(point.x(), std::cos(angle) * point.y() - std::sin(angle) * point.z(),
+              std::sin(angle) * point.y() + std::cos(angle) * point.z());
+}
+
+TEST(SweptVertexTriangle, VertexFallingThroughAStillTriangleMeetsItWhereItCrosses) {
+  SweptPoints start = {Vec3(0.2, 0.3, 1.0), Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0)};
+  SweptPoints end = start;
+  end[0] = Vec3(0.2, 0.3, -3.0);  // crosses z = 0 at t = 1/4
+  SweptHit hit;
+  ASSERT_TRUE(sweptVertexTriangle(start, end, 0.01, hit));
+  EXPECT_NEAR(hit.time, 0.25, 0.01 / 4.0 * 0.1 + 1e-12);  // within the bracket: 0.1 tolerance of motion
+  EXPECT_NEAR(hit.normal.z(), 1.0, 1e-12);                // towards where the vertex came from
+  EXPECT_NEAR(hit.weights[0], 1.0, 0.0);
+  EXPECT_NEAR(hit.weights[1], -0.5, 1e-12);
+  EXPECT_NEAR(hit.weights[2], -0.2, 1e-12);
+  EXPECT_NEAR(hit.weights[3], -0.3, 1e-12);
+  // From below, the normal points down.
+  std::swap(end[0], start[0]);
+  ASSERT_TRUE(sweptVertexTriangle(start, end, 0.01, hit));
+  EXPECT_NEAR(hit.normal.z(), -1.0, 1e-12);
+}
+
+TEST(SweptVertexTriangle, APassBesideTheTriangleCountsOnlyWithinTheTolerance) {
+  // The vertex crosses the plane 0.9 and 1.2 tolerances beyond the edge x + y = 1.
+  const double tolerance = 0.01;
+  for (const double beyond : {0.9, 1.2}) {
+    const double offset = 1.0 + beyond * tolerance * std::sqrt(2.0);
+    const Vec3 crossing(0.5 * offset, 0.5 * offset, 0.0);
+    const SweptPoints start = {crossing + Vec3(0, 0, 0.5), Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0)};
+    SweptPoints end = start;
+    end[0] = crossing - Vec3(0, 0, 0.5);
+    SweptHit hit;
+    EXPECT_EQ(sweptVertexTriangle(start, end, tolerance, hit), beyond < 1.0) << beyond;
+  }
+}
+
+TEST(SweptVertexTriangle, TriangleTurningThroughAStillVertexIsFoundAtTheCubicsRoot) {
+  // A flap hinged on the x axis turns by 150 degrees (its free corner on the chord of the arc):
+  // the vertex is on one side of the plane at both ends, as measured along the normal at the start.
+  const Vec3 p(0.5, 0.15, 0.1);
+  const Vec3 c0(0.5, 1.0, 0.0), c1 = turnedAboutX(c0, 150.0);
+  const SweptPoints start = {p, Vec3(0, 0, 0), Vec3(1, 0, 0), c0};
+  const SweptPoints end = {p, Vec3(0, 0, 0), Vec3(1, 0, 0), c1};
+  SweptHit hit;
+  ASSERT_TRUE(sweptVertexTriangle(start, end, 0.005, hit));
+  // Coplanar when c(t) = c0 + t (c1 - c0) is along p's direction in (y, z): linear in t here.
+  const Vec3 dc = c1 - c0;
+  const double exact = (p.z() * c0.y() - p.y() * c0.z()) / (p.y() * dc.z() - p.z() * dc.y());
+  EXPECT_NEAR(hit.time, exact, 1e-3);
+  // The normal at that time, towards the vertex's side before it (+z at the start).
+  const Vec3 c = c0 + hit.time * dc;
+  const Vec3 n = Vec3(1, 0, 0).cross(c).normalized();
+  EXPECT_NEAR(hit.normal.dot(n), 1.0, 1e-9);
+  // Turning only 30 degrees it stops short of the vertex: no hit.
+  const SweptPoints short_end = {p, Vec3(0, 0, 0), Vec3(1, 0, 0), turnedAboutX(c0, 30.0)};
+  EXPECT_FALSE(sweptVertexTriangle(start, short_end, 0.005, hit));
+}
+
+TEST(SweptVertexTriangle, DeformingTriangleThatAVertexCrossesTwiceIsFoundTheFirstTime) {
+  // Corner a still, b and c rising and folding the triangle while the vertex sinks: the vertex
+  // passes through the triangle at t ~ 0.485 and back through it at t ~ 0.958, ending on the side
+  // it started on (as most linear estimates would see it: nothing happened).
+  const SweptPoints start = {Vec3(0.3, 0.3, 0.2), Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0)};
+  const SweptPoints end = {Vec3(0.1, 0.0, 0.1), Vec3(0, 0, 0), Vec3(0.9, 0.1, 0.9), Vec3(0.2, 0.7, 0.8)};
+  auto coplanarity = [&](double t) {
+    SweptPoints x;
+    for (int k = 0; k < 4; ++k) x[k] = start[k] + t * (end[k] - start[k]);
+    return (x[0] - x[1]).dot((x[2] - x[1]).cross(x[3] - x[1]));
+  };
+  // The sign changes, found by dense sampling.
+  std::vector<double> roots;
+  for (int i = 0; i < 100000; ++i)
+    if ((coplanarity(i * 1e-5) > 0.0) != (coplanarity((i + 1) * 1e-5) > 0.0)) roots.push_back((i + 0.5) * 1e-5);
+  ASSERT_EQ(roots.size(), 2u);
+  ASSERT_GT(coplanarity(0.0), 0.0);
+  ASSERT_GT(coplanarity(1.0), 0.0);
+  SweptHit hit;
+  ASSERT_TRUE(sweptVertexTriangle(start, end, 0.005, hit));
+  EXPECT_NEAR(hit.time, roots[0], 1e-3);
+  // Pointing to the positive side of (b - a) x (c - a) there, where the vertex came from.
+  SweptPoints x;
+  for (int k = 0; k < 4; ++k) x[k] = start[k] + hit.time * (end[k] - start[k]);
+  EXPECT_GT(hit.normal.dot((x[2] - x[1]).cross(x[3] - x[1])), 0.0);
+}
+
+TEST(SweptEdgeEdge, EdgeFallingAcrossAStillEdgeMeetsItWhereItCrosses) {
+  const SweptPoints start = {Vec3(0.3, -1, 0.5), Vec3(0.3, 1, 0.5), Vec3(-1, 0, 0), Vec3(1, 0, 0)};
+  SweptPoints end = start;
+  end[0].z() = end[1].z() = -1.5;  // crosses at t = 1/4
+  SweptHit hit;
+  ASSERT_TRUE(sweptEdgeEdge(start, end, 0.01, hit));
+  EXPECT_NEAR(hit.time, 0.25, 0.01 / 2.0 * 0.1 + 1e-12);
+  EXPECT_NEAR(hit.weights[0], 0.5, 1e-9);
+  EXPECT_NEAR(hit.weights[1], 0.5, 1e-9);
+  EXPECT_NEAR(hit.weights[2], -0.35, 1e-9);  // x = 0.3 on edge b, from -1 to 1
+  EXPECT_NEAR(hit.weights[3], -0.65, 1e-9);
+  EXPECT_NEAR(hit.normal.z(), 1.0, 1e-12);  // edge a came from above
+  // Shifted beyond edge b's end by 2 tolerances: no hit.
+  SweptPoints beside = start, besideEnd = end;
+  for (int k = 0; k < 2; ++k) {
+    beside[k].x() = besideEnd[k].x() = 1.02;
+  }
+  EXPECT_FALSE(sweptEdgeEdge(beside, besideEnd, 0.01, hit));
+}
+
+TEST(SweptEdgeEdge, EdgeTurningAcrossAnEdgeIsFound) {
+  // Edge a hinged at h turns by 120 degrees about an axis along x through h, across edge b on the
+  // x axis (the scenario of tests/scenario/self_collision_test.cpp, scaled up).
+  const Vec3 h(0.0, 0.3, 0.2);
+  const Vec3 from = h + Vec3(0, -0.8, 0), to = h + turnedAboutX(Vec3(0, -0.8, 0), 120.0);
+  const SweptPoints start = {h, from, Vec3(-1, 0, 0), Vec3(1, 0, 0)};
+  const SweptPoints end = {h, to, Vec3(-1, 0, 0), Vec3(1, 0, 0)};
+  SweptHit hit;
+  ASSERT_TRUE(sweptEdgeEdge(start, end, 0.003, hit));
+  // It passes the x axis when the free end is on the ray from h through the origin.
+  const Vec3 d = to - from;
+  const double exact = (-h.y() * (from.z() - h.z()) + h.z() * (from.y() - h.y())) / (h.y() * d.z() - h.z() * d.y());
+  EXPECT_NEAR(hit.time, exact, 1e-3);
+  EXPECT_NEAR(hit.weights[2] + hit.weights[3], -1.0, 1e-12);
+  EXPECT_NEAR(hit.weights[3], -0.5, 1e-3);  // at x = 0, the middle of edge b
+}
+
+// Random pairs, each turning and deforming: every crossing of the triangle (of the other edge)
+// that a dense sampling of the motion finds well within the tolerance is found, at or before that
+// time, and every hit reported is within 1.1 tolerances of the triangle (edge) at its time.
+TEST(SweptContinuousCollision, NeverMissesACrossingThatDenseSamplingFinds) {
+  std::mt19937 random(14);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const double tolerance = 0.02;
+  const int samples = 4000;
+  int crossings[2] = {0, 0};
+  for (int trial = 0; trial < 1000; ++trial) {
+    const bool edges = trial % 2 == 1;
+    SweptPoints start, end;
+    for (int k = 0; k < 4; ++k) {
+      start[k] = Vec3(unit(random), unit(random), unit(random));
+      // Large motions: up to a body length per substep, so the planes turn a lot.
+      end[k] = start[k] + Vec3(unit(random), unit(random), unit(random));
+    }
+    auto point = [&](int k, double t) { return Vec3(start[k] + t * (end[k] - start[k])); };
+    auto distance = [&](double t) {
+      if (!edges) {
+        const Vec3 p = point(0, t), a = point(1, t), b = point(2, t), c = point(3, t);
+        const Vec3 w = triangleWeights(closestOnTriangle(p, a, b, c));
+        return (p - (w[0] * a + w[1] * b + w[2] * c)).norm();
+      }
+      // Segment distance by sampling edge a finely (only for the reference).
+      double best = 1e9;
+      const Vec3 pa = point(0, t), qa = point(1, t), pb = point(2, t), qb = point(3, t);
+      for (int i = 0; i <= 200; ++i) {
+        const Vec3 x = pa + (i / 200.0) * (qa - pa);
+        const Vec3 d = qb - pb;
+        const double u = std::clamp((x - pb).dot(d) / d.squaredNorm(), 0.0, 1.0);
+        best = std::min(best, (x - (pb + u * d)).norm());
+      }
+      return best;
+    };
+    auto coplanarity = [&](double t) {
+      if (!edges) {
+        const Vec3 p = point(0, t), a = point(1, t), b = point(2, t), c = point(3, t);
+        return (p - a).dot((b - a).cross(c - a));
+      }
+      const Vec3 pa = point(0, t), qa = point(1, t), pb = point(2, t), qb = point(3, t);
+      return (pa - pb).dot((qa - pa).cross(qb - pb));
+    };
+    // The first sampled sign change of the coplanarity at which the pair is within half the
+    // tolerance (so well inside, whatever the sampling's error).
+    double first = -1.0;
+    for (int i = 0; i < samples && first < 0.0; ++i) {
+      const double t0 = double(i) / samples, t1 = double(i + 1) / samples;
+      const double f0 = coplanarity(t0), f1 = coplanarity(t1);
+      if ((f0 > 0.0) == (f1 > 0.0)) continue;
+      const double t = t0 + (t1 - t0) * f0 / (f0 - f1);
+      if (distance(t) < 0.5 * tolerance) first = t;
+    }
+    SweptHit hit;
+    const bool found =
+        edges ? sweptEdgeEdge(start, end, tolerance, hit) : sweptVertexTriangle(start, end, tolerance, hit);
+    if (first >= 0.0) {
+      ++crossings[edges];
+      ASSERT_TRUE(found) << "trial " << trial;
+      // At or before it, give or take the sampling and the bracket (points move at most a tenth
+      // of the tolerance across it).
+      double motion = 0.0;
+      for (int k = 0; k < 4; ++k) motion = std::max(motion, (end[k] - start[k]).norm());
+      EXPECT_LE(hit.time, first + 2.0 / samples + 0.1 * tolerance / motion) << "trial " << trial;
+    }
+    if (found) {
+      EXPECT_LE(distance(hit.time), 1.1 * tolerance + 0.01) << "trial " << trial;
+      EXPECT_NEAR(hit.normal.norm(), 1.0, 1e-12);
+      // The normal points to the side of the crossing the pair was on just before.
+      const double before = coplanarity(std::max(0.0, hit.time - 1e-3));
+      if (hit.time > 2e-3 && std::abs(before) > 1e-9) {
+        Vec3 n;
+        if (!edges) {
+          n = (point(2, hit.time) - point(1, hit.time)).cross(point(3, hit.time) - point(1, hit.time));
+        } else {
+          n = (point(1, hit.time) - point(0, hit.time)).cross(point(3, hit.time) - point(2, hit.time));
+        }
+        EXPECT_GT(hit.normal.dot(n) * before, 0.0) << "trial " << trial;
+      }
+    }
+  }
+  // The random pairs did cross (so the checks above ran).
+  EXPECT_GT(crossings[0], 20);
+  EXPECT_GT(crossings[1], 20);
+}
+
+}  // namespace
+}  // namespace pliant::detail
