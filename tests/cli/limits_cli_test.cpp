@@ -63,10 +63,18 @@ TEST_F(CliLimits, TethersToAnchorsChosenByABoxAreCountedBeforeTheyAreMade) {
   EXPECT_THAT(r.err, HasSubstr("27000000 distance constraints"));
 }
 
-TEST_F(CliLimits, AHugeParticleRadiusRefusesTheStepNamingTheContactBound) {
+TEST_F(CliLimits, AHugeParticleRadiusOnAClothIsRefusedWhenLoadedNamingTheField) {
   const auto r = run("run " + limitsScene("huge_particle_radius.json") + " --out out --quiet");
+  EXPECT_EQ(r.exitCode, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("/objects/0/particle_radius: is 1000.000000 m, above the mean length of the object's "
+                               "links"));
+  EXPECT_FALSE(fs::exists(path("out")));
+}
+
+TEST_F(CliLimits, AHugeParticleRadiusOnAParticleCloudRefusesTheStepNamingTheContactBound) {
+  const auto r = run("run " + limitsScene("huge_particle_radius_cloud.json") + " --out out --quiet");
   EXPECT_EQ(r.exitCode, 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("step 1 at t = 0 s refused: particle contacts: more than 51200 pairs"));
+  EXPECT_THAT(r.err, HasSubstr("step 1 at t = 0 s refused: particle contacts: more than 3200 pairs"));
   EXPECT_THAT(r.err, HasSubstr("lower particle_radius"));
   const nlohmann::json summary = nlohmann::json::parse(readFile(path("out/summary.json")));
   EXPECT_EQ(summary.at("status"), "refused");
