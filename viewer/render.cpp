@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "pliant/error.h"
+#include "pliant/io/output.h"
 #include "pliant/math.h"
 #include "pliant/viewer/viewer.h"
 
@@ -60,41 +61,26 @@ std::vector<std::uint32_t> indicesOf(const std::string& base64) {
   return out;
 }
 
-// A unit UV sphere scaled by `radius`, its upper half raised and lower half lowered by `halfHeight`
-// (a capsule; 0 gives a sphere), in the collider frame.
+// The collider shapes as the frame files draw them (io::tessellateRound, io::tessellateBox), posed.
+void addPosed(std::vector<Triangle>& out, const std::vector<Vec3>& vertices,
+              const std::vector<std::array<std::uint32_t, 3>>& triangles, const Eigen::Affine3d& pose, Colour colour) {
+  for (const auto& t : triangles)
+    out.push_back({pose * vertices[t[0]], pose * vertices[t[1]], pose * vertices[t[2]], colour});
+}
+
 void addRoundShape(std::vector<Triangle>& out, double radius, double halfHeight, const Eigen::Affine3d& pose,
                    Colour colour) {
-  constexpr int kRings = 16, kSegments = 32;
-  auto vertex = [&](int ring, int segment) {
-    const double theta = std::numbers::pi * ring / kRings, phi = 2.0 * std::numbers::pi * segment / kSegments;
-    Vec3 p(radius * std::sin(theta) * std::cos(phi), radius * std::cos(theta),
-           radius * std::sin(theta) * std::sin(phi));
-    p.y() += ring <= kRings / 2 ? halfHeight : -halfHeight;
-    return Vec3(pose * p);
-  };
-  for (int ring = 0; ring < kRings; ++ring)
-    for (int s = 0; s < kSegments; ++s) {
-      const Vec3 a = vertex(ring, s), b = vertex(ring + 1, s), c = vertex(ring + 1, s + 1), d = vertex(ring, s + 1);
-      out.push_back({a, b, c, colour});
-      out.push_back({a, c, d, colour});
-      if (ring == kRings / 2 - 1 && halfHeight > 0.0) {  // the cylinder between the two halves
-        const Vec3 e = vertex(ring + 1, s) - Vec3(pose.linear() * Vec3(0, 2 * halfHeight, 0)),
-                   f = vertex(ring + 1, s + 1) - Vec3(pose.linear() * Vec3(0, 2 * halfHeight, 0));
-        out.push_back({b, e, f, colour});
-        out.push_back({b, f, c, colour});
-      }
-    }
+  std::vector<Vec3> vertices;
+  std::vector<std::array<std::uint32_t, 3>> triangles;
+  io::tessellateRound(radius, halfHeight, vertices, triangles);
+  addPosed(out, vertices, triangles, pose, colour);
 }
 
 void addBox(std::vector<Triangle>& out, const Vec3& h, const Eigen::Affine3d& pose, Colour colour) {
-  auto corner = [&](int i) {
-    return Vec3(pose * Vec3((i & 1) ? h.x() : -h.x(), (i & 2) ? h.y() : -h.y(), (i & 4) ? h.z() : -h.z()));
-  };
-  const int faces[6][4] = {{0, 1, 3, 2}, {4, 6, 7, 5}, {0, 4, 5, 1}, {2, 3, 7, 6}, {0, 2, 6, 4}, {1, 5, 7, 3}};
-  for (const auto& f : faces) {
-    out.push_back({corner(f[0]), corner(f[1]), corner(f[2]), colour});
-    out.push_back({corner(f[0]), corner(f[2]), corner(f[3]), colour});
-  }
+  std::vector<Vec3> vertices;
+  std::vector<std::array<std::uint32_t, 3>> triangles;
+  io::tessellateBox(h, vertices, triangles);
+  addPosed(out, vertices, triangles, pose, colour);
 }
 
 // A checkered square of half-width `half` (cells of `cell`) around (u, 0, v) in the plane's frame.

@@ -104,7 +104,14 @@ std::vector<std::pair<double, double>> roundProfile(double r, double gap) {
   return profile;
 }
 
-void box(const Vec3& h, std::vector<Vec3>& vertices, std::vector<std::array<std::uint32_t, 3>>& triangles) {
+}  // namespace
+
+void tessellateRound(double radius, double halfHeight, std::vector<Vec3>& vertices,
+                     std::vector<std::array<std::uint32_t, 3>>& triangles) {
+  lathe(roundProfile(radius, 2.0 * halfHeight), vertices, triangles);
+}
+
+void tessellateBox(const Vec3& h, std::vector<Vec3>& vertices, std::vector<std::array<std::uint32_t, 3>>& triangles) {
   // Four vertices per face, so that each face keeps its own normal.
   for (int axis = 0; axis < 3; ++axis)
     for (double sign : {-1.0, 1.0}) {
@@ -127,6 +134,8 @@ void box(const Vec3& h, std::vector<Vec3>& vertices, std::vector<std::array<std:
       }
     }
 }
+
+namespace {
 
 // A file-name stem for each part: its name with characters other than letters, digits, '-' and
 // '_' replaced by '_', made unique by a number.
@@ -175,13 +184,13 @@ ColliderSurfaces::ColliderSurfaces(const Model& model, const Vec3& centre, doubl
         break;
       }
       case ColliderShape::Sphere:
-        lathe(roundProfile(collider.radius, 0.0), vertices, triangles);
+        tessellateRound(collider.radius, 0.0, vertices, triangles);
         break;
       case ColliderShape::Capsule:
-        lathe(roundProfile(collider.radius, 2.0 * collider.halfHeight), vertices, triangles);
+        tessellateRound(collider.radius, collider.halfHeight, vertices, triangles);
         break;
       case ColliderShape::Box:
-        box(collider.halfExtents, vertices, triangles);
+        tessellateBox(collider.halfExtents, vertices, triangles);
         break;
       case ColliderShape::Mesh:
         if (collider.grid) {

@@ -93,6 +93,15 @@ void writeFrame(const std::string& path, FrameFormat format, const Topology& top
 // legacy .vtk frames load as a file series (File > Open on the numbered group) but not through a .pvd.
 void writePvd(const std::string& path, const std::vector<std::pair<double, std::string>>& frames);
 
+// Triangle meshes of the round and box collider shapes in their own frame (m), outward
+// counter-clockwise, appended to `vertices` / `triangles`: a sphere (halfHeight 0) or a capsule along
+// y of 32 segments by 16 rings, and a box of half extents `halfExtents` with 4 vertices per face.
+// The frame writers (ColliderSurfaces) and the PNG/video renderer draw the same shapes.
+void tessellateRound(double radius, double halfHeight, std::vector<Vec3>& vertices,
+                     std::vector<std::array<std::uint32_t, 3>>& triangles);
+void tessellateBox(const Vec3& halfExtents, std::vector<Vec3>& vertices,
+                   std::vector<std::array<std::uint32_t, 3>>& triangles);
+
 // The colliders of a model as triangle meshes, for the frame writers: a sphere, capsule or box
 // tessellated, a mesh collider's own triangles, and a plane as a square of side 2 planeHalfSize
 // centred on the point of the plane nearest `centre`. Built once; posed at any time.
