@@ -16,14 +16,12 @@ std::string typeName(const Json& j) {
   return "an object";
 }
 
-std::string shortNumber(double value) { return formatNumber(value); }
-
 std::string describeRange(double min, double max, bool exclusiveMin) {
   const bool hasMin = std::isfinite(min), hasMax = std::isfinite(max);
-  if (hasMin && hasMax && !exclusiveMin) return "from " + shortNumber(min) + " to " + shortNumber(max);
+  if (hasMin && hasMax && !exclusiveMin) return "from " + formatNumber(min) + " to " + formatNumber(max);
   std::string text;
-  if (hasMin) text = (exclusiveMin ? "greater than " : "of at least ") + shortNumber(min);
-  if (hasMax) text += (hasMin ? " and at most " : "of at most ") + shortNumber(max);
+  if (hasMin) text = (exclusiveMin ? "greater than " : "of at least ") + formatNumber(min);
+  if (hasMax) text += (hasMin ? " and at most " : "of at most ") + formatNumber(max);
   return text;
 }
 

@@ -25,8 +25,6 @@ using Json = nlohmann::json;
 std::string typeName(const Json& j);
 // "line:column" (1-based) of byte `offset` of `text`.
 std::string lineColumn(const std::string& text, std::size_t offset);
-// The shortest text that reads back to `value` as a person writes it: "0", "0.5", "1e6", "1e-9".
-std::string shortNumber(double value);
 // A range in words: "of at least 0", "greater than 0", "from 0 to 1", "greater than 0 and at most 10";
 // an infinite bound is left out.
 std::string describeRange(double min, double max, bool exclusiveMin);

@@ -41,8 +41,8 @@ void SceneLoader::checkSurfaceThickness(const Node& top) {
   const double limit = surfaceThicknessLimit(model);
   if (model.surfaceThickness > limit)
     r_.fail(r_.child(sc, "thickness"),
-            "is " + shortNumber(model.surfaceThickness) +
-                " m, above the mean edge length of the self-colliding cloths' triangles, " + shortNumber(limit) +
+            "is " + formatNumber(model.surfaceThickness) +
+                " m, above the mean edge length of the self-colliding cloths' triangles, " + formatNumber(limit) +
                 " m: every vertex would be in contact with its whole neighbourhood; expected at most that (keep it "
                 "below about 0.7 of the shortest edge)");
 }

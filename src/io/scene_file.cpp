@@ -112,8 +112,8 @@ Scene SceneLoader::load(const Json& root) {
     const double frames = std::ceil(duration / scene_.settings.timeStep - 1e-9);
     if (!(frames <= static_cast<double>(kMaxFrames)))
       r_.fail(durationNode,
-              "is " + (frames < 1e18 ? std::to_string(static_cast<long long>(frames)) : shortNumber(frames)) +
-                  " frames of solver.time_step " + shortNumber(scene_.settings.timeStep) + " s; expected at most " +
+              "is " + (frames < 1e18 ? std::to_string(static_cast<long long>(frames)) : formatNumber(frames)) +
+                  " frames of solver.time_step " + formatNumber(scene_.settings.timeStep) + " s; expected at most " +
                   std::to_string(kMaxFrames) + " frames (a shorter duration or a longer time step)");
     scene_.frames = static_cast<int>(std::max(frames, 0.0));
   }
@@ -203,8 +203,8 @@ void SceneLoader::parseSolver(const Node& top) {
   }
   out.gravity = r_.vec3(s, "gravity", out.gravity);
   if (!(out.gravity.stableNorm() <= kMaxGravity))
-    r_.fail(r_.child(s, "gravity"), "magnitude " + shortNumber(out.gravity.stableNorm()) + " m/s^2 is above " +
-                                        shortNumber(kMaxGravity) +
+    r_.fail(r_.child(s, "gravity"), "magnitude " + formatNumber(out.gravity.stableNorm()) + " m/s^2 is above " +
+                                        formatNumber(kMaxGravity) +
                                         " m/s^2 (10^5 g): no physical value for these bodies, and one that overflows "
                                         "positions within a few steps");
   if (r_.has(s, "iteration_independent_stiffness"))
