@@ -109,7 +109,7 @@ int sweepCommand(const SweepArguments& arguments) {
     if (arguments.quiet) return;
     std::cout << "sweep " << sweep.name << ": " << sweep.cases.size() << " cases: " << table.count("completed")
               << " completed, " << table.count("refused") << " refused, " << table.count("failed") << " failed, "
-              << table.count("error") << " error, " << table.count("pending") << " pending (" << runNow << " run now, "
+              << table.count("error") << " error, " << table.count("pending") << " pending (" << runNow << " to run, "
               << sweep.cases.size() - runNow
               << " already done)\nresults: " << (fs::path(arguments.out) / "results.csv").string() << '\n';
   };

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -107,8 +106,10 @@ struct Point {
 };
 
 // One chart: `metric` against the first parameter, one line per value of the other parameters.
-std::string chart(const std::string& xName, const std::string& yName,
-                  const std::map<std::string, std::vector<Point>>& series) {
+// Series in the order their first case comes (for a grid: the other parameters' values in order).
+using Series = std::vector<std::pair<std::string, std::vector<Point>>>;
+
+std::string chart(const std::string& xName, const std::string& yName, const Series& series) {
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
   for (const auto& [name, points] : series)
     for (const Point& p : points) {
@@ -193,7 +194,7 @@ std::string buildSweepPage(const std::string& resultsCsv, const std::string& swe
        << escapeHtml(header[1]) << (parameters > 1 ? ", one line per value of the other parameters" : "")
        << "; completed cases only.</p>\n";
   for (std::size_t m = parameters + 1; m < status; ++m) {
-    std::map<std::string, std::vector<Point>> series;
+    Series series;
     for (std::size_t r = 1; r < rows.size(); ++r) {
       const auto& row = rows[r];
       Point p{};
@@ -201,7 +202,9 @@ std::string buildSweepPage(const std::string& resultsCsv, const std::string& swe
         continue;
       std::string key;
       for (std::size_t k = 2; k <= parameters; ++k) key += (key.empty() ? "" : ", ") + header[k] + " = " + row[k];
-      series[key].push_back(p);
+      const auto found = std::find_if(series.begin(), series.end(), [&](const auto& s) { return s.first == key; });
+      if (found == series.end()) series.push_back({key, {p}});
+      else found->second.push_back(p);
     }
     if (series.empty()) continue;
     page << "<figure>" << chart(header[1], header[m], series) << "</figure>\n";

@@ -79,6 +79,15 @@ TEST_F(CliSweep, WritesOneRowPerCaseAndRecordsTheFailingCase) {
   };
   EXPECT_GT(cornerY(2), cornerY(6));
   EXPECT_NE(r.out.find("4 completed, 0 refused, 2 failed"), std::string::npos) << r.out;
+  // pliant view on a sweep folder: one SVG chart per numeric metric, the table with the failures.
+  const RunResult view = run("view s");
+  ASSERT_EQ(view.exitCode, 0) << view.err;
+  const std::string page = readFile(path("s/sweep.html"));
+  std::size_t charts = 0;
+  for (std::size_t at = 0; (at = page.find("<svg", at)) != std::string::npos; ++at) ++charts;
+  EXPECT_EQ(charts, 3u);  // corner_y, corner.y.min, energy_J (not the hash)
+  EXPECT_NE(page.find(">substeps = 2</text>"), std::string::npos);
+  EXPECT_NE(page.find("expected a number of at least 0, got -1"), std::string::npos);
 }
 
 TEST_F(CliSweep, ResumeSkipsFinishedCasesAndRerunsChangedOnes) {
@@ -87,7 +96,7 @@ TEST_F(CliSweep, ResumeSkipsFinishedCasesAndRerunsChangedOnes) {
   const auto summaryTime = fs::last_write_time(path("s/cases/0001/summary.json"));
   RunResult again = sweep("--out s --jobs 1");
   ASSERT_EQ(again.exitCode, 0) << again.err;
-  EXPECT_NE(again.out.find("0 run now, 6 already done"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("0 to run, 6 already done"), std::string::npos) << again.out;
   EXPECT_EQ(fs::last_write_time(path("s/cases/0001/summary.json")), summaryTime);
   EXPECT_EQ(readFile(path("s/results.csv")), table);
   // A case whose scene no longer matches its record (as if edited) runs again; so does one with no record.
@@ -96,7 +105,7 @@ TEST_F(CliSweep, ResumeSkipsFinishedCasesAndRerunsChangedOnes) {
   fs::remove(path("s/cases/0004/case.json"));
   again = sweep("--out s --jobs 1");
   ASSERT_EQ(again.exitCode, 0) << again.err;
-  EXPECT_NE(again.out.find("2 run now, 4 already done"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("2 to run, 4 already done"), std::string::npos) << again.out;
   EXPECT_EQ(readFile(path("s/results.csv")), table);
 }
 
@@ -158,7 +167,7 @@ TEST_F(CliSweep, OneProcessTwoThreadsAndTwoRanksWriteTheSameTable) {
   fs::remove(path("ranks/cases/0005/case.json"));
   const RunResult resumed = mpirun("sweep " + shellQuote(kSweeps + "/small.json") + " --out ranks");
   ASSERT_EQ(resumed.exitCode, 0) << resumed.err;
-  EXPECT_NE(resumed.out.find("1 run now, 5 already done"), std::string::npos) << resumed.out;
+  EXPECT_NE(resumed.out.find("1 to run, 5 already done"), std::string::npos) << resumed.out;
   EXPECT_EQ(readFile(path("ranks/results.csv")), table);
   // Bad input under MPI: rank 0 says why, the job exits 2.
   const RunResult bad = mpirun("sweep " + shellQuote(kSweeps + "/small.json") + " --out one/cases");
