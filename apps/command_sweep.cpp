@@ -118,7 +118,8 @@ int sweepCommand(const SweepArguments& arguments) {
     return runSweepOverRanks(run);
 #endif
   }
-  pliant::sweep::ResultsTable table(sweep, run.out, pliant::sweep::prepareFolder(sweep, run.out, run.force));
+  std::unique_ptr<pliant::sweep::FolderLock> lock;
+  pliant::sweep::ResultsTable table(sweep, run.out, pliant::sweep::prepareFolder(sweep, run.out, run.force, &lock));
   const std::size_t runNow = pliant::sweep::pendingCases(table.results()).size();
   pliant::sweep::LocalOptions options;
   options.jobs = run.jobs;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -170,9 +171,10 @@ int runSweepOverRanks(const SweepRun& run) {
   if (mpi.provided() < (run.jobs > 1 ? MPI_THREAD_SERIALIZED : MPI_THREAD_FUNNELED)) code = 2;
   std::exception_ptr failure;
   std::vector<pliant::sweep::CaseResult> results;
+  std::unique_ptr<pliant::sweep::FolderLock> lock;
   if (mpi.rank() == 0 && code == 0) {
     try {
-      results = pliant::sweep::prepareFolder(*run.sweep, run.out, run.force);
+      results = pliant::sweep::prepareFolder(*run.sweep, run.out, run.force, &lock);
     } catch (const pliant::SystemError&) {
       failure = std::current_exception();
       code = 1;

@@ -3,6 +3,10 @@
 // the same cases across ranks and records results in the same table.
 #include "pliant/run/sweep.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -171,7 +175,8 @@ CaseResult CaseResult::fromJson(const std::string& text) {
   }
 }
 
-std::vector<CaseResult> prepareFolder(const Sweep& sweep, const std::string& folder, bool force) {
+std::vector<CaseResult> prepareFolder(const Sweep& sweep, const std::string& folder, bool force,
+                                      std::unique_ptr<FolderLock>* lock) {
   if (folder.empty()) throw Error("sweep: an empty output folder name");
   const fs::path root(folder);
   std::error_code ec;
@@ -197,6 +202,7 @@ std::vector<CaseResult> prepareFolder(const Sweep& sweep, const std::string& fol
   }
   fs::create_directories(root / "cases", ec);
   if (ec) throw Error(folder + ": cannot create the output folder: " + ec.message());
+  if (lock) *lock = std::make_unique<FolderLock>(folder);
   io::removeStaleTemporaries(folder);
 
   // The base scene at frame 0: every metric must find its field in its summary.json.
@@ -243,6 +249,21 @@ std::vector<CaseResult> prepareFolder(const Sweep& sweep, const std::string& fol
     }
   }
   return results;
+}
+
+FolderLock::FolderLock(const std::string& folder) {
+  const std::string path = (fs::path(folder) / "sweep.lock").string();
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd_ < 0) throw Error(path + ": cannot open the sweep's lock file");
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+    throw Error(folder + ": another pliant sweep is running into this folder; wait for it, or choose another --out");
+  }
+}
+
+FolderLock::~FolderLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the lock; the empty file stays, harmless
 }
 
 CaseResult runCase(const Sweep& sweep, std::size_t index, const std::string& folder, StopFlag stop) {

@@ -32,21 +32,25 @@ class CliSweep : public CliFixture {
  protected:
   RunResult sweep(const std::string& args) { return run("sweep " + shellQuote(kSweeps + "/small.json") + " " + args); }
 
-  // `mpirun -n 2 pliant ARGS` in the test's folder (as root Open MPI needs --allow-run-as-root; on a
-  // machine of fewer cores, --oversubscribe). Open MPI keeps some memory until exit: no leak check.
-  RunResult mpirun(const std::string& args) {
+  // A shell command line in the test's folder, killed after 120 s.
+  RunResult shell(const std::string& commandLine) {
     const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string command =
-        "cd " + shellQuote(dir_.string()) +
-        " && OMPI_MCA_btl_vader_single_copy_mechanism=none ASAN_OPTIONS=detect_leaks=0 " + "timeout -k 5 120 " +
-        shellQuote(PLIANT_MPIEXEC) + " -n 2 --allow-run-as-root --oversubscribe " + shellQuote(PLIANT_CLI_PATH) + " " +
-        args + " >" + shellQuote(out.string()) + " 2>" + shellQuote(err.string()) + " </dev/null";
+    const std::string command = "cd " + shellQuote(dir_.string()) + " && timeout -k 5 120 " + commandLine + " >" +
+                                shellQuote(out.string()) + " 2>" + shellQuote(err.string()) + " </dev/null";
     const int status = std::system(command.c_str());
     RunResult result;
     result.exitCode = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     result.out = readFile(out);
     result.err = readFile(err);
     return result;
+  }
+
+  // `mpirun -n 2 pliant ARGS` in the test's folder (as root Open MPI needs --allow-run-as-root; on a
+  // machine of fewer cores, --oversubscribe). Open MPI keeps some memory until exit: no leak check.
+  RunResult mpirun(const std::string& args) {
+    return shell("env OMPI_MCA_btl_vader_single_copy_mechanism=none ASAN_OPTIONS=detect_leaks=0 " +
+                 shellQuote(PLIANT_MPIEXEC) + " -n 2 --allow-run-as-root --oversubscribe " +
+                 shellQuote(PLIANT_CLI_PATH) + " " + args);
   }
 };
 
@@ -88,6 +92,27 @@ TEST_F(CliSweep, WritesOneRowPerCaseAndRecordsTheFailingCase) {
   EXPECT_EQ(charts, 3u);  // corner_y, corner.y.min, energy_J (not the hash)
   EXPECT_NE(page.find(">substeps = 2</text>"), std::string::npos);
   EXPECT_NE(page.find("expected a number of at least 0, got -1"), std::string::npos);
+}
+
+TEST_F(CliSweep, ARefusedStepIsRecordedWithItsReasonAndTheLastGoodFrame) {
+  const RunResult r = run("sweep " + shellQuote(kSweeps + "/refused.json") + " --out s -q");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::vector<std::string> rows = lines(readFile(path("s/results.csv")));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1].rfind("0,1.0,,12,", 0), 0u) << rows[1];  // values as JSON writes them
+  EXPECT_NE(rows[1].find(",completed,"), std::string::npos) << rows[1];
+  // Refused at frame 1: the metrics are those of frame 0 (the corner where it started, y = 1 m).
+  EXPECT_EQ(rows[2].rfind("1,1e-09,excessive-displacement,0,1,refused,", 0), 0u) << rows[2];
+  EXPECT_NE(rows[2].find("displacement above the bound of 1e-09 m"), std::string::npos) << rows[2];
+}
+
+TEST_F(CliSweep, ASecondSweepIntoARunningSweepsFolderIsRefused) {
+  ASSERT_EQ(sweep("--out s -q").exitCode, 0);
+  // flock(1) holds the folder's lock as a running sweep does, while a second sweep starts.
+  const RunResult r = shell("flock s/sweep.lock " + shellQuote(PLIANT_CLI_PATH) + " sweep " +
+                            shellQuote(kSweeps + "/small.json") + " --out s");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("another pliant sweep is running into this folder"), std::string::npos) << r.err;
 }
 
 TEST_F(CliSweep, ResumeSkipsFinishedCasesAndRerunsChangedOnes) {

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,20 @@ struct CaseResult {
 // stays pending) and no case starts. May be null.
 using StopFlag = const std::atomic<bool>*;
 
+// Held while a sweep writes into a folder: an exclusive lock (flock) on <folder>/sweep.lock, so a
+// second sweep into the same folder is refused instead of running the same cases beside the first.
+// Throws pliant::Error when another process holds it.
+class FolderLock {
+ public:
+  explicit FolderLock(const std::string& folder);
+  ~FolderLock();
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Checks and prepares the output folder: creates it, or, when it exists, requires it to be empty
 // or to hold this same sweep (its sweep.json equal to sweep.text); `force` lets it hold another
 // sweep or other files (sweep.json is replaced; case folders are reused only where their scene
@@ -119,8 +134,10 @@ using StopFlag = const std::atomic<bool>*;
 // field its summary.json has: the base scene is run for 0 frames into <folder>/base), then writes
 // sweep.json. Returns a result per case: finished cases with their status and metrics read back,
 // the others pending. Throws pliant::Error before writing anything for a folder that is not this
-// sweep's.
-std::vector<CaseResult> prepareFolder(const Sweep& sweep, const std::string& folder, bool force);
+// sweep's. With `lock` given, the folder's FolderLock is taken into it as soon as the folder
+// exists, before anything is written (a sweep already running there is refused).
+std::vector<CaseResult> prepareFolder(const Sweep& sweep, const std::string& folder, bool force,
+                                      std::unique_ptr<FolderLock>* lock = nullptr);
 
 // Runs case `index` into <folder>/cases/NNNN (one solver thread) and returns its result; never
 // throws for a failure of the case itself (it becomes the result's status and error).
