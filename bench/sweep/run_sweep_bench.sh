@@ -15,35 +15,36 @@ csv=${3:-bench/results/sweep.csv}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-now() { date +%s.%N; }
 cases=64
-echo "round,config,cases,seconds,cases_per_minute,seconds_per_case" >"$csv.tmp"
-row() { # round config seconds
-  awk -v r="$1" -v c="$2" -v s="$3" -v n="$cases" \
-    'BEGIN { printf "%s,%s,%d,%.3f,%.1f,%.4f\n", r, c, n, s, 60 * n / s, s / n }' >>"$csv.tmp"
+# seconds: wall clock; cpu_seconds: user + system time of the command and its children (GNU time),
+# which other work on a shared machine does not inflate the way it does the wall clock.
+echo "round,config,cases,seconds,cases_per_minute,seconds_per_case,cpu_seconds,cpu_seconds_per_case" >"$csv.tmp"
+row() { # round config (GNU time's "%e %U %S" in $work/time)
+  read -r wall user sys <"$work/time"
+  awk -v r="$1" -v c="$2" -v s="$wall" -v u="$user" -v k="$sys" -v n="$cases" \
+    'BEGIN { printf "%s,%s,%d,%.3f,%.1f,%.4f,%.3f,%.4f\n", r, c, n, s, 60 * n / s, s / n, u + k, (u + k) / n }' >>"$csv.tmp"
 }
+timed() { /usr/bin/time -f "%e %U %S" -o "$work/time" "$@"; }
 # The resolved scenes for the runs alone, and the reference table, from a first sweep (which also
 # warms the file cache).
 "$pliant" sweep "$here/sweep64.json" --out "$work/scenes" --jobs 2 -q
 for r in $(seq 1 "$rounds"); do
   for config in alone jobs1 jobs2 mpi2 jobs1-rerun mpi2-rerun; do
     out="$work/$config-$r"
-    t0=$(now)
     case $config in
       alone)
-        for scene in "$work"/scenes/cases/*/scene.json; do
-          "$pliant" run "$scene" --out "$out/$(basename "$(dirname "$scene")")" --no-frames --threads 1 -q
-        done ;;
-      jobs1) "$pliant" sweep "$here/sweep64.json" --out "$out" --jobs 1 -q ;;
-      jobs2) "$pliant" sweep "$here/sweep64.json" --out "$out" --jobs 2 -q ;;
-      mpi2) OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun -n 2 --allow-run-as-root --oversubscribe \
+        timed sh -c 'for scene in "$1"/scenes/cases/*/scene.json; do
+                       "$2" run "$scene" --out "$3/$(basename "$(dirname "$scene")")" --no-frames --threads 1 -q || exit 1
+                     done' sh "$work" "$pliant" "$out" ;;
+      jobs1) timed "$pliant" sweep "$here/sweep64.json" --out "$out" --jobs 1 -q ;;
+      jobs2) timed "$pliant" sweep "$here/sweep64.json" --out "$out" --jobs 2 -q ;;
+      mpi2) timed env OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun -n 2 --allow-run-as-root --oversubscribe \
               "$pliant" sweep "$here/sweep64.json" --out "$out" -q ;;
-      jobs1-rerun) out="$work/jobs1-$r"; "$pliant" sweep "$here/sweep64.json" --out "$out" --jobs 1 -q ;;
-      mpi2-rerun) out="$work/mpi2-$r"; OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun -n 2 --allow-run-as-root \
-              --oversubscribe "$pliant" sweep "$here/sweep64.json" --out "$out" -q ;;
+      jobs1-rerun) out="$work/jobs1-$r"; timed "$pliant" sweep "$here/sweep64.json" --out "$out" --jobs 1 -q ;;
+      mpi2-rerun) out="$work/mpi2-$r"; timed env OMPI_MCA_btl_vader_single_copy_mechanism=none mpirun -n 2 \
+              --allow-run-as-root --oversubscribe "$pliant" sweep "$here/sweep64.json" --out "$out" -q ;;
     esac
-    t1=$(now)
-    row "$r" "$config" "$(echo "$t1 - $t0" | bc -l)"
+    row "$r" "$config"
     if [ "$config" != alone ] && ! cmp -s "$out/results.csv" "$work/scenes/results.csv"; then
       echo "run_sweep_bench: $config gave another results table" >&2
       exit 1
