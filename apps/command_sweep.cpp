@@ -66,6 +66,10 @@ class SweepProgress {
   explicit SweepProgress(bool quiet) : shown_(!quiet && isatty(STDERR_FILENO) != 0) {}
   void update(const pliant::sweep::Progress& p) {
     if (!shown_) return;
+    // At most ten redraws a second, however quick the cases.
+    const auto now = std::chrono::steady_clock::now();
+    if (drawn_ && p.done < p.total && now - lastDraw_ < std::chrono::milliseconds(100)) return;
+    lastDraw_ = now;
     const double perCase = p.done > 0 ? p.elapsedSeconds / static_cast<double>(p.done) : 0.0;
     const double left = perCase * static_cast<double>(p.total - p.done);
     std::fprintf(stderr, "\rcases %zu/%zu done, %zu failed, %.0f s left   ", p.done, p.total, p.failed, left);
@@ -78,6 +82,7 @@ class SweepProgress {
  private:
   bool shown_;
   bool drawn_ = false;
+  std::chrono::steady_clock::time_point lastDraw_{};
 };
 
 int sweepCommand(const SweepArguments& arguments) {
