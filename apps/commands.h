@@ -27,6 +27,7 @@ Command addBenchCommand(CLI::App& app);     // pliant bench
 Command addScenesCommand(CLI::App& app);    // pliant scenes [NAME]
 Command addValidateCommand(CLI::App& app);  // pliant validate FILE
 Command addInfoCommand(CLI::App& app);      // pliant info FILE
+Command addSweepCommand(CLI::App& app);     // pliant sweep SWEEP --out DIR
 
 // A scene argument is a file when it names one (or looks like one), else a built-in name; "" is
 // the default built-in scene. `maxMemory` is the --max-memory option ("" = the default budget).

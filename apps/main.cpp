@@ -5,6 +5,7 @@
 //   pliant info FILE         print a scene's size
 //   pliant view DIR          write the HTML viewer page of a run's output folder
 //   pliant render DIR        write PNG images (or --video) of frames of a run's output folder
+//   pliant sweep SWEEP --out DIR  run a parameter sweep (over MPI ranks when started by mpirun)
 //   pliant bench             time the benchmark scenes on 1 and 2 threads, CSV to stdout or --csv
 // Exit codes: 0 success, 2 bad input (scene, mesh, arguments), 1 internal failure (including a
 // refused step). Progress goes to stderr, data to files.
@@ -27,8 +28,8 @@ int main(int argc, char** argv) {
 
   // In this order in --help; with no subcommand, `run`.
   Command run = addRunCommand(app);
-  const Command others[] = {addViewCommand(app),   addRenderCommand(app),   addBenchCommand(app),
-                            addScenesCommand(app), addValidateCommand(app), addInfoCommand(app)};
+  const Command others[] = {addViewCommand(app),     addRenderCommand(app), addBenchCommand(app), addScenesCommand(app),
+                            addValidateCommand(app), addInfoCommand(app),   addSweepCommand(app)};
 
   try {
     app.parse(argc, argv);

@@ -20,6 +20,7 @@ packages+=(ffmpeg)
 # Third-party readers of the frame files in the readers.* tests (tests/readers).
 packages+=(python3-vtk9 python3-meshio assimp-utils)
 packages+=(python3-jsonschema)  # the test of docs/scene.schema.json (tests/schema)
+packages+=(libopenmpi-dev openmpi-bin)  # mpirun -n N pliant sweep (PLIANT_WITH_MPI) and its ctest
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;

@@ -128,6 +128,16 @@ void writeVideo(const FrameRenderer& renderer, const std::string& file, double f
 // ffmpeg is on PATH. writeVideo checks it too; a command calls it before its slow work.
 void checkVideoTarget(const std::string& file);
 
+// The page of a parameter sweep's output folder (pliant/run/sweep.h): one SVG chart per numeric
+// metric of results.csv against the first parameter (a log axis when it spans two decades or more),
+// one line per value of the other parameters, completed cases only; then the whole table, failed
+// cases marked. Self-contained HTML, no script. Throws pliant::Error for a table that is not a sweep's.
+std::string buildSweepPage(const std::string& resultsCsv, const std::string& sweepJson);
+// Whether `folder` holds a sweep's sweep.json and results.csv.
+bool isSweepFolder(const std::string& folder);
+// Writes buildSweepPage of `folder`'s files to `htmlFile` atomically.
+void writeSweepPage(const std::string& folder, const std::string& htmlFile);
+
 // base64 (RFC 4648, with padding).
 std::string base64Encode(std::string_view bytes);
 std::string base64Decode(std::string_view text);
