@@ -87,6 +87,19 @@ bool sweptEntry(const Collider& c, double r, const Vec3& q0, const Vec3& q1, dou
   return false;
 }
 
+// Whether the outward normals at two points of a path of `length` (m) starting outside the collider
+// (offset by any radius >= 0) always have a positive dot product.
+bool normalsAgreeAlongPath(const Collider& c, double length) {
+  switch (c.shape) {
+    case ColliderShape::Plane:
+      return true;
+    case ColliderShape::Sphere:
+      return length < 0.5 * c.radius;
+    default:
+      return false;
+  }
+}
+
 // The world position at the start of the substep of the collider's material point now at x.
 Vec3 pointBefore(const Collider& c, const ColliderPose& now, const ColliderPose& before, const Vec3& x) {
   if (!c.kinematic()) return x;
@@ -143,6 +156,7 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
         const double reach = collider.kinematic() ? (q1 - q0).norm() : (x - xStart).norm();
         Plane plane;
         double d0 = 0.0;
+        bool haveStart = false;  // d0 found for the path (the same value as the start's distance below)
         if (reach > 0.0 && d < reach && xStart.allFinite()) {
           if (!collider.kinematic()) toFrame();
           const double length = (q1 - q0).norm();
@@ -153,7 +167,14 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
           // Started inside (a resting overlap): swept only when the path went on through to the far
           // side; started outside: also when it entered and ends beyond reach.
           const bool inside = d0 < 0.0;
-          if (inside || (length > 0.0 && sweptEntry(collider, r, q0, q1, length, d0, entry, de, ne))) {
+          haveStart = true;
+          // From outside, the entry makes the contact swept only when the prediction is beyond
+          // reach or the normals at entry and end oppose; neither can happen within the margin of
+          // a plane (one normal) or of a sphere along a path shorter than half its radius (the
+          // entry e lies outside it and the end q1 within the path's length of e, so
+          // e . q1 >= |e| (|e| - length) > 0): no need to find the entry then.
+          const bool entryMatters = !(d < margin) || !normalsAgreeAlongPath(collider, length);
+          if (inside || (length > 0.0 && entryMatters && sweptEntry(collider, r, q0, q1, length, d0, entry, de, ne))) {
             const Vec3 entryNormal = pose.rotation * ne;
             if ((!inside && !(d < margin)) || entryNormal.dot(normal) < 0.0) {
               plane.swept = true;
@@ -166,7 +187,7 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
         Contact k;
         k.particle = p;
         k.collider = static_cast<std::int32_t>(c);
-        if (!plane.swept) {  // as found before there were swept contacts, to the bit
+        if (!plane.swept && !haveStart) {  // as found before there were swept contacts, to the bit
           Vec3 normalBefore;
           d0 = colliderDistance(collider, before, xStart, normalBefore) - r;
         }
