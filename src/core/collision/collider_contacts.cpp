@@ -47,6 +47,8 @@
 // For particle pairs the same rules act on the relative motion, shared by inverse mass.
 #include "collision/collider_contacts.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -124,14 +126,49 @@ void ColliderContacts::updatePoses(const Model& model, double previousTime, doub
   }
 }
 
-void ColliderContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h) {
-  const double margin = settings.contactMargin;
-  const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
+void ColliderContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
+                               int team) {
   contacts_.clear();
   planes_.clear();
-  if (!model.colliders.empty()) {
-    const std::size_t n = model.particleCount();
-    for (std::size_t i = 0; i < n; ++i) {
+  if (model.colliders.empty()) return;
+  const std::size_t n = model.particleCount();
+  if (team <= 1) {
+    collideRange(model, settings, state, h, 0, n, contacts_, planes_);
+    return;
+  }
+  if (threadContacts_.size() < static_cast<std::size_t>(team)) {
+    threadContacts_.resize(static_cast<std::size_t>(team));
+    threadPlanes_.resize(static_cast<std::size_t>(team));
+    for (int t = 0; t < team; ++t) {
+      threadContacts_[t].reserve(n / static_cast<std::size_t>(team) + 1);
+      threadPlanes_[t].reserve(n / static_cast<std::size_t>(team) + 1);
+    }
+  }
+  int parts = 1;
+#pragma omp parallel num_threads(team)
+  {
+    const auto part = static_cast<std::size_t>(omp_get_thread_num());
+    const auto count = static_cast<std::size_t>(omp_get_num_threads());
+#pragma omp single
+    parts = static_cast<int>(count);
+    threadContacts_[part].clear();
+    threadPlanes_[part].clear();
+    collideRange(model, settings, state, h, n * part / count, n * (part + 1) / count, threadContacts_[part],
+                 threadPlanes_[part]);
+  }
+  for (int t = 0; t < parts; ++t) {
+    contacts_.insert(contacts_.end(), threadContacts_[t].begin(), threadContacts_[t].end());
+    planes_.insert(planes_.end(), threadPlanes_[t].begin(), threadPlanes_[t].end());
+  }
+}
+
+void ColliderContacts::collideRange(const Model& model, const SolverSettings& settings, const State& state, double h,
+                                    std::size_t begin, std::size_t end, std::vector<Contact>& contacts,
+                                    std::vector<Plane>& planes) const {
+  const double margin = settings.contactMargin;
+  const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
+  {
+    for (std::size_t i = begin; i < end; ++i) {
       if (model.inverseMass[i] == 0.0) continue;
       const Vec3& x = state.position[i];
       if (!x.allFinite()) continue;
@@ -195,8 +232,8 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
         const Vec3& at = plane.swept ? plane.point : x;
         const Vec3 surfaceVelocity = (at - pointBefore(collider, pose, before, at)) / h;
         k.normalVelocity = (plane.swept ? plane.normal : normal).dot(state.velocity[i] - surfaceVelocity);
-        contacts_.push_back(k);
-        planes_.push_back(plane);
+        contacts.push_back(k);
+        planes.push_back(plane);
       }
     }
   }
