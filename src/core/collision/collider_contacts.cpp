@@ -139,9 +139,11 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
   if (threadContacts_.size() < static_cast<std::size_t>(team)) {
     threadContacts_.resize(static_cast<std::size_t>(team));
     threadPlanes_.resize(static_cast<std::size_t>(team));
+    // A share holds at most n / team + 1 particles, each with at most one contact per collider.
+    const std::size_t bound = (n / static_cast<std::size_t>(team) + 1) * model.colliders.size();
     for (int t = 0; t < team; ++t) {
-      threadContacts_[t].reserve(n / static_cast<std::size_t>(team) + 1);
-      threadPlanes_[t].reserve(n / static_cast<std::size_t>(team) + 1);
+      threadContacts_[t].reserve(bound);
+      threadPlanes_[t].reserve(bound);
     }
   }
   int parts = 1;
@@ -179,6 +181,8 @@ void ColliderContacts::collideRange(const Model& model, const SolverSettings& se
         const Collider& collider = model.colliders[c];
         const ColliderPose& pose = pose_[c];
         const ColliderPose& before = previousPose_[c];
+        const bool unrotated = pose.rotation.w() == 1.0 && pose.rotation.vec() == Vec3::Zero() &&
+                               before.rotation.w() == 1.0 && before.rotation.vec() == Vec3::Zero();
         Vec3 normal;
         const double d = colliderDistance(collider, pose, x, normal) - r;
         // The path in the collider's frame. Every point of it is at least d - length from touching
@@ -186,6 +190,11 @@ void ColliderContacts::collideRange(const Model& model, const SolverSettings& se
         // frame is fixed: the path's length is the world one.
         Vec3 q1 = Vec3::Zero(), q0 = Vec3::Zero();
         const auto toFrame = [&] {
+          if (unrotated) {  // as colliderDistance: rotating by the identity changes no value
+            q1 = x - pose.position;
+            q0 = xStart - before.position;
+            return;
+          }
           q1 = pose.rotation.conjugate() * (x - pose.position);
           q0 = before.rotation.conjugate() * (xStart - before.position);
         };
