@@ -113,6 +113,7 @@ Vec3 pointBefore(const Collider& c, const ColliderPose& now, const ColliderPose&
 void ColliderContacts::prepare(const Model& model) {
   pose_.resize(model.colliders.size());
   previousPose_.resize(model.colliders.size());
+  unrotated_.assign(model.colliders.size(), 0);
   contacts_.clear();
   contacts_.reserve(model.colliders.empty() ? 0 : model.particleCount());
   planes_.clear();
@@ -123,6 +124,8 @@ void ColliderContacts::updatePoses(const Model& model, double previousTime, doub
   for (std::uint32_t c = 0; c < model.colliders.size(); ++c) {
     pose_[c] = colliderPose(model, c, time);
     previousPose_[c] = model.colliders[c].kinematic() ? colliderPose(model, c, previousTime) : pose_[c];
+    const auto identity = [](const Quat& q) { return q.w() == 1.0 && q.vec() == Vec3::Zero(); };
+    unrotated_[c] = identity(pose_[c].rotation) && identity(previousPose_[c].rotation) ? 1 : 0;
   }
 }
 
@@ -181,8 +184,7 @@ void ColliderContacts::collideRange(const Model& model, const SolverSettings& se
         const Collider& collider = model.colliders[c];
         const ColliderPose& pose = pose_[c];
         const ColliderPose& before = previousPose_[c];
-        const bool unrotated = pose.rotation.w() == 1.0 && pose.rotation.vec() == Vec3::Zero() &&
-                               before.rotation.w() == 1.0 && before.rotation.vec() == Vec3::Zero();
+        const bool unrotated = unrotated_[c] != 0;
         Vec3 normal;
         const double d = colliderDistance(collider, pose, x, normal) - r;
         // The path in the collider's frame. Every point of it is at least d - length from touching

@@ -51,6 +51,7 @@ class ColliderContacts {
   std::vector<std::vector<Plane>> threadPlanes_;
   std::vector<ColliderPose> pose_;          // at the end of the current substep
   std::vector<ColliderPose> previousPose_;  // at its start
+  std::vector<char> unrotated_;             // 1: both poses of the substep are unrotated
 };
 
 }  // namespace pliant::detail
