@@ -363,7 +363,7 @@ void Solver::updateTargets(StepFrame& f, State& state) {
 // 3. collide: contacts at the predicted positions (their multipliers start at 0).
 bool Solver::collide(StepFrame& f, const State& state) {
   const Model& model = *model_;
-  colliderContacts_->collide(model, settings_, state, f.h);
+  colliderContacts_->collide(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
   particleContacts_->collide(model, settings_, state, f.h);
   surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
   // More contacts than their bound: the step stops here and is refused (Solver::step).

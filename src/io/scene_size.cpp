@@ -57,7 +57,9 @@ double estimateBytes(const SceneSize& s) {
   constexpr double kCollisionTriangle = 192.0;
   constexpr double kCandidate = 8.0 * 3.0;  // a candidate pair in the per-thread list, the merge and the result
   constexpr double kSurfaceContact = 136.0;
-  constexpr double kParticleContact = 72.0;
+  // A particle contact (72) and its slot in the candidate list (8; as many slots as the contacts'
+  // bound), and the list's positions per particle (24, over the 32 contacts of the bound).
+  constexpr double kParticleContact = 72.0 + 8.0 + 1.0;
   constexpr double kGridNode = 8.0;  // a signed distance
   constexpr double kOther = 128.0;
   const double candidates = static_cast<double>(surfaceCandidateBound(s.collisionParticles, s.collisionEdges));

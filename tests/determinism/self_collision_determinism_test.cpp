@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pliant/builders.h"
@@ -104,6 +105,9 @@ TEST(SelfCollisionDeterminismLarge, ThreadedParticleLoopsDoNotChangeTheResult) {
   ASSERT_GT(model->particleCount(), 16384u);
   const int saved = threadCount();
   std::vector<std::uint64_t> result;
+  // The collider contacts, found by the threads in shares of the particles, in (particle, collider)
+  // order whatever the split.
+  std::vector<std::vector<std::pair<ParticleIndex, std::int32_t>>> colliderContacts;
   for (int threads : {1, 2}) {
     setThreadCount(threads);
     SolverSettings s = SolverSettings::smallSteps(4);
@@ -112,9 +116,14 @@ TEST(SelfCollisionDeterminismLarge, ThreadedParticleLoopsDoNotChangeTheResult) {
     EXPECT_TRUE(solver.run(state, 4).ok());
     EXPECT_GT(solver.lastSurfaceContacts().size(), 1000u);
     result.push_back(state.hash());
+    colliderContacts.emplace_back();
+    for (const Contact& c : solver.lastColliderContacts()) colliderContacts.back().emplace_back(c.particle, c.collider);
   }
   setThreadCount(saved);
   EXPECT_EQ(result[0], result[1]);
+  EXPECT_GT(colliderContacts[0].size(), 1000u);
+  EXPECT_TRUE(std::is_sorted(colliderContacts[1].begin(), colliderContacts[1].end()));
+  EXPECT_EQ(colliderContacts[0], colliderContacts[1]);
 }
 
 }  // namespace

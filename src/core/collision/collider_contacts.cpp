@@ -47,6 +47,8 @@
 // For particle pairs the same rules act on the relative motion, shared by inverse mass.
 #include "collision/collider_contacts.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -87,6 +89,19 @@ bool sweptEntry(const Collider& c, double r, const Vec3& q0, const Vec3& q1, dou
   return false;
 }
 
+// Whether the outward normals at two points of a path of `length` (m) starting outside the collider
+// (offset by any radius >= 0) always have a positive dot product.
+bool normalsAgreeAlongPath(const Collider& c, double length) {
+  switch (c.shape) {
+    case ColliderShape::Plane:
+      return true;
+    case ColliderShape::Sphere:
+      return length < 0.5 * c.radius;
+    default:
+      return false;
+  }
+}
+
 // The world position at the start of the substep of the collider's material point now at x.
 Vec3 pointBefore(const Collider& c, const ColliderPose& now, const ColliderPose& before, const Vec3& x) {
   if (!c.kinematic()) return x;
@@ -98,6 +113,7 @@ Vec3 pointBefore(const Collider& c, const ColliderPose& now, const ColliderPose&
 void ColliderContacts::prepare(const Model& model) {
   pose_.resize(model.colliders.size());
   previousPose_.resize(model.colliders.size());
+  unrotated_.assign(model.colliders.size(), 0);
   contacts_.clear();
   contacts_.reserve(model.colliders.empty() ? 0 : model.particleCount());
   planes_.clear();
@@ -108,17 +124,56 @@ void ColliderContacts::updatePoses(const Model& model, double previousTime, doub
   for (std::uint32_t c = 0; c < model.colliders.size(); ++c) {
     pose_[c] = colliderPose(model, c, time);
     previousPose_[c] = model.colliders[c].kinematic() ? colliderPose(model, c, previousTime) : pose_[c];
+    const auto identity = [](const Quat& q) { return q.w() == 1.0 && q.vec() == Vec3::Zero(); };
+    unrotated_[c] = identity(pose_[c].rotation) && identity(previousPose_[c].rotation) ? 1 : 0;
   }
 }
 
-void ColliderContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h) {
-  const double margin = settings.contactMargin;
-  const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
+void ColliderContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
+                               int team) {
   contacts_.clear();
   planes_.clear();
-  if (!model.colliders.empty()) {
-    const std::size_t n = model.particleCount();
-    for (std::size_t i = 0; i < n; ++i) {
+  if (model.colliders.empty()) return;
+  const std::size_t n = model.particleCount();
+  if (team <= 1) {
+    collideRange(model, settings, state, h, 0, n, contacts_, planes_);
+    return;
+  }
+  if (threadContacts_.size() < static_cast<std::size_t>(team)) {
+    threadContacts_.resize(static_cast<std::size_t>(team));
+    threadPlanes_.resize(static_cast<std::size_t>(team));
+    // A share holds at most n / team + 1 particles, each with at most one contact per collider.
+    const std::size_t bound = (n / static_cast<std::size_t>(team) + 1) * model.colliders.size();
+    for (int t = 0; t < team; ++t) {
+      threadContacts_[t].reserve(bound);
+      threadPlanes_[t].reserve(bound);
+    }
+  }
+  int parts = 1;
+#pragma omp parallel num_threads(team)
+  {
+    const auto part = static_cast<std::size_t>(omp_get_thread_num());
+    const auto count = static_cast<std::size_t>(omp_get_num_threads());
+#pragma omp single
+    parts = static_cast<int>(count);
+    threadContacts_[part].clear();
+    threadPlanes_[part].clear();
+    collideRange(model, settings, state, h, n * part / count, n * (part + 1) / count, threadContacts_[part],
+                 threadPlanes_[part]);
+  }
+  for (int t = 0; t < parts; ++t) {
+    contacts_.insert(contacts_.end(), threadContacts_[t].begin(), threadContacts_[t].end());
+    planes_.insert(planes_.end(), threadPlanes_[t].begin(), threadPlanes_[t].end());
+  }
+}
+
+void ColliderContacts::collideRange(const Model& model, const SolverSettings& settings, const State& state, double h,
+                                    std::size_t begin, std::size_t end, std::vector<Contact>& contacts,
+                                    std::vector<Plane>& planes) const {
+  const double margin = settings.contactMargin;
+  const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
+  {
+    for (std::size_t i = begin; i < end; ++i) {
       if (model.inverseMass[i] == 0.0) continue;
       const Vec3& x = state.position[i];
       if (!x.allFinite()) continue;
@@ -129,6 +184,7 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
         const Collider& collider = model.colliders[c];
         const ColliderPose& pose = pose_[c];
         const ColliderPose& before = previousPose_[c];
+        const bool unrotated = unrotated_[c] != 0;
         Vec3 normal;
         const double d = colliderDistance(collider, pose, x, normal) - r;
         // The path in the collider's frame. Every point of it is at least d - length from touching
@@ -136,6 +192,11 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
         // frame is fixed: the path's length is the world one.
         Vec3 q1 = Vec3::Zero(), q0 = Vec3::Zero();
         const auto toFrame = [&] {
+          if (unrotated) {  // as colliderDistance: rotating by the identity changes no value
+            q1 = x - pose.position;
+            q0 = xStart - before.position;
+            return;
+          }
           q1 = pose.rotation.conjugate() * (x - pose.position);
           q0 = before.rotation.conjugate() * (xStart - before.position);
         };
@@ -143,6 +204,7 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
         const double reach = collider.kinematic() ? (q1 - q0).norm() : (x - xStart).norm();
         Plane plane;
         double d0 = 0.0;
+        bool haveStart = false;  // d0 found for the path (the same value as the start's distance below)
         if (reach > 0.0 && d < reach && xStart.allFinite()) {
           if (!collider.kinematic()) toFrame();
           const double length = (q1 - q0).norm();
@@ -153,7 +215,14 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
           // Started inside (a resting overlap): swept only when the path went on through to the far
           // side; started outside: also when it entered and ends beyond reach.
           const bool inside = d0 < 0.0;
-          if (inside || (length > 0.0 && sweptEntry(collider, r, q0, q1, length, d0, entry, de, ne))) {
+          haveStart = true;
+          // From outside, the entry makes the contact swept only when the prediction is beyond
+          // reach or the normals at entry and end oppose; neither can happen within the margin of
+          // a plane (one normal) or of a sphere along a path shorter than half its radius (the
+          // entry e lies outside it and the end q1 within the path's length of e, so
+          // e . q1 >= |e| (|e| - length) > 0): no need to find the entry then.
+          const bool entryMatters = !(d < margin) || !normalsAgreeAlongPath(collider, length);
+          if (inside || (length > 0.0 && entryMatters && sweptEntry(collider, r, q0, q1, length, d0, entry, de, ne))) {
             const Vec3 entryNormal = pose.rotation * ne;
             if ((!inside && !(d < margin)) || entryNormal.dot(normal) < 0.0) {
               plane.swept = true;
@@ -166,7 +235,7 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
         Contact k;
         k.particle = p;
         k.collider = static_cast<std::int32_t>(c);
-        if (!plane.swept) {  // as found before there were swept contacts, to the bit
+        if (!plane.swept && !haveStart) {  // as found before there were swept contacts, to the bit
           Vec3 normalBefore;
           d0 = colliderDistance(collider, before, xStart, normalBefore) - r;
         }
@@ -174,8 +243,8 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
         const Vec3& at = plane.swept ? plane.point : x;
         const Vec3 surfaceVelocity = (at - pointBefore(collider, pose, before, at)) / h;
         k.normalVelocity = (plane.swept ? plane.normal : normal).dot(state.velocity[i] - surfaceVelocity);
-        contacts_.push_back(k);
-        planes_.push_back(plane);
+        contacts.push_back(k);
+        planes.push_back(plane);
       }
     }
   }

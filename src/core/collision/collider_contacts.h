@@ -23,7 +23,9 @@ class ColliderContacts {
   // Stage 3: a contact for each movable particle within contactMargin of a collider at its
   // prediction, or whose path over the substep enters the collider (swept), in (particle, collider)
   // order.
-  void collide(const Model& model, const SolverSettings& settings, const State& state, double h);
+  // `team` threads each take a contiguous share of the particles into their own lists, joined in
+  // thread order: the same contacts in the same order for any team.
+  void collide(const Model& model, const SolverSettings& settings, const State& state, double h, int team = 1);
   // Stage 5, after the other contacts (obstacles win). False when `trace` found the culprit.
   bool project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace);
   // Stage 7: restitution (and dynamic friction when settings ask for it there).
@@ -39,10 +41,17 @@ class ColliderContacts {
     Vec3 normal = Vec3::UnitY();  // unit, world, at the end pose
     Vec3 point = Vec3::Zero();    // m, world: where the particle's centre touched, carried to the end pose
   };
+  // The contacts of particles [begin, end), in particle order, appended to `contacts`/`planes`.
+  void collideRange(const Model& model, const SolverSettings& settings, const State& state, double h, std::size_t begin,
+                    std::size_t end, std::vector<Contact>& contacts, std::vector<Plane>& planes) const;
   std::vector<Contact> contacts_;
-  std::vector<Plane> planes_;               // one per contact
+  std::vector<Plane> planes_;  // one per contact
+  // Per-thread lists of a split collide stage (grown to the largest team seen, then reused).
+  std::vector<std::vector<Contact>> threadContacts_;
+  std::vector<std::vector<Plane>> threadPlanes_;
   std::vector<ColliderPose> pose_;          // at the end of the current substep
   std::vector<ColliderPose> previousPose_;  // at its start
+  std::vector<char> unrotated_;             // 1: both poses of the substep are unrotated
 };
 
 }  // namespace pliant::detail

@@ -92,7 +92,10 @@ Collider Collider::mesh(const std::vector<Vec3>& vertices, const std::vector<std
 }
 
 double colliderDistance(const Collider& collider, const ColliderPose& pose, const Vec3& x, Vec3& normal) {
-  const Vec3 q = pose.rotation.conjugate() * (x - pose.position);
+  // An unrotated pose (most static colliders) skips both rotations: rotating by the identity
+  // changes no value (at most the sign of a zero).
+  const bool unrotated = pose.rotation.w() == 1.0 && pose.rotation.vec() == Vec3::Zero();
+  const Vec3 q = unrotated ? Vec3(x - pose.position) : Vec3(pose.rotation.conjugate() * (x - pose.position));
   Vec3 n = Vec3::UnitY();
   double distance = 0.0;
   switch (collider.shape) {
@@ -136,7 +139,7 @@ double colliderDistance(const Collider& collider, const ColliderPose& pose, cons
       distance = collider.grid->sample(q, n);
       break;
   }
-  normal = pose.rotation * n;
+  normal = unrotated ? n : Vec3(pose.rotation * n);
   return distance;
 }
 

@@ -40,6 +40,17 @@ constexpr int kForwardCells[13][3] = {{1, 0, 0},  {-1, 1, 0}, {0, 1, 0},  {1, 1,
 // touches and the list grows quadratically: the step is refused instead (issue 12).
 constexpr std::size_t kMaxContactsPerParticle = 32;
 
+// Capacity of the candidate list per colliding particle: close-packed equal spheres have about 21
+// others within twice their reach (the list's), counted once per pair.
+constexpr std::size_t kMaxCandidatesPerParticle = 32;
+
+std::string contactOverflowMessage(std::size_t bound, double maxRadius) {
+  return "particle contacts: more than " + std::to_string(bound) + " pairs of particles in contact (" +
+         std::to_string(kMaxContactsPerParticle) + " per particle of radius > 0; the largest radius is " +
+         std::to_string(maxRadius) +
+         " m): radii much larger than the spacing put every pair in contact; lower particle_radius";
+}
+
 }  // namespace
 
 void ParticleContacts::prepare(const Model& model) {
@@ -88,18 +99,16 @@ void ParticleContacts::prepare(const Model& model) {
   bounced_.assign(velocityBefore_.size(), Vec3::Zero());
   stopped_.assign(velocityBefore_.size(), Vec3::Zero());
   contacts_.reserve(4 * collidingParticles_.size());
+  candidates_.clear();
+  candidates_.reserve(collidingParticles_.size() >= 2 ? kMaxCandidatesPerParticle * collidingParticles_.size() : 0);
+  listPosition_.assign(collidingParticles_.size(), Vec3::Zero());
+  listValid_ = false;
+  listRetryIn_ = 0;
 }
 
-void ParticleContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h) {
-  contacts_.clear();
-  overflow_.clear();
-  if (collidingParticles_.size() < 2) return;
-  const std::size_t bound = particleContactBound(collidingParticles_.size());
-  std::uint64_t found = 0;
-  const double margin = settings.contactMargin;
-  const double cap = settings.maxDepenetrationVelocity * h;
-  // Cells of 2 r_max + margin: any pair within reach lies in neighbouring cells.
-  const double inverseCellSize = 1.0 / (2.0 * maxRadius_ + margin);
+template <class Visit>
+void ParticleContacts::forEachNearPair(const State& state, double cellSize, Visit&& visit) {
+  const double inverseCellSize = 1.0 / cellSize;
   const std::size_t buckets = gridStart_.size() - 1;
   const std::uint64_t mask = buckets - 1;
   // Counting sort of the particles by bucket; within a bucket they stay in index order.
@@ -120,55 +129,173 @@ void ParticleContacts::collide(const Model& model, const SolverSettings& setting
     const GridEntry& e = gridScratch_[k];
     gridEntries_[--gridStart_[keyHash(e.key) & mask]] = e;
   }
-  // The pair test; (a, b) in any order, stored as (lower, higher index).
-  auto test = [&](ParticleIndex pa, ParticleIndex pb) {
-    const double wa = model.inverseMass[pa];
-    const double wb = model.inverseMass[pb];
-    if (wa + wb == 0.0) return;
-    const double radii = model.radius(pa) + model.radius(pb);
-    const double reach = radii + margin;
-    const Vec3 diff = state.position[pa] - state.position[pb];
-    if (!(diff.squaredNorm() < reach * reach)) return;
-    const ParticleIndex low = std::min(pa, pb), high = std::max(pa, pb);
-    if (std::binary_search(restNeighbours_.data() + restNeighbourStart_[low],
-                           restNeighbours_.data() + restNeighbourStart_[low + 1], high))
-      return;
-    const Vec3 d = state.position[low] - state.position[high];
-    const double distance = d.norm();
-    const Vec3 n = distance > 0.0 ? Vec3(d / distance) : Vec3(Vec3::UnitY());
-    Contact c;
-    c.particle = low;
-    c.other = high;
-    const double d0 = (state.previousPosition[low] - state.previousPosition[high]).norm() - radii;
-    if (d0 < 0.0) c.allowance = std::max(0.0, -d0 - cap);
-    c.normalVelocity = n.dot(state.velocity[low] - state.velocity[high]);
-    if (++found <= bound) {
-      contacts_.push_back(c);
-      velocityBefore_[low] = state.velocity[low];
-      velocityBefore_[high] = state.velocity[high];
-    }
-  };
   // Each particle pairs with the higher-indexed particles of its own cell and with every particle
   // of the 13 cells after it; comparing keys (not only buckets) keeps each pair to one visit.
-  for (std::size_t k = 0; k < used && found <= bound; ++k) {
+  for (std::size_t k = 0; k < used; ++k) {
     const GridEntry& a = gridScratch_[k];
     const std::uint64_t ownBucket = keyHash(a.key) & mask;
     for (std::uint32_t s = gridStart_[ownBucket]; s < gridStart_[ownBucket + 1]; ++s)
       if (gridEntries_[s].key == a.key && gridEntries_[s].particle > a.particle)
-        test(a.particle, gridEntries_[s].particle);
+        if (!visit(a.particle, gridEntries_[s].particle)) return;
     for (const auto& offset : kForwardCells) {
       const std::uint64_t key = cellKey(a.cell[0] + offset[0], a.cell[1] + offset[1], a.cell[2] + offset[2]);
       const std::uint64_t bucket = keyHash(key) & mask;
       for (std::uint32_t s = gridStart_[bucket]; s < gridStart_[bucket + 1]; ++s)
-        if (gridEntries_[s].key == key) test(a.particle, gridEntries_[s].particle);
+        if (gridEntries_[s].key == key)
+          if (!visit(a.particle, gridEntries_[s].particle)) return;
     }
   }
+}
+
+void ParticleContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h) {
+  contacts_.clear();
+  overflow_.clear();
+  if (collidingParticles_.size() < 2) return;
+  // The list, when it holds or can be rebuilt within its capacity; else the direct search (both
+  // find the same contacts in the same order).
+  if (listRetryIn_ > 0) --listRetryIn_;
+  if (listRetryIn_ == 0 &&
+      (candidatesHold(state, settings.contactMargin) || buildCandidates(model, state, settings.contactMargin)))
+    collideCandidates(model, settings, state, h);
+  else collideDirect(model, settings, state, h);
+}
+
+// Whether every colliding particle has moved since the list was built by the mean motion up to
+// less than the skin: then two particles' distance changed by less than twice the skin, and a
+// pair within reach now was within reach + 2 skin then (a non-finite position fails the test).
+bool ParticleContacts::candidatesHold(const State& state, double margin) const {
+  if (!listValid_ || margin != listMargin_) return false;
+  const std::size_t n = collidingParticles_.size();
+  Vec3 mean = Vec3::Zero();
+  for (std::size_t i = 0; i < n; ++i) mean += state.position[collidingParticles_[i]] - listPosition_[i];
+  mean /= static_cast<double>(n);
+  // A thousandth of the skin spare for the rounding of the distances compared.
+  const double limit = 0.999 * skin_;
+  const double limitSquared = limit * limit;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec3 moved = state.position[collidingParticles_[i]] - listPosition_[i] - mean;
+    if (!(moved.squaredNorm() < limitSquared)) return false;
+  }
+  return true;
+}
+
+bool ParticleContacts::buildCandidates(const Model& model, const State& state, double margin) {
+  listValid_ = false;
+  candidates_.clear();
+  // A skin of half the cell of the direct search: candidates within twice the reach, about eight
+  // times as many as contacts in a packed cloud, few in a cloth; rebuilt every few substeps while
+  // the particles move fast relative to each other.
+  skin_ = 0.5 * (2.0 * maxRadius_ + margin);
+  const double skins = 2.0 * skin_;
+  const std::size_t capacity = candidates_.capacity();
+  bool full = false;
+  forEachNearPair(state, 2.0 * maxRadius_ + margin + skins, [&](ParticleIndex pa, ParticleIndex pb) {
+    const double reach = model.radius(pa) + model.radius(pb) + margin + skins;
+    if (!((state.position[pa] - state.position[pb]).squaredNorm() < reach * reach)) return true;
+    const ParticleIndex low = std::min(pa, pb), high = std::max(pa, pb);
+    if (std::binary_search(restNeighbours_.data() + restNeighbourStart_[low],
+                           restNeighbours_.data() + restNeighbourStart_[low + 1], high))
+      return true;
+    if (candidates_.size() == capacity) {
+      full = true;
+      return false;
+    }
+    candidates_.push_back({low, high});
+    return true;
+  });
+  if (full) {
+    // Particles packed denser than the capacity allows: search directly for a while.
+    candidates_.clear();
+    constexpr int kRetrySubsteps = 16;
+    listRetryIn_ = kRetrySubsteps;
+    return false;
+  }
+  // The documented order (particle, other); a pair repeats only when keys alias (cells 2^21 apart).
+  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& l, const Candidate& r) {
+    return l.particle != r.particle ? l.particle < r.particle : l.other < r.other;
+  });
+  candidates_.erase(std::unique(candidates_.begin(), candidates_.end(),
+                                [](const Candidate& l, const Candidate& r) {
+                                  return l.particle == r.particle && l.other == r.other;
+                                }),
+                    candidates_.end());
+  for (std::size_t i = 0; i < collidingParticles_.size(); ++i)
+    listPosition_[i] = state.position[collidingParticles_[i]];
+  listMargin_ = margin;
+  listValid_ = true;
+  return true;
+}
+
+namespace {
+
+// The contact of a pair (low < high) within reach at the prediction, as both variants find it.
+Contact pairContact(const State& state, ParticleIndex low, ParticleIndex high, double radii, double cap) {
+  const Vec3 d = state.position[low] - state.position[high];
+  const double distance = d.norm();
+  const Vec3 n = distance > 0.0 ? Vec3(d / distance) : Vec3(Vec3::UnitY());
+  Contact c;
+  c.particle = low;
+  c.other = high;
+  const double d0 = (state.previousPosition[low] - state.previousPosition[high]).norm() - radii;
+  if (d0 < 0.0) c.allowance = std::max(0.0, -d0 - cap);
+  c.normalVelocity = n.dot(state.velocity[low] - state.velocity[high]);
+  return c;
+}
+
+}  // namespace
+
+void ParticleContacts::collideCandidates(const Model& model, const SolverSettings& settings, const State& state,
+                                         double h) {
+  const std::size_t bound = particleContactBound(collidingParticles_.size());
+  const double margin = settings.contactMargin;
+  const double cap = settings.maxDepenetrationVelocity * h;
+  const double* w = model.inverseMass.data();
+  const Vec3* x = state.position.data();
+  for (const Candidate& pair : candidates_) {
+    const ParticleIndex a = pair.particle, b = pair.other;
+    if (w[a] + w[b] == 0.0) continue;
+    const double radii = model.radius(a) + model.radius(b);
+    const double reach = radii + margin;
+    if (!((x[a] - x[b]).squaredNorm() < reach * reach)) continue;
+    if (contacts_.size() == bound) {
+      contacts_.clear();
+      overflow_ = contactOverflowMessage(bound, maxRadius_);
+      return;
+    }
+    contacts_.push_back(pairContact(state, a, b, radii, cap));
+    velocityBefore_[a] = state.velocity[a];
+    velocityBefore_[b] = state.velocity[b];
+  }
+}
+
+void ParticleContacts::collideDirect(const Model& model, const SolverSettings& settings, const State& state, double h) {
+  const std::size_t bound = particleContactBound(collidingParticles_.size());
+  std::uint64_t found = 0;
+  const double margin = settings.contactMargin;
+  const double cap = settings.maxDepenetrationVelocity * h;
+  // Cells of 2 r_max + margin: any pair within reach lies in neighbouring cells. The pair test;
+  // (a, b) in any order, stored as (lower, higher index).
+  forEachNearPair(state, 2.0 * maxRadius_ + margin, [&](ParticleIndex pa, ParticleIndex pb) {
+    const double wa = model.inverseMass[pa];
+    const double wb = model.inverseMass[pb];
+    if (wa + wb == 0.0) return true;
+    const double radii = model.radius(pa) + model.radius(pb);
+    const double reach = radii + margin;
+    const Vec3 diff = state.position[pa] - state.position[pb];
+    if (!(diff.squaredNorm() < reach * reach)) return true;
+    const ParticleIndex low = std::min(pa, pb), high = std::max(pa, pb);
+    if (std::binary_search(restNeighbours_.data() + restNeighbourStart_[low],
+                           restNeighbours_.data() + restNeighbourStart_[low + 1], high))
+      return true;
+    if (++found > bound) return false;
+    contacts_.push_back(pairContact(state, low, high, radii, cap));
+    velocityBefore_[low] = state.velocity[low];
+    velocityBefore_[high] = state.velocity[high];
+    return true;
+  });
   if (found > bound) {
     contacts_.clear();
-    overflow_ = "particle contacts: more than " + std::to_string(bound) + " pairs of particles in contact (" +
-                std::to_string(kMaxContactsPerParticle) + " per particle of radius > 0; the largest radius is " +
-                std::to_string(maxRadius_) +
-                " m): radii much larger than the spacing put every pair in contact; lower particle_radius";
+    overflow_ = contactOverflowMessage(bound, maxRadius_);
     return;
   }
   // Sorting gives the documented order (particle, other) whatever the grid; a pair can only repeat

@@ -51,6 +51,30 @@ class ParticleContacts {
   std::vector<std::uint32_t> gridStart_;
   std::vector<GridEntry> gridEntries_;
   std::vector<GridEntry> gridScratch_;
+  // The grid search of every pair of colliding particles within `reach` (m) of each other's
+  // centres, each unordered pair visited once as (a, b) in grid order. `visit` returns false to stop.
+  template <class Visit>
+  void forEachNearPair(const State& state, double cellSize, Visit&& visit);
+  // Stage 3 by its two variants: pairs from the candidate list (the list is rebuilt first when the
+  // particles have moved too far from where it was built), or the grid searched directly.
+  bool candidatesHold(const State& state, double margin) const;
+  bool buildCandidates(const Model& model, const State& state, double margin);
+  void collideCandidates(const Model& model, const SolverSettings& settings, const State& state, double h);
+  void collideDirect(const Model& model, const SolverSettings& settings, const State& state, double h);
+  // Candidate (Verlet) list: every pair, not neighbours at rest, whose centres were within their
+  // reach plus twice the skin when it was built, as (lower, higher) index, sorted. While every
+  // colliding particle has moved from its position then (listPosition_, in collidingParticles_
+  // order) by the same vector up to less than the skin, every pair within reach is in it.
+  struct Candidate {
+    ParticleIndex particle = 0;
+    ParticleIndex other = 0;
+  };
+  std::vector<Candidate> candidates_;
+  std::vector<Vec3> listPosition_;
+  bool listValid_ = false;
+  double listMargin_ = 0.0;  // m, the contactMargin it was built for
+  double skin_ = 0.0;        // m
+  int listRetryIn_ = 0;      // substeps to search directly after a list overflowed its capacity
   // Velocity pass scratch, per particle (written only for particles in a contact): the velocity
   // before the solve (after the prediction), and its copies after the pairwise impacts with the
   // material's restitution and with none (particle_contacts.cpp).
