@@ -51,6 +51,10 @@ struct ConvexHull {
   // Edges between two merged faces (each once, lower vertex index first): their directions are
   // the edge axes of the separating axis test.
   std::vector<std::array<std::uint32_t, 2>> edges;
+  // The two faces of each edge: edgeFaces[e][0] has the edge as edges[e][0] -> edges[e][1] on its
+  // counter-clockwise boundary, edgeFaces[e][1] the other way (their normals span the edge's arc of
+  // the Gauss map).
+  std::vector<std::array<std::uint32_t, 2>> edgeFaces;
   int maxFaceVertices = 0;  // the largest face polygon (sizes the narrow phase's fixed scratch)
 };
 

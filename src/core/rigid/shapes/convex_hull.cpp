@@ -319,12 +319,22 @@ ConvexHull buildConvexHull(const std::vector<Vec3>& points, const std::string& s
   hull.vertices = std::move(corners);
   hull.faceVertices = std::move(loops);
   hull.faceStart = std::move(loopStart);
-  // Edges between faces, once each (both directions are boundary edges of their faces).
+  // Edges between faces, once each (both directions are boundary edges of their faces), with the
+  // face on each side: edgeFaces[e][0] holds the edge as (u, w), edgeFaces[e][1] as (w, u).
+  std::unordered_map<std::uint64_t, std::uint32_t> edgeFace;
+  for (std::uint32_t f = 0; f + 1 < hull.faceStart.size(); ++f) {
+    const std::uint32_t begin = hull.faceStart[f], end = hull.faceStart[f + 1];
+    for (std::uint32_t i = begin; i < end; ++i)
+      edgeFace[edgeKey(hull.faceVertices[i], hull.faceVertices[i + 1 < end ? i + 1 : begin])] = f;
+  }
   for (std::uint32_t f = 0; f + 1 < hull.faceStart.size(); ++f) {
     const std::uint32_t begin = hull.faceStart[f], end = hull.faceStart[f + 1];
     for (std::uint32_t i = begin; i < end; ++i) {
       const std::uint32_t u = hull.faceVertices[i], w = hull.faceVertices[i + 1 < end ? i + 1 : begin];
-      if (u < w) hull.edges.push_back({u, w});
+      if (u < w) {
+        hull.edges.push_back({u, w});
+        hull.edgeFaces.push_back({f, edgeFace.at(edgeKey(w, u))});
+      }
     }
   }
   return hull;
