@@ -225,6 +225,27 @@ TEST(RigidShapesCollide, BoxBoxEdgeAgainstEdge) {
   EXPECT_LT((m.points[0].pointB - Vec3(0, kSqrt2 - 0.1, -0.03)).norm(), 1e-9);
 }
 
+TEST(RigidShapesCollide, HullEdgeAgainstHullEdge) {
+  // A tetrahedron with its top edge along x at y = 1 and its bottom edge along z at y = -1; a
+  // second one above it, its bottom edge across the first's top edge, 0.1 m lower: the edge pair
+  // is the axis of least penetration (y), not any of the inclined faces.
+  BodyShape tetra;
+  tetra.kind = BodyShapeKind::ConvexHull;
+  tetra.hull = std::make_shared<const ConvexHull>(
+      buildConvexHull({Vec3(-1, 1, 0), Vec3(1, 1, 0), Vec3(0, -1, -1), Vec3(0, -1, 1)}, "tetrahedron"));
+  ASSERT_EQ(tetra.hull->faceNormals.size(), 4u);
+  const ContactManifold m = collide(tetra, at(Vec3::Zero()), tetra, at(Vec3(0.1, 1.9, 0.2)));
+  ASSERT_EQ(m.count, 1);
+  expectPoint(m.points[0], Vec3::UnitY(), -0.1);
+  EXPECT_LT((m.points[0].pointA - Vec3(0.1, 1, 0)).norm(), 1e-9);
+  EXPECT_LT((m.points[0].pointB - Vec3(0.1, 0.9, 0)).norm(), 1e-9);
+  // Moved apart beyond the margin: nothing; within it: the same pair, separated.
+  EXPECT_EQ(collide(tetra, at(Vec3::Zero()), tetra, at(Vec3(0.1, 2.2, 0.2)), 0.1).count, 0);
+  const ContactManifold near = collide(tetra, at(Vec3::Zero()), tetra, at(Vec3(0.1, 2.05, 0.2)), 0.1);
+  ASSERT_EQ(near.count, 1);
+  expectPoint(near.points[0], Vec3::UnitY(), 0.05);
+}
+
 TEST(RigidShapesCollide, PlaneContacts) {
   const BodyShape ground = plane();
   // A box resting flat: its 4 bottom corners.
