@@ -435,29 +435,45 @@ void collidePolytopes(const BodyShape& a, const ColliderPose& poseA, const BodyS
   if (separationA > margin) return;
   const double separationB = bestFace(pb, pa, aToB, faceB);
   if (separationB > margin) return;
-  // Edge pairs, in a's frame.
+  // Edge pairs, in a's frame. b's edges are brought into a's frame once per chunk of a fixed
+  // buffer (their negated face normals, the arc's plane normal, start point and direction), not
+  // once per pair.
   double separationEdge = -std::numeric_limits<double>::infinity();
   int edgeA = -1, edgeB = -1;
   Vec3 edgeAxis = Vec3::Zero();
-  for (int i = 0; i < pa.edgeCount; ++i) {
-    const Vec3& p0 = pa.vertices[pa.edges[i][0]];
-    const Vec3 ea = pa.vertices[pa.edges[i][1]] - p0;
-    const Vec3& na = pa.faceNormals[pa.edgeFaces[i][0]];
-    const Vec3& nb = pa.faceNormals[pa.edgeFaces[i][1]];
-    const Vec3 bxa = nb.cross(na);
-    for (int j = 0; j < pb.edgeCount; ++j) {
-      const Vec3 nc = -(bToA.rotation * pb.faceNormals[pb.edgeFaces[j][0]]);
-      const Vec3 nd = -(bToA.rotation * pb.faceNormals[pb.edgeFaces[j][1]]);
-      if (!isMinkowskiFace(na, nb, bxa, nc, nd, nd.cross(nc))) continue;
-      const Vec3 q0 = bToA * pb.vertices[pb.edges[j][0]];
-      const Vec3 eb = bToA.rotation * (pb.vertices[pb.edges[j][1]] - pb.vertices[pb.edges[j][0]]);
-      Vec3 axis = ea.cross(eb);
-      const double axisLength = axis.norm();
-      if (axisLength <= 1e-9 * ea.norm() * eb.norm()) continue;  // parallel edges: a face axis covers them
-      axis /= axisLength;
-      if (axis.dot(p0 - pa.centre) < 0.0) axis = -axis;
-      const double separation = axis.dot(q0 - p0);
-      if (separation > separationEdge) separationEdge = separation, edgeA = i, edgeB = j, edgeAxis = axis;
+  constexpr int kChunk = 32;
+  struct EdgeOfB {
+    Vec3 c, d, dxc, start, direction;
+  };
+  std::array<EdgeOfB, kChunk> chunk;
+  for (int first = 0; first < pb.edgeCount; first += kChunk) {
+    const int size = std::min(kChunk, pb.edgeCount - first);
+    for (int k = 0; k < size; ++k) {
+      const int j = first + k;
+      EdgeOfB& e = chunk[k];
+      e.c = -(bToA.rotation * pb.faceNormals[pb.edgeFaces[j][0]]);
+      e.d = -(bToA.rotation * pb.faceNormals[pb.edgeFaces[j][1]]);
+      e.dxc = e.d.cross(e.c);
+      e.start = bToA * pb.vertices[pb.edges[j][0]];
+      e.direction = bToA.rotation * (pb.vertices[pb.edges[j][1]] - pb.vertices[pb.edges[j][0]]);
+    }
+    for (int i = 0; i < pa.edgeCount; ++i) {
+      const Vec3& p0 = pa.vertices[pa.edges[i][0]];
+      const Vec3 ea = pa.vertices[pa.edges[i][1]] - p0;
+      const Vec3& na = pa.faceNormals[pa.edgeFaces[i][0]];
+      const Vec3& nb = pa.faceNormals[pa.edgeFaces[i][1]];
+      const Vec3 bxa = nb.cross(na);
+      for (int k = 0; k < size; ++k) {
+        const EdgeOfB& e = chunk[k];
+        if (!isMinkowskiFace(na, nb, bxa, e.c, e.d, e.dxc)) continue;
+        Vec3 axis = ea.cross(e.direction);
+        const double axisLength = axis.norm();
+        if (axisLength <= 1e-9 * ea.norm() * e.direction.norm()) continue;  // parallel: a face axis covers them
+        axis /= axisLength;
+        if (axis.dot(p0 - pa.centre) < 0.0) axis = -axis;
+        const double separation = axis.dot(e.start - p0);
+        if (separation > separationEdge) separationEdge = separation, edgeA = i, edgeB = first + k, edgeAxis = axis;
+      }
     }
   }
   if (separationEdge > margin) return;
