@@ -54,6 +54,8 @@ class Quickhull {
 
     std::vector<std::uint32_t> visible, stack, orphans;
     std::vector<std::array<std::uint32_t, 2>> horizon;
+    // One pass suffices: points only ever move to new triangles, which are appended and so visited
+    // later in the same pass.
     for (std::size_t t = 0; t < triangles_.size(); ++t) {
       if (!triangles_[t].alive || triangles_[t].outside.empty()) continue;
       // The farthest point of this face's conflict list.
@@ -104,7 +106,6 @@ class Quickhull {
       }
       std::erase(orphans, eye);
       assignOutside(orphans, created);
-      t = static_cast<std::size_t>(-1);  // restart the scan: new faces may hold points (the list is short)
     }
     std::vector<std::array<std::uint32_t, 3>> result;
     for (const Triangle& tri : triangles_)
