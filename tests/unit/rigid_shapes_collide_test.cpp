@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "pliant/rigid_shapes.h"
@@ -403,6 +404,45 @@ TEST(RigidShapesCollide, MeshAgainstShapesThroughItsGrid) {
   const ContactManifold mm = collide(mesh, at(Vec3::Zero()), mesh, at(Vec3(0.5, 1.98, 0.5)));
   ASSERT_EQ(mm.count, 2);
   for (int i = 0; i < mm.count; ++i) EXPECT_NEAR(mm.points[i].separation, -0.02, 0.1 * cell);
+}
+
+TEST(RigidShapesCollide, RandomAndDegeneratePosesGiveFiniteConsistentManifolds) {
+  // Every pair at random poses, and at the same pose (coincident centres, parallel axes): finite
+  // points, unit normals, separation = (pointB - pointA) . normal, at most 4 points, and a
+  // separation never above the margin.
+  const BodyShape shapes[] = {sphere(0.5),
+                              capsule(0.3, 0.6),
+                              box(Vec3(0.5, 0.3, 0.4)),
+                              hullOfBox(Vec3(0.4, 0.5, 0.3)),
+                              meshBox(Vec3(0.5, 0.4, 0.3)),
+                              plane()};
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  auto randomPose = [&] {
+    return at(Vec3(u(random), u(random), u(random)), Quat(u(random), u(random), u(random), u(random)).normalized());
+  };
+  const double margin = 0.05;
+  int touching = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const ColliderPose pa = randomPose();
+    const ColliderPose pb = trial == 0 ? pa : randomPose();
+    for (const BodyShape& a : shapes)
+      for (const BodyShape& b : shapes) {
+        const ContactManifold m = collide(a, pa, b, pb, margin);
+        ASSERT_LE(m.count, kMaxManifoldPoints);
+        touching += m.count > 0;
+        for (int i = 0; i < m.count; ++i) {
+          const ShapeContactPoint& p = m.points[i];
+          ASSERT_TRUE(p.pointA.allFinite() && p.pointB.allFinite() && p.normal.allFinite() &&
+                      std::isfinite(p.separation))
+              << bodyShapeKindName(a.kind) << " " << bodyShapeKindName(b.kind) << " trial " << trial;
+          EXPECT_NEAR(p.normal.norm(), 1.0, 1e-9);
+          EXPECT_NEAR((p.pointB - p.pointA).dot(p.normal), p.separation, 1e-9);
+          EXPECT_LT(p.separation, margin);
+        }
+      }
+  }
+  EXPECT_GT(touching, 400);
 }
 
 TEST(RigidShapesCollide, BoundsContainTheShape) {
