@@ -1,6 +1,8 @@
 // Convex hulls by quickhull (buildConvexHull).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -107,6 +109,34 @@ TEST(RigidShapesHull, DegenerateInputIsAnErrorNamingTheSource) {
   EXPECT_NE(message(flat).find("coplanar"), std::string::npos);
   EXPECT_NE(message({Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, 0, NAN)}).find("not finite"),
             std::string::npos);
+}
+
+TEST(RigidShapesHull, PrismCapsAreOneFaceEach) {
+  // A 40-sided prism: its caps merge 40 (nearly) coplanar points each into one face; two such
+  // prisms resting cap on cap clip one 40-gon against the other.
+  std::vector<Vec3> points;
+  for (int i = 0; i < 40; ++i) {
+    const double phi = 2.0 * 3.141592653589793 * i / 40;
+    for (const double y : {-0.5, 0.5})
+      points.push_back(Vec3(std::cos(phi), y * (1.0 + 1e-14 * (i % 3)), std::sin(phi)));
+    points.push_back(Vec3(0.3 * std::cos(phi), 0.5, 0.3 * std::sin(phi)));  // on the top cap
+  }
+  const ConvexHull hull = buildConvexHull(points, "prism");
+  EXPECT_EQ(hull.vertices.size(), 80u);
+  EXPECT_EQ(hull.faceNormals.size(), 42u);
+  EXPECT_EQ(hull.maxFaceVertices, 40);
+  expectClosedPolytope(hull);
+  BodyShape prism;
+  prism.kind = BodyShapeKind::ConvexHull;
+  prism.hull = std::make_shared<const ConvexHull>(hull);
+  ContactManifold m;
+  collideShapes(prism, ColliderPose{}, prism,
+                ColliderPose{Vec3(0.2, 0.99, 0.0), Quat(Eigen::AngleAxisd(0.05, Vec3::UnitY()))}, 0.0, m);
+  ASSERT_EQ(m.count, 4);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_NEAR(m.points[i].separation, -0.01, 1e-9);
+    EXPECT_NEAR(m.points[i].normal.y(), 1.0, 1e-9);
+  }
 }
 
 TEST(RigidShapesHull, SphereSamplesKeepEveryPoint) {

@@ -348,12 +348,12 @@ void collidePolytopeRound(const BodyShape& a, const ColliderPose& poseA, const B
 
 // ---- polytope - polytope ---------------------------------------------------------------------
 
-constexpr int kMaxClipVertices = 64;
+constexpr int kMaxClipVertices = 256;
 using ClipPolygon = std::array<Vec3, kMaxClipVertices>;
 
 // Keeps the part of polygon `in` (count n) where side . (x - point) <= 0; returns the new count.
 // Clipping a convex polygon by a half-space adds at most one vertex; past the buffer's end the
-// extra vertices are dropped (a face of more than ~60 vertices loses exactness, not safety).
+// extra vertices are dropped (faces of more than ~128 vertices lose exactness, not safety).
 int clipPolygon(const ClipPolygon& in, int n, const Vec3& side, const Vec3& point, ClipPolygon& out) {
   int m = 0;
   for (int i = 0; i < n; ++i) {
@@ -403,16 +403,20 @@ void clipFaces(const Polytope& ref, int face, const Transform& refPose, const Po
     const double d = inc.faceNormals[f].dot(nInc);
     if (d < lowest) lowest = d, incident = f;
   }
-  ClipPolygon polygon, scratch;
+  // Two buffers, read from one and written to the other in turn.
+  ClipPolygon buffers[2];
+  ClipPolygon* polygonPtr = &buffers[0];
   int count = std::min(inc.faceSize(incident), kMaxClipVertices);
-  for (int i = 0; i < count; ++i) polygon[i] = incToRef * inc.faceVertex(incident, i);
+  for (int i = 0; i < count; ++i) buffers[0][i] = incToRef * inc.faceVertex(incident, i);
   const int size = ref.faceSize(face);
   for (int i = 0; i < size && count > 0; ++i) {
     const Vec3& va = ref.faceVertex(face, i);
     const Vec3 side = (ref.faceVertex(face, (i + 1) % size) - va).cross(n);
-    count = clipPolygon(polygon, count, side, va, scratch);
-    polygon = scratch;
+    ClipPolygon* next = polygonPtr == &buffers[0] ? &buffers[1] : &buffers[0];
+    count = clipPolygon(*polygonPtr, count, side, va, *next);
+    polygonPtr = next;
   }
+  const ClipPolygon& polygon = *polygonPtr;
   const Vec3 worldNormal = refPose.rotation * n;
   for (int i = 0; i < count; ++i) {
     const double depth = n.dot(polygon[i]) - ref.faceOffsets[face];
