@@ -116,7 +116,13 @@ struct ContactManifold {
 };
 // Fills `out` with the points where the shapes are closer than `margin` (m) (count 0 when farther).
 // Every pair of kinds is supported (Plane only as one side; Mesh through its signed distance grid).
-// Allocation-free; never throws (a pair of two Planes gives no contact).
+// Allocation-free; never throws (a pair of two Planes gives no contact). Swapping A and B swaps
+// pointA and pointB and negates the normals, exactly. Each point carries its own normal (they differ
+// where a manifold mixes features, e.g. a capsule's end points on a box's edge and face). Exact for
+// the analytic kinds and hulls; a Mesh is as accurate as its grid (about a cell), and its contacts
+// are at sampled points only (its vertices, the other shape's vertices / face centres / axis
+// points), so two meshes see each other's vertices but not edge crossings. Preconditions (asserts,
+// not errors): a ConvexHull shape has a hull, a Mesh shape a grid.
 void collideShapes(const BodyShape& a, const ColliderPose& poseA, const BodyShape& b, const ColliderPose& poseB,
                    double margin, ContactManifold& out);
 // Signed distance (m) from the shape's surface to x (negative inside) and the outward unit normal
