@@ -25,6 +25,7 @@
 // Candidates go through detail::ManifoldBuilder (fixed buffer, reduction to kMaxManifoldPoints).
 // No allocation, no exceptions.
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -169,6 +170,7 @@ void collidePlane(const ColliderPose& plane, const BodyShape& b, const ColliderP
 
 void collideMesh(const BodyShape& mesh, const ColliderPose& poseA, const BodyShape& b, const ColliderPose& poseB,
                  double margin, ManifoldBuilder& out) {
+  assert(mesh.grid && "a Mesh shape needs its signed distance grid");
   const SignedDistanceGrid& grid = *mesh.grid;
   const Transform ta = transformOf(poseA);
   // The other shape's point x, inflated by radius, against the mesh's grid.

@@ -2,6 +2,7 @@
 #include "narrow_phase.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -63,6 +64,7 @@ Polytope shapePolytope(const BodyShape& shape, BoxPolytope& box) {
     makeBoxPolytope(shape.halfExtents, box);
     return box.view;
   }
+  assert(shape.hull && "a ConvexHull shape needs its hull");
   return hullPolytope(*shape.hull);
 }
 
