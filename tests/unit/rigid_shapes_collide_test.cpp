@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -404,6 +405,51 @@ TEST(RigidShapesCollide, MeshAgainstShapesThroughItsGrid) {
   const ContactManifold mm = collide(mesh, at(Vec3::Zero()), mesh, at(Vec3(0.5, 1.98, 0.5)));
   ASSERT_EQ(mm.count, 2);
   for (int i = 0; i < mm.count; ++i) EXPECT_NEAR(mm.points[i].separation, -0.02, 0.1 * cell);
+}
+
+TEST(RigidShapesCollide, AnalyticCasesMovedAsAWholeGiveTheMovedManifold) {
+  // The analytic cases above, with both poses moved by one rigid motion G: the same depths, the
+  // normals turned by G, the points moved by G (compared as sorted midpoints, since the order of
+  // two shapes of one kind follows their poses).
+  struct Case {
+    BodyShape a, b;
+    ColliderPose pa, pb;
+  };
+  const Case cases[] = {
+      {capsule(0.5, 1.0), capsule(0.5, 1.0), at(Vec3::Zero()), at(Vec3(0.9, 0, 0), about(M_PI / 2, Vec3::UnitX()))},
+      {capsule(0.5, 1.0), capsule(0.5, 1.0), at(Vec3::Zero()), at(Vec3(0.9, 0.5, 0))},
+      {box(Vec3(1, 0.5, 1)), box(Vec3(0.5, 0.5, 0.5)), at(Vec3::Zero()), at(Vec3(0.3, 0.99, 0.2))},
+      {box(Vec3(1, 1, 1)), box(Vec3(1, 1, 1)), at(Vec3::Zero(), about(M_PI / 4, Vec3::UnitZ())),
+       at(Vec3(0.05, 2 * kSqrt2 - 0.1, -0.03), about(M_PI / 4, Vec3::UnitX()))},
+      {box(Vec3(2, 1, 2)), capsule(0.5, 1.0), at(Vec3::Zero()), at(Vec3(0, 1.4, 0), about(M_PI / 2, Vec3::UnitZ()))},
+      {box(Vec3(1, 1, 1)), sphere(0.5), at(Vec3::Zero()), at(Vec3(1.3, 1.3, 0))},
+      {hullOfBox(Vec3(1, 0.5, 1)), sphere(0.5), at(Vec3::Zero()), at(Vec3(0.2, 0.9, 0.1))},
+  };
+  const Quat g = about(0.8, Vec3(1, 2, 3));
+  const Vec3 shift(3, -2, 5);
+  auto move = [&](const ColliderPose& p) { return at(g * p.position + shift, g * p.rotation); };
+  for (const Case& c : cases) {
+    const ContactManifold m1 = collide(c.a, c.pa, c.b, c.pb), m2 = collide(c.a, move(c.pa), c.b, move(c.pb));
+    ASSERT_GT(m1.count, 0);
+    ASSERT_EQ(m1.count, m2.count) << bodyShapeKindName(c.a.kind) << " " << bodyShapeKindName(c.b.kind);
+    std::vector<std::array<double, 7>> r1, r2;  // separation, midpoint, normal
+    for (int i = 0; i < m1.count; ++i) {
+      const Vec3 mid1 = g * (0.5 * (m1.points[i].pointA + m1.points[i].pointB)) + shift;
+      const Vec3 n1 = g * m1.points[i].normal;
+      const Vec3 mid2 = 0.5 * (m2.points[i].pointA + m2.points[i].pointB);
+      const Vec3& n2 = m2.points[i].normal;
+      r1.push_back({std::round(m1.points[i].separation * 1e6), std::round(mid1.x() * 1e6), std::round(mid1.y() * 1e6),
+                    std::round(mid1.z() * 1e6), std::round(n1.x() * 1e6), std::round(n1.y() * 1e6),
+                    std::round(n1.z() * 1e6)});
+      r2.push_back({std::round(m2.points[i].separation * 1e6), std::round(mid2.x() * 1e6), std::round(mid2.y() * 1e6),
+                    std::round(mid2.z() * 1e6), std::round(n2.x() * 1e6), std::round(n2.y() * 1e6),
+                    std::round(n2.z() * 1e6)});
+    }
+    std::sort(r1.begin(), r1.end());
+    std::sort(r2.begin(), r2.end());
+    for (int i = 0; i < m1.count; ++i)
+      for (int k = 0; k < 7; ++k) EXPECT_NEAR(r1[i][k], r2[i][k], 1.0) << bodyShapeKindName(c.a.kind) << " " << k;
+  }
 }
 
 TEST(RigidShapesCollide, RandomAndDegeneratePosesGiveFiniteConsistentManifolds) {
