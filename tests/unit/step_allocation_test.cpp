@@ -13,6 +13,7 @@
 #include "pliant/colliders.h"
 #include "pliant/model.h"
 #include "pliant/parallel.h"
+#include "pliant/rigid_shapes.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
 #include "solve_plan.h"
@@ -119,6 +120,47 @@ TEST(StepAllocation, TheCounterSeesAnAllocation) {
   counting = false;
   delete kept;
   EXPECT_GE(allocations.load(), 1);
+}
+
+// The rigid narrow phase (pliant/rigid_shapes.h) allocates nothing per call, for every pair of
+// shape kinds: it runs inside the step once bodies collide.
+TEST(StepAllocation, CollideShapesAllocatesNothing) {
+  std::vector<Vec3> corners;
+  for (int i = 0; i < 8; ++i) corners.push_back(Vec3((i & 1) ? 0.5 : -0.5, (i & 2) ? 0.4 : -0.4, (i & 4) ? 0.6 : -0.6));
+  std::vector<BodyShape> shapes(6);
+  shapes[0].kind = BodyShapeKind::Sphere;
+  shapes[0].radius = 0.5;
+  shapes[1].kind = BodyShapeKind::Capsule;
+  shapes[1].radius = 0.3;
+  shapes[1].halfHeight = 0.5;
+  shapes[2].kind = BodyShapeKind::Box;
+  shapes[2].halfExtents = Vec3(0.5, 0.4, 0.3);
+  shapes[3].kind = BodyShapeKind::ConvexHull;
+  shapes[3].hull = std::make_shared<const ConvexHull>(buildConvexHull(corners, "hull"));
+  shapes[4] = shapeFromCollider(Collider::mesh(shapes[3].hull->vertices, shapes[3].hull->triangles));
+  shapes[5].kind = BodyShapeKind::Plane;
+  const ColliderPose a{Vec3(0.1, 0.2, 0.0), Quat(Eigen::AngleAxisd(0.3, Vec3::UnitX()))};
+  const ColliderPose b{Vec3(0.2, 0.7, 0.1), Quat(Eigen::AngleAxisd(-0.4, Vec3::UnitZ()))};
+  ContactManifold m;
+  int touching = 0;
+  auto all = [&] {
+    for (const BodyShape& x : shapes)
+      for (const BodyShape& y : shapes) {
+        collideShapes(x, a, y, b, 0.05, m);
+        touching += m.count > 0;
+        Vec3 n, lower, upper;
+        shapeDistance(x, a, b.position, n);
+        shapeBounds(x, a, 0.05, lower, upper);
+      }
+  };
+  all();  // the first call builds the shared unit box topology
+  touching = 0;
+  allocations = 0;
+  counting = true;
+  all();
+  counting = false;
+  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_GT(touching, 20);
 }
 
 }  // namespace
