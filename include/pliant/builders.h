@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,8 @@ struct TetBoxDef {
   ConstraintParameters edges;
   bool addEdges = true;
   double dampingFactor = 0.0;
+  // When set, every tet gets a neo-Hookean material instead (volume, edges and addEdges unused).
+  std::optional<NeoHookeanMaterial> neoHookean;
 };
 // Node (i, j, k) is firstParticle + (k * (cellsY + 1) + j) * (cellsX + 1) + i.
 GeneratedObject addTetBox(ModelBuilder& builder, const TetBoxDef& def);
@@ -100,6 +103,8 @@ struct TetMeshDef {
   ConstraintParameters edges;
   bool addEdges = true;
   double dampingFactor = 0.0;
+  // When set, every tet gets a neo-Hookean material instead (volume, edges and addEdges unused).
+  std::optional<NeoHookeanMaterial> neoHookean;
 };
 GeneratedObject addTetMesh(ModelBuilder& builder, const std::vector<Vec3>& vertices,
                            const std::vector<std::array<std::uint32_t, 4>>& tets, const TetMeshDef& def);

@@ -47,7 +47,8 @@ struct ConstraintParameters {
   X(IsometricBending, isometricBendings, "isometric-bending", IsometricBendingConstraint) \
   X(TetVolume, tetVolumes, "tet-volume", TetVolumeConstraint)                             \
   X(GlobalVolume, globalVolumes, "global-volume", GlobalVolumeConstraint)                 \
-  X(Generic, generics, "generic", GenericConstraint)
+  X(Generic, generics, "generic", GenericConstraint)                                      \
+  X(NeoHookean, neoHookeans, "neo-hookean", NeoHookeanConstraint)
 
 enum class ConstraintFamily : std::uint8_t {
 #define PLIANT_FAMILY_ENUMERATOR(Enumerator, array, name, Struct) Enumerator,
@@ -61,7 +62,14 @@ inline constexpr int kConstraintFamilyCount = 0
     ;
 const char* familyName(ConstraintFamily family);
 
-// A constraint named by its family and its index in that family's array.
+// Scalar constraints (multipliers) per entry of a family's array: 2 for a neo-Hookean tet (its
+// deviatoric and hydrostatic constraints), 1 for every other family.
+constexpr std::uint32_t constraintsPerEntry(ConstraintFamily family) {
+  return family == ConstraintFamily::NeoHookean ? 2 : 1;
+}
+
+// A constraint named by its family and its index in that family's array (for a neo-Hookean tet i,
+// index 2i is its deviatoric constraint and 2i + 1 its hydrostatic one).
 struct ConstraintRef {
   ConstraintFamily family = ConstraintFamily::Distance;
   std::uint32_t index = 0;
@@ -167,6 +175,50 @@ struct GenericConstraint {
   // equals evaluating each just before its projection (no projection in the group moves another's
   // particles). 0 for per-constraint functions.
   std::uint32_t batchEnd = 0;
+};
+
+// Stable neo-Hookean material of one tetrahedron (Macklin & Mueller 2021, "A Constraint-based
+// Formulation of Stable Neo-Hookean Materials", MIG 2021): with the deformation gradient
+// F = [x1-x0, x2-x0, x3-x0] restInverse, two constraints
+//   deviatoric   C_D = |F|_F = sqrt(tr(F^T F)),  compliance 1/(mu V)
+//   hydrostatic  C_H = det F - gamma,            compliance 1/(lambda V)
+// whose XPBD energies C^2/(2 alpha) add up to V (mu/2 tr(F^T F) + lambda/2 (det F - gamma)^2), the
+// paper's neo-Hookean energy plus a constant. gamma = 1 + mu/lambda makes the rest shape an equilibrium.
+// `lambda` is the paper's parameter, Lame's first parameter plus mu (docs/validation.md V15), so that
+// small strains give back Young's modulus and Poisson's ratio. Inverted (det F < 0) and flat tets
+// have well-defined gradients and are pushed back. One entry holds both constraints; see ConstraintRef.
+struct NeoHookeanConstraint {
+  ParticleIndex particles[4] = {0, 0, 0, 0};
+  Mat3 restInverse = Mat3::Identity();  // 1/m, inverse of the rest edge matrix [x1-x0, x2-x0, x3-x0]
+  double restVolume = 0.0;              // m^3, > 0
+  double gamma = 1.0;                   // 1 + mu/lambda, dimensionless
+  // Compliance 1/(mu V) (1/J, C_D is dimensionless) and damping (J s), and 1/(lambda V) for C_H.
+  ConstraintParameters deviatoric;
+  ConstraintParameters hydrostatic;
+  // Both constraints solved together (a 2x2 system per tet), or in sequence (deviatoric first).
+  bool coupled = true;
+};
+
+// A neo-Hookean material, given by Young's modulus and Poisson's ratio (see NeoHookeanConstraint).
+struct NeoHookeanMaterial {
+  double youngsModulus = 1.0e5;  // Pa, > 0
+  double poissonRatio = 0.3;     // dimensionless, in (-1, 0.5); 0.499 is nearly incompressible
+  // Kelvin-Voigt retardation time (s, >= 0): the viscous stress is this times the rate of the
+  // elastic stress (XPBD damping beta = damping / compliance on both constraints).
+  double damping = 0.0;
+  bool coupled = true;  // see NeoHookeanConstraint::coupled
+  // Lame's parameters (Pa): mu = E / (2 (1 + nu)), lambda = E nu / ((1 + nu)(1 - 2 nu)).
+  double lameMu() const { return youngsModulus / (2.0 * (1.0 + poissonRatio)); }
+  double lameLambda() const {
+    return youngsModulus * poissonRatio / ((1.0 + poissonRatio) * (1.0 - 2.0 * poissonRatio));
+  }
+  // The material with Lame's parameters mu > 0 and lambda > -2/3 mu (Pa).
+  static NeoHookeanMaterial fromLame(double mu, double lambda) {
+    NeoHookeanMaterial m;
+    m.youngsModulus = mu * (3.0 * lambda + 2.0 * mu) / (lambda + mu);
+    m.poissonRatio = lambda / (2.0 * (lambda + mu));
+    return m;
+  }
 };
 
 }  // namespace pliant

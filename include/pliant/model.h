@@ -97,12 +97,14 @@ struct Model {
   std::vector<GenericConstraintFunction> genericFunctions;
   std::vector<GenericBatchFunction> genericBatchFunctions;
   std::vector<ParticleIndex> genericParticles;
+  std::vector<NeoHookeanConstraint> neoHookeans;
 
   // Offsets of each family in State::lambda (filled by ModelBuilder::build).
   std::array<std::uint32_t, kConstraintFamilyCount + 1> lambdaOffset{};
 
   std::size_t particleCount() const { return inverseMass.size(); }
   double radius(ParticleIndex p) const { return particleRadius.empty() ? 0.0 : particleRadius[p]; }
+  // Scalar constraints (multipliers) of a family: its array's size times constraintsPerEntry.
   std::size_t constraintCount(ConstraintFamily family) const;
   std::size_t totalConstraintCount() const { return lambdaOffset[kConstraintFamilyCount]; }
   std::uint32_t lambdaIndex(ConstraintRef ref) const { return lambdaOffset[static_cast<int>(ref.family)] + ref.index; }
@@ -179,6 +181,12 @@ class ModelBuilder {
   // (e.g. one anchor) puts each of them in a group of its own: keep such a point in the function.
   std::vector<std::uint32_t> addGenericBatch(std::uint32_t function, std::span<const ParticleIndex> particles,
                                              std::uint32_t arity, bool inequality, const ConstraintParameters& params);
+
+  // A stable neo-Hookean tet (see NeoHookeanConstraint) with the current positions as its rest
+  // shape, either orientation; throws pliant::Error for a degenerate tet or material. Returns its
+  // entry index (its constraints are 2i and 2i + 1).
+  std::uint32_t addNeoHookeanTet(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2, ParticleIndex p3,
+                                 const NeoHookeanMaterial& material);
 
   // Contact radius (m, >= 0) of one particle; 0 by default.
   void setParticleRadius(ParticleIndex particle, double radius);

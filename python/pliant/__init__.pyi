@@ -156,6 +156,7 @@ class ModelBuilder:
     ) -> int: ...
     def add_isometric_bending(self, p0: int, p1: int, p2: int, p3: int, params: ParametersLike = None) -> int: ...
     def add_tet_volume(self, p0: int, p1: int, p2: int, p3: int, params: ParametersLike = None) -> int: ...
+    def add_neo_hookean_tet(self, p0: int, p1: int, p2: int, p3: int, material: Dict[str, float]) -> int: ...
     def add_global_volume(self, triangles: ArrayLike, pressure: float = 1.0, params: ParametersLike = None) -> int: ...
     def add_constraint(
         self, function: ConstraintFunction, particles: ArrayLike, inequality: bool = False, params: ParametersLike = None
@@ -217,6 +218,7 @@ class ModelBuilder:
         edges: ParametersLike = ...,
         add_edges: bool = ...,
         damping_factor: float = ...,
+        neo_hookean: Optional[Dict[str, float]] = ...,
     ) -> GeneratedObject: ...
     def add_tet_mesh(
         self,
@@ -229,6 +231,7 @@ class ModelBuilder:
         edges: ParametersLike = ...,
         add_edges: bool = ...,
         damping_factor: float = ...,
+        neo_hookean: Optional[Dict[str, float]] = ...,
     ) -> GeneratedObject: ...
     def add_cloth_mesh(
         self,

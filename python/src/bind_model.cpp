@@ -104,6 +104,43 @@ ChainDef chainDef(const py::kwargs& kwargs) {
   return d;
 }
 
+// A neo-Hookean material from a dict: youngs_modulus (Pa) and poisson_ratio, or lame_mu and
+// lame_lambda (Pa); damping (s) optional. The builder checks the ranges.
+std::optional<NeoHookeanMaterial> toNeoHookean(py::handle value, const std::string& field) {
+  if (value.is_none()) return std::nullopt;
+  if (!PyDict_Check(value.ptr()))
+    throw py::type_error(
+        field + ": expected a dict of youngs_modulus and poisson_ratio (or lame_mu and lame_lambda) and damping; got " +
+        std::string(Py_TYPE(value.ptr())->tp_name));
+  std::optional<double> E, nu, mu, lambda;
+  double damping = 0.0;
+  for (auto item : py::reinterpret_borrow<py::dict>(value)) {
+    const std::string key = toString(item.first, field + " key");
+    const double v = toDouble(item.second, field + "['" + key + "']");
+    if (key == "youngs_modulus") E = v;
+    else if (key == "poisson_ratio") nu = v;
+    else if (key == "lame_mu") mu = v;
+    else if (key == "lame_lambda") lambda = v;
+    else if (key == "damping") damping = v;
+    else
+      throw py::value_error(field + ": unknown key '" + key +
+                            "' (expected youngs_modulus, poisson_ratio, lame_mu, lame_lambda, damping)");
+  }
+  NeoHookeanMaterial m;
+  if (E && nu && !mu && !lambda) {
+    m.youngsModulus = *E;
+    m.poissonRatio = *nu;
+  } else if (mu && lambda && !E && !nu) {
+    if (!(*mu > 0.0) || !(*lambda > -2.0 / 3.0 * *mu))
+      throw py::value_error(field + ": expected lame_mu > 0 and lame_lambda > -2/3 lame_mu (Pa)");
+    m = NeoHookeanMaterial::fromLame(*mu, *lambda);
+  } else {
+    throw py::value_error(field + ": expected youngs_modulus and poisson_ratio, or lame_mu and lame_lambda");
+  }
+  m.damping = damping;
+  return m;
+}
+
 TetBoxDef tetBoxDef(const py::kwargs& kwargs) {
   Keywords kw("add_tet_box", kwargs);
   TetBoxDef d;
@@ -117,6 +154,7 @@ TetBoxDef tetBoxDef(const py::kwargs& kwargs) {
   kw.set("volume", d.volume, toParameters);
   kw.set("edges", d.edges, toParameters);
   kw.set("add_edges", d.addEdges, toBool);
+  kw.set("neo_hookean", d.neoHookean, toNeoHookean);
   kw.done();
   return d;
 }
@@ -129,6 +167,7 @@ TetMeshDef tetMeshDef(const py::kwargs& kwargs) {
   kw.set("volume", d.volume, toParameters);
   kw.set("edges", d.edges, toParameters);
   kw.set("add_edges", d.addEdges, toBool);
+  kw.set("neo_hookean", d.neoHookean, toNeoHookean);
   kw.done();
   return d;
 }
@@ -200,6 +239,8 @@ py::array constraintParticles(const Model& m, ConstraintFamily family, py::handl
       return stencil(m.isometricBendings, 4);
     case ConstraintFamily::TetVolume:
       return stencil(m.tetVolumes, 4);
+    case ConstraintFamily::NeoHookean:
+      return stencil(m.neoHookeans, 4);  // per tet
     case ConstraintFamily::GlobalVolume:
       throw py::value_error(
           "constraint_particles: a global volume constraint has a whole mesh; use volume_triangles(index)");
@@ -245,6 +286,8 @@ py::array restValues(const Model& m, ConstraintFamily family, py::handle owner) 
                                sizeof(IsometricBendingConstraint), 4, owner);
     case ConstraintFamily::Generic:
       throw py::value_error("rest_values: generic constraints keep their rest state in their function");
+    case ConstraintFamily::NeoHookean:
+      return field(m.neoHookeans, &NeoHookeanConstraint::restVolume);  // per tet
   }
   throw py::value_error("rest_values: unknown family");
 }
@@ -253,7 +296,20 @@ py::array parameterView(const Model& m, ConstraintFamily family, py::handle owne
   auto view = [&](const auto& array) {
     using T = std::decay_t<decltype(array[0])>;
     if (array.empty()) return readOnly(py::array_t<double>(std::vector<py::ssize_t>{py::ssize_t{0}, py::ssize_t{3}}));
-    return fieldView<double>(&array[0].params.compliance, array.size(), sizeof(T), 3, owner);
+    if constexpr (std::is_same_v<T, NeoHookeanConstraint>) {
+      // Two constraints per tet (rows 2i and 2i + 1, deviatoric and hydrostatic): a read-only copy.
+      py::array_t<double> out(std::vector<py::ssize_t>{static_cast<py::ssize_t>(2 * array.size()), py::ssize_t{3}});
+      double* d = out.mutable_data();
+      for (const NeoHookeanConstraint& c : array)
+        for (const ConstraintParameters* p : {&c.deviatoric, &c.hydrostatic}) {
+          *d++ = p->compliance;
+          *d++ = p->damping;
+          *d++ = p->stiffness;
+        }
+      return readOnly(out);
+    } else {
+      return fieldView<double>(&array[0].params.compliance, array.size(), sizeof(T), 3, owner);
+    }
   };
   switch (family) {
 #define PLIANT_PARAMETER_VIEW(Enumerator, array, name, Struct) \
@@ -638,6 +694,19 @@ build() returns an immutable Model; the builder can go on and build again.)doc")
           py::arg("p0"), py::arg("p1"), py::arg("p2"), py::arg("p3"), py::arg("params") = py::none(),
           "add_tet_volume(p0, p1, p2, p3, params=None) -> int\n\nC = V - V_rest of one tetrahedron (m^3).")
       .def(
+          "add_neo_hookean_tet",
+          [](ModelBuilder& b, py::object p0, py::object p1, py::object p2, py::object p3, py::object material) {
+            const std::string fn = "add_neo_hookean_tet: ";
+            const std::optional<NeoHookeanMaterial> tetMaterial = toNeoHookean(material, fn + "material");
+            if (!tetMaterial) throw py::value_error(fn + "material: expected a dict, got None");
+            return b.addNeoHookeanTet(toParticle(p0, fn + "p0"), toParticle(p1, fn + "p1"), toParticle(p2, fn + "p2"),
+                                      toParticle(p3, fn + "p3"), *tetMaterial);
+          },
+          py::arg("p0"), py::arg("p1"), py::arg("p2"), py::arg("p3"), py::arg("material"),
+          "add_neo_hookean_tet(p0, p1, p2, p3, material) -> int\n\nA stable neo-Hookean tet (Macklin & Mueller "
+          "2021) with the current positions as rest shape; material is a dict of youngs_modulus (Pa) and "
+          "poisson_ratio, or lame_mu and lame_lambda (Pa), and damping (s). Its constraints are 2i and 2i + 1.")
+      .def(
           "add_global_volume",
           [](ModelBuilder& b, py::object triangles, py::object pressure, py::object params) {
             const auto t = toIndexRows<3>(triangles, "add_global_volume: triangles");
@@ -785,7 +854,9 @@ particle_mass=0.1 (kg), fix_start=True, stretch=ConstraintParameters(), damping_
 
 A soft body box of hexahedral cells split into tetrahedra (TetBoxDef): name='beam', cells_x=8,
 cells_y=2, cells_z=2, origin=(0, 0, 0), size=(2, 0.5, 0.5) (m), density=1000 (kg/m^3),
-volume=ConstraintParameters(), edges=ConstraintParameters(), add_edges=True, damping_factor=0.0.)doc")
+volume=ConstraintParameters(), edges=ConstraintParameters(), add_edges=True, damping_factor=0.0,
+neo_hookean=None (a dict of youngs_modulus (Pa) and poisson_ratio, or lame_mu and lame_lambda (Pa), and
+damping (s): stable neo-Hookean tets instead of volume and edge constraints).)doc")
       .def(
           "add_tet_mesh",
           [](ModelBuilder& b, py::object vertices, py::object tets, py::kwargs kw) {
@@ -797,7 +868,7 @@ volume=ConstraintParameters(), edges=ConstraintParameters(), add_edges=True, dam
 
 A soft body from a tetrahedral mesh, vertices (n, 3) m and positive tets (m, 4) (see read_tet_mesh)
 (TetMeshDef): name='softbody', density=1000 (kg/m^3), volume=ConstraintParameters(),
-edges=ConstraintParameters(), add_edges=True, damping_factor=0.0.)doc")
+edges=ConstraintParameters(), add_edges=True, damping_factor=0.0, neo_hookean=None (as add_tet_box).)doc")
       .def(
           "add_cloth_mesh",
           [](ModelBuilder& b, py::object vertices, py::object triangles, py::kwargs kw) {

@@ -221,9 +221,12 @@ GeneratedObject addTetMesh(ModelBuilder& builder, const std::vector<Vec3>& verti
   // Volume constraints in colour order (out.tets keeps the mesh's order, for drawing).
   std::vector<std::array<ParticleIndex, 4>> solveOrder = out.tets;
   sortByColour(solveOrder);
-  for (const auto& t : solveOrder) builder.addTetVolume(t[0], t[1], t[2], t[3], def.volume);
+  for (const auto& t : solveOrder) {
+    if (def.neoHookean) builder.addNeoHookeanTet(t[0], t[1], t[2], t[3], *def.neoHookean);
+    else builder.addTetVolume(t[0], t[1], t[2], t[3], def.volume);
+  }
   out.triangles = boundaryTriangles(out.tets);
-  if (def.addEdges) {
+  if (def.addEdges && !def.neoHookean) {
     std::vector<std::array<ParticleIndex, 2>> edges;
     for (const auto& t : out.tets)
       for (int a = 0; a < 4; ++a)
@@ -276,6 +279,7 @@ GeneratedObject addTetBox(ModelBuilder& builder, const TetBoxDef& def) {
   mesh.edges = def.edges;
   mesh.addEdges = def.addEdges;
   mesh.dampingFactor = def.dampingFactor;
+  mesh.neoHookean = def.neoHookean;
   return addTetMesh(builder, positions, tets, mesh);
 }
 

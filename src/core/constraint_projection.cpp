@@ -50,8 +50,9 @@ void ConstraintProjection::passSerial(const Model& model, const SolveContext& sh
     if (batches.empty()) continue;
     const FamilyKernels& kernels = familyKernels(static_cast<ConstraintFamily>(f));
     ctx.lambda = lambda + model.lambdaOffset[f];
+    const std::uint32_t perEntry = constraintsPerEntry(static_cast<ConstraintFamily>(f));
     for (const SolveBatch& batch : batches) {
-      if (resetLambda) std::fill(ctx.lambda + batch.begin, ctx.lambda + batch.end, 0.0);
+      if (resetLambda) std::fill(ctx.lambda + batch.begin * perEntry, ctx.lambda + batch.end * perEntry, 0.0);
       if (batch.independent) kernels.projectIndependent(model, ctx, batch.begin, batch.end);
       else kernels.project(model, ctx, batch.begin, batch.end);
     }
@@ -75,6 +76,7 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
     if (batches.empty()) continue;
     const FamilyKernels& kernels = familyKernels(static_cast<ConstraintFamily>(f));
     ctx.lambda = lambda + model.lambdaOffset[f];
+    const std::uint32_t perEntry = constraintsPerEntry(static_cast<ConstraintFamily>(f));
     for (const SolveBatch& batch : batches) {
       if (batch.parallel) {
         if (serialWorkPending) {
@@ -90,7 +92,7 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
           const std::uint32_t begin = cuts[t];
           const std::uint32_t end = cuts[t + 1];
           const std::uint64_t start = ticks();
-          if (resetLambda) std::fill(ctx.lambda + begin, ctx.lambda + end, 0.0);
+          if (resetLambda) std::fill(ctx.lambda + begin * perEntry, ctx.lambda + end * perEntry, 0.0);
           if (begin < end) kernels.projectIndependent(model, ctx, begin, end);
           partTicks[t] = ticks() - start;
         }
@@ -104,7 +106,7 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
       }
       serialWorkPending = true;
       if (thread != 0) continue;
-      if (resetLambda) std::fill(ctx.lambda + batch.begin, ctx.lambda + batch.end, 0.0);
+      if (resetLambda) std::fill(ctx.lambda + batch.begin * perEntry, ctx.lambda + batch.end * perEntry, 0.0);
       if (batch.independent) kernels.projectIndependent(model, ctx, batch.begin, batch.end);
       else kernels.project(model, ctx, batch.begin, batch.end);
     }
@@ -114,15 +116,17 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
 bool ConstraintProjection::passTraced(const Model& model, SolveContext& ctx, State& state, StepTrace& trace) {
   for (int f = 0; f < kConstraintFamilyCount; ++f) {
     const auto family = static_cast<ConstraintFamily>(f);
-    const auto count = static_cast<std::uint32_t>(model.constraintCount(family));
+    const std::uint32_t count = entryCount(model, family);
+    const std::uint32_t perEntry = constraintsPerEntry(family);
     const FamilyKernels& kernels = familyKernels(family);
     ctx.lambda = state.lambda.data() + model.lambdaOffset[f];
     for (std::uint32_t c = 0; c < count; ++c) {
       kernels.project(model, ctx, c, c + 1);
-      kernels.evaluate(model, ctx.x, ctx.attachmentTarget, c, traceParticles_, traceGradient_);
+      // An entry's constraints share its particles: its first names them (and the culprit).
+      kernels.evaluate(model, ctx.x, ctx.attachmentTarget, c * perEntry, traceParticles_, traceGradient_);
       for (ParticleIndex p : traceParticles_)
         if (trace.check(state, p, StepTrace::Culprit::Constraint)) {
-          trace.constraint = {family, c};
+          trace.constraint = {family, c * perEntry};
           return false;
         }
     }

@@ -45,13 +45,20 @@ EnergyReport computeEnergy(const Model& model, const State& state, const SolverS
   forEachConstraint(model, [&](ConstraintRef ref) {
     const double alpha = detail::constraintParameters(model, ref).compliance;
     if (alpha <= 0.0) return;
+    // Neo-Hookean constraints hold energy at rest (C != 0 there); report it relative to rest, so
+    // that an undeformed body stores none (the constant does not change the dynamics).
+    double restEnergy = 0.0;
+    if (ref.family == ConstraintFamily::NeoHookean) {
+      const double restC = detail::neoHookeanRestValue(model, ref.index);
+      restEnergy = 0.5 * restC * restC / alpha;
+    }
     const double f = state.lambda[model.lambdaIndex(ref)] * invH2;
-    e.elastic += 0.5 * alpha * f * f;
+    if (invH2 > 0.0) e.elastic += 0.5 * alpha * f * f - restEnergy;
     const double C =
         detail::familyKernels(ref.family)
             .evaluate(model, state.position.data(), state.attachmentTarget.data(), ref.index, particles, gradient);
     if (detail::isUnilateral(model, ref) && C >= 0.0) return;
-    e.elasticFromPositions += 0.5 * C * C / alpha;
+    e.elasticFromPositions += 0.5 * C * C / alpha - restEnergy;
   });
   if (!forces) e.elastic = e.elasticFromPositions;
   return e;

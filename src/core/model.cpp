@@ -76,7 +76,7 @@ std::size_t Model::constraintCount(ConstraintFamily family) const {
   switch (family) {
 #define PLIANT_FAMILY_COUNT(Enumerator, array, name, Struct) \
   case ConstraintFamily::Enumerator:                         \
-    return array.size();
+    return array.size() * constraintsPerEntry(ConstraintFamily::Enumerator);
     PLIANT_CONSTRAINT_FAMILIES(PLIANT_FAMILY_COUNT)
 #undef PLIANT_FAMILY_COUNT
   }

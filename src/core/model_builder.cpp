@@ -147,6 +147,51 @@ std::uint32_t ModelBuilder::addTetVolume(ParticleIndex p0, ParticleIndex p1, Par
   return static_cast<std::uint32_t>(model_.tetVolumes.size() - 1);
 }
 
+std::uint32_t ModelBuilder::addNeoHookeanTet(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2, ParticleIndex p3,
+                                             const NeoHookeanMaterial& material) {
+  const std::string where = describe("neo-Hookean tet", model_.neoHookeans.size());
+  for (ParticleIndex p : {p0, p1, p2, p3}) checkIndex(p, particleCount(), where);
+  const double E = material.youngsModulus, nu = material.poissonRatio;
+  if (!(E > 0.0) || !std::isfinite(E))
+    throw Error(where + ": Young's modulus must be a finite number > 0 Pa, got " + formatNumber(E));
+  // nu = 0.5 is incompressible: lambda and the hydrostatic stiffness would be infinite.
+  if (!(nu > -1.0 && nu < 0.5)) throw Error(where + ": Poisson's ratio must be in (-1, 0.5), got " + formatNumber(nu));
+  if (!(material.damping >= 0.0) || !std::isfinite(material.damping))
+    throw Error(where + ": damping must be a finite time >= 0 s, got " + formatNumber(material.damping));
+  Mat3 ds;
+  ds.col(0) = position(p1) - position(p0);
+  ds.col(1) = position(p2) - position(p0);
+  ds.col(2) = position(p3) - position(p0);
+  const double volume = std::abs(ds.determinant()) / 6.0;
+  const double edge = ds.colwise().norm().maxCoeff();
+  if (!(volume > 1e-12 * edge * edge * edge))
+    throw Error(where + ": degenerate tetrahedron (rest volume " + formatNumber(volume) + " m^3)");
+  const double mu = material.lameMu();
+  // The paper's lambda: Lame's plus mu, so that small strains give back E and nu (validation V15).
+  const double lambda = material.lameLambda() + mu;
+  NeoHookeanConstraint c;
+  c.particles[0] = p0;
+  c.particles[1] = p1;
+  c.particles[2] = p2;
+  c.particles[3] = p3;
+  c.restInverse = ds.inverse();
+  c.restVolume = volume;
+  c.gamma = 1.0 + mu / lambda;
+  c.deviatoric.compliance = 1.0 / (mu * volume);
+  c.hydrostatic.compliance = 1.0 / (lambda * volume);
+  // Kelvin-Voigt: gamma_XPBD = alpha beta / h = damping / h on both constraints.
+  c.deviatoric.damping = material.damping / c.deviatoric.compliance;
+  c.hydrostatic.damping = material.damping / c.hydrostatic.compliance;
+  c.coupled = material.coupled;
+  if (!c.restInverse.allFinite() || !std::isfinite(c.deviatoric.compliance) ||
+      !std::isfinite(c.hydrostatic.compliance) || !std::isfinite(c.deviatoric.damping) ||
+      !std::isfinite(c.hydrostatic.damping))
+    throw Error(where + ": the material and rest volume give a compliance or damping out of range (E " +
+                formatNumber(E) + " Pa, rest volume " + formatNumber(volume) + " m^3)");
+  model_.neoHookeans.push_back(c);
+  return static_cast<std::uint32_t>(model_.neoHookeans.size() - 1);
+}
+
 std::uint32_t ModelBuilder::addGlobalVolume(std::span<const std::array<ParticleIndex, 3>> triangles, double pressure,
                                             const ConstraintParameters& params) {
   const std::string where = describe("global volume constraint", model_.globalVolumes.size());

@@ -61,7 +61,7 @@ SolvePlan planSolve(const Model& model, std::uint32_t blockSize) {
   std::vector<std::uint32_t> runOf;
   for (int f = 0; f < kConstraintFamilyCount; ++f) {
     const auto family = static_cast<ConstraintFamily>(f);
-    const auto count = static_cast<std::uint32_t>(model.constraintCount(family));
+    const std::uint32_t count = entryCount(model, family);
     if (count == 0) continue;
     const FamilyKernels& kernels = familyKernels(family);
     if (kernels.particles == nullptr) plan.batches[f].push_back({0, count, false, false});

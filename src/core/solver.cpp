@@ -407,6 +407,7 @@ bool Solver::project(StepFrame& f, State& state) {
         break;
       }
       case StepFrame::Projection::Traced:
+        f.ctx.multipliersFresh = reset;  // neo-Hookean tets are projected in the first pass only
         if (!constraints.passTraced(model, f.ctx, state, *f.trace)) return false;
         break;
     }

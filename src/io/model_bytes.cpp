@@ -24,13 +24,14 @@ constexpr std::uint32_t kVersion = 1;
 // A field added to these structs must be written and read below; the sizes (x86-64 with libstdc++,
 // the platform Pliant targets) make the compiler say so.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(Model) == 712, "Model changed: update encodeModel and decodeModel");
+static_assert(sizeof(Model) == 736, "Model changed: update encodeModel and decodeModel");
 static_assert(sizeof(Collider) == 176, "Collider changed: update encodeModel and decodeModel");
 static_assert(sizeof(SignedDistanceGrid) == 128, "SignedDistanceGrid changed: update encodeModel and decodeModel");
 static_assert(sizeof(AttachmentConstraint) == 72 && sizeof(DistanceConstraint) == 40 &&
                   sizeof(MaxDistanceConstraint) == 40 && sizeof(DihedralBendingConstraint) == 48 &&
                   sizeof(IsometricBendingConstraint) == 72 && sizeof(TetVolumeConstraint) == 48 &&
-                  sizeof(GlobalVolumeConstraint) == 56 && sizeof(SimObject) == 64,
+                  sizeof(GlobalVolumeConstraint) == 56 && sizeof(SimObject) == 64 &&
+                  sizeof(NeoHookeanConstraint) == 160,
               "a constraint or object struct changed: update encodeModel and decodeModel");
 #endif
 
@@ -271,6 +272,15 @@ std::string encodeModel(const Model& model) {
     for (std::uint32_t i : t) w.u32(i);
   });
   w.array(model.volumeVertices, [&](ParticleIndex p) { w.u32(p); });
+  w.array(model.neoHookeans, [&](const NeoHookeanConstraint& c) {
+    for (ParticleIndex p : c.particles) w.u32(p);
+    for (int k = 0; k < 9; ++k) w.f64(c.restInverse.data()[k]);
+    w.f64(c.restVolume);
+    w.f64(c.gamma);
+    w.params(c.deviatoric);
+    w.params(c.hydrostatic);
+    w.u8(c.coupled ? 1 : 0);
+  });
   return w.finish();
 }
 
@@ -379,6 +389,15 @@ Model decodeModel(std::string_view bytes, const std::string& source) {
     for (std::uint32_t& i : t) i = body.u32();
   });
   body.array(m.volumeVertices, 4, "volume vertex", [&](ParticleIndex& p) { p = body.u32(); });
+  body.array(m.neoHookeans, 153, "neo-Hookean tet", [&](NeoHookeanConstraint& c) {
+    for (ParticleIndex& p : c.particles) p = body.u32();
+    for (int k = 0; k < 9; ++k) c.restInverse.data()[k] = body.f64();
+    c.restVolume = body.f64();
+    c.gamma = body.f64();
+    c.deviatoric = body.params();
+    c.hydrostatic = body.params();
+    c.coupled = body.flag();
+  });
   if (body.left() != 0) body.fail(std::to_string(body.left()) + " bytes of trailing data");
   // Global volumes index their triangle and vertex ranges; Model::validate checks the particles.
   for (std::size_t i = 0; i < m.globalVolumes.size(); ++i) {

@@ -401,9 +401,40 @@ SceneLoader::ObjectPlan SceneLoader::parseRope(const Node& o, const std::string&
   return plan;
 }
 
+// "neo_hookean": {"youngs_modulus", "poisson_ratio"} or {"lame_mu", "lame_lambda"}, and "damping" (s).
+NeoHookeanMaterial SceneLoader::parseNeoHookean(const Node& o) {
+  if (r_.has(o, "volume") || r_.has(o, "edges"))
+    r_.fail(r_.child(o, r_.has(o, "volume") ? "volume" : "edges"),
+            "a soft body with a \"neo_hookean\" material has no \"volume\" or \"edges\" constraints");
+  const Node n = r_.child(o, "neo_hookean");
+  r_.allowOnly(n, {"youngs_modulus", "poisson_ratio", "lame_mu", "lame_lambda", "damping"});
+  const bool engineering = r_.has(n, "youngs_modulus") || r_.has(n, "poisson_ratio");
+  const bool lame = r_.has(n, "lame_mu") || r_.has(n, "lame_lambda");
+  if (engineering == lame)
+    r_.fail(n,
+            "expected either \"youngs_modulus\" (Pa) and \"poisson_ratio\", or \"lame_mu\" and \"lame_lambda\" (Pa)");
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  NeoHookeanMaterial m;
+  if (engineering) {
+    m.youngsModulus = r_.number(r_.child(n, "youngs_modulus"), 0.0, kInf, true);
+    const Node nu = r_.child(n, "poisson_ratio");
+    m.poissonRatio = r_.number(nu);
+    // 0.5 is incompressible: infinite hydrostatic stiffness.
+    if (!(m.poissonRatio > -1.0 && m.poissonRatio < 0.5))
+      r_.fail(nu, "expected a number > -1 and < 0.5 (0.5 is incompressible), got " + nu.json.dump());
+  } else {
+    const double mu = r_.number(r_.child(n, "lame_mu"), 0.0, kInf, true);
+    const Node l = r_.child(n, "lame_lambda");
+    const double lambda = r_.number(l, -2.0 / 3.0 * mu, kInf, true);
+    m = NeoHookeanMaterial::fromLame(mu, lambda);
+  }
+  m.damping = r_.number(n, "damping", 0.0, 0.0, kInf);
+  return m;
+}
+
 SceneLoader::ObjectPlan SceneLoader::parseSoftBody(const Node& o, const std::string& name) {
   r_.allowOnly(o, {"type", "name", "box", "mesh", "transform", "density", "volume", "edges", "damping", "pins",
-                   "tethers", "particle_radius"});
+                   "tethers", "particle_radius", "neo_hookean"});
   if (r_.has(o, "box") == r_.has(o, "mesh")) r_.fail(o, "a soft body needs exactly one of \"box\" or \"mesh\"");
   TetMeshDef def;
   def.name = name;
@@ -415,6 +446,7 @@ SceneLoader::ObjectPlan SceneLoader::parseSoftBody(const Node& o, const std::str
     else def.edges = r_.material(e);
   }
   def.dampingFactor = r_.number(o, "damping", 0.0, 0.0, 1.0);
+  if (r_.has(o, "neo_hookean")) def.neoHookean = parseNeoHookean(o);
   if (r_.has(o, "box")) {
     const Node b = r_.child(o, "box");
     r_.allowOnly(b, {"cells", "size", "origin"});
@@ -435,6 +467,7 @@ SceneLoader::ObjectPlan SceneLoader::parseSoftBody(const Node& o, const std::str
     box.edges = def.edges;
     box.addEdges = def.addEdges;
     box.dampingFactor = def.dampingFactor;
+    box.neoHookean = def.neoHookean;
     const auto cx = static_cast<std::uint64_t>(box.cellsX), cy = static_cast<std::uint64_t>(box.cellsY),
                cz = static_cast<std::uint64_t>(box.cellsZ);
     ObjectPlan plan;
@@ -442,7 +475,7 @@ SceneLoader::ObjectPlan SceneLoader::parseSoftBody(const Node& o, const std::str
     plan.size.particles = plan.particles;
     plan.size.tets = 6 * cx * cy * cz;
     // Kuhn split: 7 edges per cell (3 axes, 3 face diagonals, 1 body diagonal) plus the far faces'.
-    if (box.addEdges)
+    if (box.addEdges && !box.neoHookean)
       plan.size.distances = 7 * cx * cy * cz + 3 * ((cx + 1) * (cy + 1) + (cy + 1) * (cz + 1) + (cx + 1) * (cz + 1));
     plan.size.triangles = 4 * (cx * cy + cy * cz + cx * cz);
     plan.sizeField = cells.path;
@@ -457,7 +490,8 @@ SceneLoader::ObjectPlan SceneLoader::parseSoftBody(const Node& o, const std::str
   plan.size.particles = plan.particles;
   plan.size.tets = mesh->tets.size();
   // About 7 edges per vertex and one boundary triangle per tet at most.
-  if (def.addEdges) plan.size.distances = std::min<std::uint64_t>(7 * plan.particles, 6 * plan.size.tets);
+  if (def.addEdges && !def.neoHookean)
+    plan.size.distances = std::min<std::uint64_t>(7 * plan.particles, 6 * plan.size.tets);
   plan.size.triangles = plan.size.tets;
   plan.sizeField = meshNode.path;
   plan.generate = [this, mesh, def] { return addTetMesh(builder_, mesh->vertices, mesh->tets, def); };

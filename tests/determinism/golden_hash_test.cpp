@@ -55,6 +55,7 @@ constexpr GoldenRow kGolden[] = {
     {"contact-drape-64", 20, 1, 0x329a971cc5955877},
     {"contact-drape-128", 2, 0, 0x01a394a3d980eccc},
     {"contact-drape-256", 1, 0, 0x5a0d934e3ba823f2},
+    {"neo-beam-100k", 1, 0, 0x1174a77fc5102864},
 };
 
 class GoldenHash : public ::testing::TestWithParam<GoldenRow> {};

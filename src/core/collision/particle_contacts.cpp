@@ -82,6 +82,7 @@ void ParticleContacts::prepare(const Model& model) {
     for (const DihedralBendingConstraint& c : model.dihedralBendings) link(c.particles, 4);
     for (const IsometricBendingConstraint& c : model.isometricBendings) link(c.particles, 4);
     for (const TetVolumeConstraint& c : model.tetVolumes) link(c.particles, 4);
+    for (const NeoHookeanConstraint& c : model.neoHookeans) link(c.particles, 4);
     std::sort(pairs.begin(), pairs.end());
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
     for (const auto& pair : pairs) ++restNeighbourStart_[pair.first + 1];

@@ -2,6 +2,15 @@
 
 namespace pliant::detail {
 
+namespace {
+template <class Constraint>
+ConstraintParameters& parametersOf(Constraint& c) {
+  return c.params;
+}
+// Handled before the switch (two constraints per entry).
+ConstraintParameters& parametersOf(NeoHookeanConstraint& c) { return c.deviatoric; }
+}  // namespace
+
 const FamilyKernels& familyKernels(ConstraintFamily family) {
   // Pointers, not copies: the entries are defined in other files.
   static const FamilyKernels* const table[kConstraintFamilyCount] = {
@@ -21,10 +30,14 @@ const ConstraintParameters& constraintParameters(const Model& model, ConstraintR
 }
 
 ConstraintParameters& constraintParameters(Model& model, ConstraintRef ref) {
+  if (ref.family == ConstraintFamily::NeoHookean) {
+    NeoHookeanConstraint& tet = model.neoHookeans[ref.index / 2];
+    return ref.index % 2 == 0 ? tet.deviatoric : tet.hydrostatic;
+  }
   switch (ref.family) {
 #define PLIANT_FAMILY_PARAMETERS(Enumerator, array, name, Struct) \
   case ConstraintFamily::Enumerator:                              \
-    return model.array[ref.index].params;
+    return parametersOf(model.array[ref.index]);
     PLIANT_CONSTRAINT_FAMILIES(PLIANT_FAMILY_PARAMETERS)
 #undef PLIANT_FAMILY_PARAMETERS
   }

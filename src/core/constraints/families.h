@@ -28,7 +28,8 @@ struct SolveContext {
   double* lambda = nullptr;  // this family's multipliers (already offset)
   // The pass started from lambda = 0 (the first pass of a substep): no unilateral constraint can
   // hold a multiplier when it is reached, so the kernels need not look at lambda to know whether a
-  // slack one must give some back (projection.h). False is always correct, only slower.
+  // slack one must give some back (projection.h). False is always correct for them, only slower;
+  // neo-Hookean tets are projected only in the pass where it is true (neo_hookean.cpp says why).
   bool multipliersFresh = false;
   const Vec3* attachmentTarget = nullptr;
   std::vector<Vec3>* scratch = nullptr;   // gradient buffer for variable-size families
@@ -64,6 +65,11 @@ struct FamilyKernels {
 };
 
 const FamilyKernels& familyKernels(ConstraintFamily family);
+// Entries of a family's array (what the plan cuts and the kernels index); each owns
+// constraintsPerEntry(family) consecutive multipliers.
+inline std::uint32_t entryCount(const Model& model, ConstraintFamily family) {
+  return static_cast<std::uint32_t>(model.constraintCount(family) / constraintsPerEntry(family));
+}
 bool isUnilateral(const Model& model, ConstraintRef ref);
 const ConstraintParameters& constraintParameters(const Model& model, ConstraintRef ref);
 ConstraintParameters& constraintParameters(Model& model, ConstraintRef ref);
@@ -108,4 +114,7 @@ double signedTetVolume(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec
 double closedMeshVolume(const Model& model, std::uint32_t i, const Vec3* x);
 // Bergou et al. 2006 weights K_i (1/m) of an edge stencil at rest; false for a degenerate one.
 bool isometricBendingWeights(const Vec3& x0, const Vec3& x1, const Vec3& x2, const Vec3& x3, double weights[4]);
+// C at the rest shape of neo-Hookean constraint i (scalar index, see ConstraintRef): sqrt 3 for a
+// deviatoric one, 1 - gamma for a hydrostatic one. Energies are reported relative to it.
+double neoHookeanRestValue(const Model& model, std::uint32_t i);
 }  // namespace pliant::detail
