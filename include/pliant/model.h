@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "pliant/bodies.h"
 #include "pliant/colliders.h"
 #include "pliant/constraints.h"
 #include "pliant/math.h"
@@ -99,10 +100,17 @@ struct Model {
   std::vector<ParticleIndex> genericParticles;
   std::vector<NeoHookeanConstraint> neoHookeans;
 
+  // Rigid bodies and joints (pliant/bodies.h), stepped in the same substeps and Gauss-Seidel passes.
+  std::vector<RigidBody> bodies;
+  std::vector<PathFunction> bodyPaths;              // see RigidBody::path
+  std::vector<RotationFunction> bodyRotationPaths;  // see RigidBody::rotationPath
+  std::vector<Joint> joints;
+
   // Offsets of each family in State::lambda (filled by ModelBuilder::build).
   std::array<std::uint32_t, kConstraintFamilyCount + 1> lambdaOffset{};
 
   std::size_t particleCount() const { return inverseMass.size(); }
+  std::size_t bodyCount() const { return bodies.size(); }
   double radius(ParticleIndex p) const { return particleRadius.empty() ? 0.0 : particleRadius[p]; }
   // Scalar constraints (multipliers) of a family: its array's size times constraintsPerEntry.
   std::size_t constraintCount(ConstraintFamily family) const;
@@ -196,6 +204,13 @@ class ModelBuilder {
   // `rotationPath` its orientation follows rotationPath(t) (a kinematic collider); otherwise it stays
   // at collider.pose. Returns its index in Model::colliders.
   std::uint32_t addCollider(const Collider& collider, PathFunction path = {}, RotationFunction rotationPath = {});
+
+  // Adds a rigid body (pliant/bodies.h): mass properties from its shape and density or mass, the
+  // body frame from the principal axes. Returns its index in Model::bodies.
+  BodyIndex addBody(const BodyDefinition& body);
+  // Adds a joint between two bodies (or a body and the world, kWorldBody), its frames taken from
+  // the bodies' initial poses. Returns its index in Model::joints.
+  std::uint32_t addJoint(const JointDefinition& joint);
 
   // Registers triangles (particle indices) for surface contact; returns the index of the first in
   // Model::collisionTriangles. They collide only while Model::selfCollision is on (see there);

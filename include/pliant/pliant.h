@@ -6,6 +6,7 @@
 #pragma once
 
 // Core
+#include "pliant/bodies.h"
 #include "pliant/builders.h"
 #include "pliant/colliders.h"
 #include "pliant/constraints.h"

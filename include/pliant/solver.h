@@ -3,6 +3,10 @@
 //
 //   for each of `substeps` substeps of h = timeStep / substeps:
 //     1. predict     x^n = x; v += h (g + w f_ext); x = x + h v   (kinematic particles follow paths)
+//                    Rigid bodies (pliant/bodies.h, Mueller et al. 2020 Alg. 2): x^n = x, q^n = q;
+//                    v += h g; x += h v; omega += the gyroscopic term; q turned by omega over h and
+//                    normalised (SolverSettings::gyroscopic, quaternionUpdate); kinematic bodies
+//                    take their paths' pose at t + h
 //     2. targets     moving attachment targets and collider poses are evaluated at t + h
 //     3. collide     contacts are found at the predicted positions: each particle near a collider,
 //                    and pairs of particles from a spatial hash grid, within contactMargin of touching;
@@ -21,6 +25,8 @@
 //                    in the first substep and again only if a particle leaves its box
 //     4. reset       lambda = 0 (XPBD: multipliers are accumulated only within one substep)
 //     5. project     `iterations` Gauss-Seidel passes: the families in ConstraintFamily order, then
+//                    the joints between rigid bodies (in index order, on one thread: generalised
+//                    position and angle corrections, Mueller et al. 2020 eqs. 2-13), then
 //                    particle-particle contacts, then surface contacts, then collider contacts
 //                    (last, so obstacles win); contacts are hard unilateral constraints with
 //                    Coulomb friction at position level (static: undo the tangential motion;
@@ -29,12 +35,14 @@
 //                    colour) long enough is split across threads, in one parallel region per pass,
 //                    the rest runs on one thread; contacts run on one thread. Bit-identical for any
 //                    thread count, and equal to projecting every family in index order.
-//     6. velocities  v = (x - x^n) / h; then global velocity damping v *= exp(-c h)
+//     6. velocities  v = (x - x^n) / h; then global velocity damping v *= exp(-c h). Bodies:
+//                    v = (x - x^n) / h, omega from q (q^n)^-1, damped likewise
 //     7. velocity pass  on contacts that pushed (lambda > 0): restitution with the 2|g|h threshold
 //                    (Mueller et al. 2020, sec. 3.6), and dynamic friction when settings ask for it
 //                    there
 //   8. damping      momentum-conserving damping per object (seed 000), once per step
-//   9. check        NaN/Inf, a move past the divergence bound (relative to the model's size and speeds), a
+//   9. check        NaN/Inf (of particles and bodies), a move past the divergence bound (relative to
+//                   the model's size and speeds; for bodies, of the centre of mass), a
 //                   distance constraint stretched past maxStrain, or contacts past their bounds (stage 3
 //                   stops there) refuse the step and restore the state
 //
@@ -65,6 +73,17 @@
 namespace pliant {
 
 enum class SolverMode : std::uint8_t { Pbd, Xpbd };
+
+// How rigid bodies turn in a substep (src/core/rigid/body_integration.h has the formulas;
+// tests/scenario/rigid_rotation_test.cpp measures the energy and angular momentum each keeps).
+// Gyroscopic term in the prediction: the explicit step of Mueller et al. 2020 (Alg. 2), one
+// implicit Newton step (Catto 2015), which does not gain energy about the intermediate axis, or the
+// implicit midpoint rule solved by Newton's method, which keeps the energy and |L| of a free body.
+enum class GyroscopicUpdate : std::uint8_t { Explicit, Implicit, Midpoint };
+// Orientation update and the angular velocity read back from it: Mueller et al. 2020's linearised
+// q += h/2 [w, 0] q with w = 2 vec(dq) / h (|w| decays by h^2 |w|^2 / 8 per substep), or the
+// exponential map and its logarithm (exact for a constant w).
+enum class QuaternionUpdate : std::uint8_t { Linear, Exponential };
 
 struct SolverSettings {
   SolverMode mode = SolverMode::Xpbd;
@@ -107,6 +126,10 @@ struct SolverSettings {
   // static cone (Macklin et al. 2014), so it reaches a whole body; true: in the velocity pass as a
   // velocity change of the contact's particle (Mueller et al. 2020, eq. 30). See collider_contacts.cpp.
   bool dynamicFrictionInVelocityPass = false;
+  // Rigid bodies' rotational update (see GyroscopicUpdate, QuaternionUpdate; the defaults are the
+  // most accurate of the four on free bodies, docs/validation.md V16).
+  GyroscopicUpdate gyroscopic = GyroscopicUpdate::Midpoint;
+  QuaternionUpdate quaternionUpdate = QuaternionUpdate::Exponential;
 
   // XPBD with small steps: n substeps of one iteration each (Macklin et al. 2019).
   static SolverSettings smallSteps(int substeps, double timeStep = 1.0 / 60.0);
@@ -171,6 +194,11 @@ struct StepResult {
   bool hasSurfaceContact = false;
   SurfaceContact::Kind surfaceContactKind = SurfaceContact::Kind::VertexTriangle;
   std::array<std::int64_t, 4> surfaceContactParticles = {-1, -1, -1, -1};
+  // When a rigid body went bad (its pose or velocity non-finite, or its centre of mass moved past
+  // the bound): the body (index in Model::bodies), and the joint whose projection first made a body
+  // non-finite when one did (-1 otherwise).
+  std::int64_t body = -1;
+  std::int64_t joint = -1;
   std::string message;
   bool ok() const { return status == StepStatus::Ok; }
 };
@@ -263,14 +291,15 @@ class Solver {
   struct StepFrame;
   void advance(State& state, detail::StepTrace* trace);
   StepFrame beginStep(State& state, detail::StepTrace* trace);
-  bool predict(StepFrame& frame, State& state);           // 1
-  void updateTargets(StepFrame& frame, State& state);     // 2
-  bool collide(StepFrame& frame, const State& state);     // 3
-  bool project(StepFrame& frame, State& state);           // 4 and 5
-  void updateVelocities(StepFrame& frame, State& state);  // 6 and 7
-  void dampObjects(State& state);                         // 8
-  StepResult diagnose(State& state);                      // after 9: names the culprit
-  StepResult overflowRefusal(const State& state) const;   // after 3 overflowed
+  bool predict(StepFrame& frame, State& state);                                          // 1
+  void updateTargets(StepFrame& frame, State& state);                                    // 2
+  bool collide(StepFrame& frame, const State& state);                                    // 3
+  bool project(StepFrame& frame, State& state);                                          // 4 and 5
+  void updateVelocities(StepFrame& frame, State& state);                                 // 6 and 7
+  void dampObjects(State& state);                                                        // 8
+  StepResult diagnose(State& state);                                                     // after 9: names the culprit
+  StepResult overflowRefusal(const State& state) const;                                  // after 3 overflowed
+  StepResult bodyRefusal(State& state, std::size_t body, bool nonFinite, double moved);  // after 9, a body
   Model& ownModel();
   void replan();
   void measureModel();  // modelExtent_ and prescribed_

@@ -17,8 +17,22 @@ struct State {
   std::vector<Vec3> externalForce;     // N, per particle, added to gravity; kept across steps
   std::vector<double> lambda;          // accumulated multipliers of the last substep, see Model::lambdaOffset
   std::vector<Vec3> attachmentTarget;  // m, current target point of each attachment
-  double time = 0.0;                   // s
-  double lastSubstep = 0.0;            // s, h of the last substep (for force estimates)
+  // Rigid bodies (pliant/bodies.h): the body frame's pose and velocity, and the pose at the start
+  // of the last substep.
+  std::vector<Vec3> bodyPosition;          // m, centre of mass
+  std::vector<Quat> bodyRotation;          // unit, body frame -> world
+  std::vector<Vec3> bodyVelocity;          // m/s
+  std::vector<Vec3> bodyAngularVelocity;   // rad/s, world axes
+  std::vector<Vec3> bodyPreviousPosition;  // m
+  std::vector<Quat> bodyPreviousRotation;
+  // Joints: kJointMultipliers scalar multipliers each, and the sums of the joint's positional and
+  // angular corrections on body B in the last substep (kg m, kg m^2 rad): the force (N) and the
+  // couple (N m, about the anchor) the joint exerts on B are these over h^2 (jointForce below).
+  std::vector<double> jointLambda;
+  std::vector<Vec3> jointLinearImpulse;
+  std::vector<Vec3> jointAngularImpulse;
+  double time = 0.0;         // s
+  double lastSubstep = 0.0;  // s, h of the last substep (for force estimates)
   std::uint64_t stepCount = 0;
 
   // A state at rest at the model's initial positions and velocities, time 0.
@@ -26,6 +40,10 @@ struct State {
   // 64-bit FNV-1a over the bit patterns of position, velocity, external force, attachment
   // targets, lambda, time and stepCount: everything that decides the next step.
   std::uint64_t hash() const;
+  // Force (N) and couple (N m) that joint j exerted on its body B in the last substep (lambda / h^2,
+  // [M20] sec. 3.3): zero before the first step.
+  Vec3 jointForce(std::size_t joint) const;
+  Vec3 jointTorque(std::size_t joint) const;
 };
 
 }  // namespace pliant

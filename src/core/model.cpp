@@ -9,6 +9,7 @@
 
 #include "constraints/families.h"
 #include "pliant/error.h"
+#include "rigid/bodies_validation.h"
 #include "solve_plan.h"
 #include "validation.h"
 
@@ -194,6 +195,7 @@ void Model::validate() const {
                       "length makes neighbours just touch)");
     }
   for (int f = 0; f < kConstraintFamilyCount; ++f) familyKernels(static_cast<ConstraintFamily>(f)).validate(*this);
+  detail::validateBodies(*this);
   std::uint32_t offset = 0;
   for (int f = 0; f < kConstraintFamilyCount; ++f) {
     if (lambdaOffset[f] != offset)

@@ -21,6 +21,8 @@
 #include "particle_pass.h"
 #include "pliant/error.h"
 #include "pliant/parallel.h"
+#include "rigid/body_integration.h"
+#include "rigid/joints.h"
 #include "step_check.h"
 #include "thread_tuner.h"
 #include "validation.h"
@@ -116,10 +118,16 @@ void Solver::measureModel() {
   for (const AttachmentConstraint& a : model.attachments)
     if (a.targetPath < 0) add(a.target);
   for (const Collider& c : model.colliders) add(c.pose.position);
+  double bodyReach = 0.0;
+  for (std::size_t b = 0; b < model.bodyCount(); ++b) {
+    const RigidBody& body = model.bodies[b];
+    add(body.initialPosition);
+    bodyReach = std::max(bodyReach, 2.0 * detail::shapeReach(body.shape, body.shapeOffset));
+  }
   double extent = (hi.array() >= lo.array()).all() ? (hi - lo).norm() : 0.0;
   double radius = 0.0;
   for (double r : model.particleRadius) radius = std::max(radius, r);
-  extent += 2.0 * radius + (model.selfCollision ? model.surfaceThickness : 0.0);
+  extent += 2.0 * radius + bodyReach + (model.selfCollision ? model.surfaceThickness : 0.0);
   modelExtent_ = std::isfinite(extent) ? extent : std::numeric_limits<double>::max();
   prescribed_.assign(model.particleCount(), 0);
   for (const KinematicParticle& k : model.kinematicParticles) prescribed_[k.particle] = 1;
@@ -344,6 +352,7 @@ bool Solver::predict(StepFrame& f, State& state) {
     f.predictShare(omp_get_thread_num(), omp_get_num_threads());
   }
   for (const KinematicParticle& k : model.kinematicParticles) state.position[k.particle] = k.path(f.substepEnd);
+  detail::predictBodies(model, settings_, state, f.h, f.substepEnd);
   if (f.trace)
     for (std::int64_t i = 0; i < f.particles; ++i)
       if (f.trace->check(state, static_cast<std::size_t>(i), detail::StepTrace::Culprit::Prediction)) return false;
@@ -381,6 +390,7 @@ bool Solver::project(StepFrame& f, State& state) {
   const Model& model = *model_;
   detail::ConstraintProjection& constraints = *constraints_;
   if (f.projection == StepFrame::Projection::Traced) std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
+  detail::resetJoints(state);
   for (int it = 0; it < settings_.iterations; ++it) {
     f.projections += model.totalConstraintCount();
     const bool reset = it == 0;
@@ -411,6 +421,11 @@ bool Solver::project(StepFrame& f, State& state) {
         if (!constraints.passTraced(model, f.ctx, state, *f.trace)) return false;
         break;
     }
+    // The joints, after the particle families in the same pass (bodies and particles share no
+    // constraint yet, so their order between the two does not matter).
+    f.projections += model.joints.size();
+    const std::int64_t badJoint = detail::projectJoints(model, f.ctx, state, f.trace != nullptr);
+    if (badJoint >= 0 && f.trace->joint < 0) f.trace->joint = badJoint;
     f.projections += lastContactCount();
     if (!particleContacts_->project(model, settings_, state, f.trace)) return false;
     if (!surfaceContacts_->project(model, settings_, state, f.trace)) return false;
@@ -424,6 +439,8 @@ bool Solver::project(StepFrame& f, State& state) {
 // variant was chosen and no contact needs the velocities now.
 void Solver::updateVelocities(StepFrame& f, State& state) {
   const Model& model = *model_;
+  // Bodies every substep: their prediction reads these velocities.
+  detail::updateBodyVelocities(model, settings_, state, f.h, f.pass.dampingFactor);
   if (f.velocities == StepFrame::Velocities::DeferredWhenNoContact && f.substep + 1 < settings_.substeps &&
       lastContactCount() == 0) {
     f.velocitiesPending = true;
@@ -459,7 +476,13 @@ StepResult Solver::step(State& state) {
   const Model& model = *model_;
   if (state.position.size() != model.particleCount() || state.velocity.size() != model.particleCount() ||
       state.previousPosition.size() != model.particleCount() || state.externalForce.size() != model.particleCount() ||
-      state.lambda.size() != model.totalConstraintCount() || state.attachmentTarget.size() != model.attachments.size())
+      state.lambda.size() != model.totalConstraintCount() ||
+      state.attachmentTarget.size() != model.attachments.size() || state.bodyPosition.size() != model.bodyCount() ||
+      state.bodyRotation.size() != model.bodyCount() || state.bodyVelocity.size() != model.bodyCount() ||
+      state.bodyAngularVelocity.size() != model.bodyCount() || state.bodyPreviousPosition.size() != model.bodyCount() ||
+      state.bodyPreviousRotation.size() != model.bodyCount() ||
+      state.jointLambda.size() != kJointMultipliers * model.joints.size() ||
+      state.jointLinearImpulse.size() != model.joints.size() || state.jointAngularImpulse.size() != model.joints.size())
     throw Error("state does not match the model (create it with State::fromModel)");
   if (planStale_) replan();
   userFunctionError_.clear();
@@ -505,6 +528,16 @@ StepResult Solver::step(State& state) {
   }
   backup_.lambda = state.lambda;
   backup_.attachmentTarget = state.attachmentTarget;
+  backup_.bodyPosition = state.bodyPosition;
+  backup_.bodyRotation = state.bodyRotation;
+  backup_.bodyVelocity = state.bodyVelocity;
+  backup_.bodyAngularVelocity = state.bodyAngularVelocity;
+  backup_.bodyPreviousPosition = state.bodyPreviousPosition;
+  backup_.bodyPreviousRotation = state.bodyPreviousRotation;
+  backup_.jointLambda = state.jointLambda;
+  backup_.jointLinearImpulse = state.jointLinearImpulse;
+  backup_.jointAngularImpulse = state.jointAngularImpulse;
+  for (const Vec3& v : state.bodyVelocity) speed2 = std::max(speed2, v.squaredNorm());
   backup_.time = state.time;
   backup_.lastSubstep = state.lastSubstep;
   backup_.stepCount = state.stepCount;
@@ -537,6 +570,19 @@ StepResult Solver::step(State& state) {
     backup_.externalForce = state.externalForce;
     state = backup_;
     return diagnose(state);
+  }
+  // Bodies: the first (lowest index) with a non-finite pose or velocity, or whose centre of mass
+  // moved past the bound (kinematic ones: the absolute bound only).
+  for (std::size_t b = 0; b < model.bodyCount(); ++b) {
+    const bool nonFinite = !state.bodyPosition[b].allFinite() || !state.bodyRotation[b].coeffs().allFinite() ||
+                           !state.bodyVelocity[b].allFinite() || !state.bodyAngularVelocity[b].allFinite();
+    const double moved = nonFinite ? 0.0 : (state.bodyPosition[b] - backup_.bodyPosition[b]).norm();
+    const double limit = model.bodies[b].motion == BodyMotion::Kinematic ? prescribedBound : bound;
+    if (nonFinite || moved > limit) {
+      backup_.externalForce = state.externalForce;
+      state = backup_;
+      return bodyRefusal(state, b, nonFinite, moved);
+    }
   }
   // A distance constraint stretched far past its rest length: a cloth or rope torn apart by a
   // diverging solve, whose particles may each stay under the bound above. The first one (lowest
@@ -576,6 +622,37 @@ StepResult Solver::step(State& state) {
     }
   }
   return {};
+}
+
+// A refused step that a body made bad: names the body and, from a traced replay, the joint whose
+// projection first made a body non-finite.
+StepResult Solver::bodyRefusal(State& state, std::size_t body, bool nonFinite, double moved) {
+  State replay = state;
+  detail::StepTrace trace;
+  trace.bound = std::numeric_limits<double>::infinity();
+  trace.prescribedBound = trace.bound;
+  trace.prescribed = &prescribed_;
+  trace.stepStart = &state.position;
+  advance(replay, &trace);
+  StepResult result;
+  result.status = nonFinite ? StepStatus::NonFinite : StepStatus::ExcessiveDisplacement;
+  result.body = static_cast<std::int64_t>(body);
+  result.joint = trace.joint;
+  const std::string& name = model_->bodies[body].name;
+  std::ostringstream message;
+  message << "step " << state.stepCount + 1 << " at t = " << state.time << " s refused: ";
+  if (nonFinite) message << "non-finite pose or velocity of body " << body;
+  else message << "body " << body;
+  if (!name.empty()) message << " '" << name << "'";
+  if (!nonFinite)
+    message << " moved " << moved << " m, above the bound of " << stepBound_
+            << " m: the solve diverged; use a shorter time step or more substeps";
+  if (trace.joint >= 0)
+    message << " (after projecting " << jointKindName(model_->joints[trace.joint].kind) << " joint " << trace.joint
+            << ")";
+  else if (nonFinite) message << " (check its mass, inertia, initial velocities and gravity)";
+  result.message = message.str();
+  return result;
 }
 
 StepResult Solver::overflowRefusal(const State& state) const {

@@ -18,6 +18,28 @@ State State::fromModel(const Model& model) {
     const AttachmentConstraint& a = model.attachments[i];
     s.attachmentTarget[i] = a.targetPath >= 0 ? model.attachmentPaths[a.targetPath](0.0) : a.target;
   }
+  const std::size_t bodies = model.bodyCount();
+  s.bodyPosition.resize(bodies);
+  s.bodyRotation.resize(bodies);
+  s.bodyVelocity.resize(bodies);
+  s.bodyAngularVelocity.resize(bodies);
+  for (std::size_t b = 0; b < bodies; ++b) {
+    const RigidBody& body = model.bodies[b];
+    s.bodyPosition[b] = body.initialPosition;
+    s.bodyRotation[b] = body.initialRotation;
+    s.bodyVelocity[b] = body.dynamic() ? body.initialVelocity : Vec3::Zero();
+    s.bodyAngularVelocity[b] = body.dynamic() ? body.initialAngularVelocity : Vec3::Zero();
+    if (body.motion == BodyMotion::Kinematic) {
+      const ColliderPose pose = bodyPose(model, b, 0.0);
+      s.bodyPosition[b] = pose.position;
+      s.bodyRotation[b] = pose.rotation;
+    }
+  }
+  s.bodyPreviousPosition = s.bodyPosition;
+  s.bodyPreviousRotation = s.bodyRotation;
+  s.jointLambda.assign(kJointMultipliers * model.joints.size(), 0.0);
+  s.jointLinearImpulse.assign(model.joints.size(), Vec3::Zero());
+  s.jointAngularImpulse.assign(model.joints.size(), Vec3::Zero());
   for (const KinematicParticle& k : model.kinematicParticles) {
     s.position[k.particle] = k.path(0.0);
     s.previousPosition[k.particle] = s.position[k.particle];
@@ -48,9 +70,24 @@ std::uint64_t State::hash() const {
   for (const Vec3& f : externalForce) h.bytes(f.data(), 3 * sizeof(double));
   for (const Vec3& t : attachmentTarget) h.bytes(t.data(), 3 * sizeof(double));
   h.bytes(lambda.data(), lambda.size() * sizeof(double));
+  // Bodies and joints (nothing for a model without them: the hash of particle-only states is
+  // unchanged).
+  for (const Vec3& x : bodyPosition) h.bytes(x.data(), 3 * sizeof(double));
+  for (const Quat& q : bodyRotation) h.bytes(q.coeffs().data(), 4 * sizeof(double));
+  for (const Vec3& v : bodyVelocity) h.bytes(v.data(), 3 * sizeof(double));
+  for (const Vec3& w : bodyAngularVelocity) h.bytes(w.data(), 3 * sizeof(double));
+  h.bytes(jointLambda.data(), jointLambda.size() * sizeof(double));
   h.bytes(&time, sizeof time);
   h.bytes(&stepCount, sizeof stepCount);
   return h.value;
+}
+
+Vec3 State::jointForce(std::size_t joint) const {
+  return lastSubstep > 0.0 ? Vec3(jointLinearImpulse[joint] / (lastSubstep * lastSubstep)) : Vec3::Zero();
+}
+
+Vec3 State::jointTorque(std::size_t joint) const {
+  return lastSubstep > 0.0 ? Vec3(jointAngularImpulse[joint] / (lastSubstep * lastSubstep)) : Vec3::Zero();
 }
 
 }  // namespace pliant

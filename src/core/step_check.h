@@ -35,6 +35,7 @@ struct StepTrace {
   Contact contact;
   SurfaceContact surfaceContact;
   std::int64_t object = -1;  // Model::objects index, for ObjectDamping
+  std::int64_t joint = -1;   // the first joint whose projection left a body non-finite
 
   // True when particle p has gone bad (the first time: records it with the culprit).
   bool check(const State& state, std::size_t p, Culprit cause) {

@@ -1,14 +1,16 @@
-// Model bytes (version 1, little-endian). After the header ("PLIANTMD", u32 version, u32 flags 0)
+// Model bytes (version 2, little-endian). After the header ("PLIANTMD", u32 version, u32 flags 0)
 // every Model field follows in declaration order: arrays as a u64 count then their elements,
 // doubles as their bit patterns (so a decoded model is bit-identical), indices as u32, flags as u8,
 // strings as a u64 length then their bytes, a mesh collider's signed distance grid in full (its
 // distances are not recomputed). Functions are not written; lambda offsets are recomputed. The last
-// 8 bytes are FNV-1a 64 over every preceding byte.
+// 8 bytes are FNV-1a 64 over every preceding byte. Version 2 appends the neo-Hookean tets, the rigid bodies (their
+// shapes in full: a hull's faces and edges, a mesh's grid) and the joints.
 #include "pliant/io/model_bytes.h"
 
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 #include "pliant/error.h"
@@ -19,12 +21,12 @@ namespace pliant::io {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'L', 'I', 'A', 'N', 'T', 'M', 'D'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 
 // A field added to these structs must be written and read below; the sizes (x86-64 with libstdc++,
 // the platform Pliant targets) make the compiler say so.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(Model) == 736, "Model changed: update encodeModel and decodeModel");
+static_assert(sizeof(Model) == 832, "Model changed: update encodeModel and decodeModel");
 static_assert(sizeof(Collider) == 176, "Collider changed: update encodeModel and decodeModel");
 static_assert(sizeof(SignedDistanceGrid) == 128, "SignedDistanceGrid changed: update encodeModel and decodeModel");
 static_assert(sizeof(AttachmentConstraint) == 72 && sizeof(DistanceConstraint) == 40 &&
@@ -33,6 +35,8 @@ static_assert(sizeof(AttachmentConstraint) == 72 && sizeof(DistanceConstraint) =
                   sizeof(GlobalVolumeConstraint) == 56 && sizeof(SimObject) == 64 &&
                   sizeof(NeoHookeanConstraint) == 160,
               "a constraint or object struct changed: update encodeModel and decodeModel");
+static_assert(sizeof(RigidBody) == 400 && sizeof(Joint) == 224 && sizeof(BodyShape) == 80 && sizeof(ConvexHull) == 224,
+              "a body, joint or shape struct changed: update encodeModel and decodeModel");
 #endif
 
 std::uint64_t fnv1a(const char* data, std::size_t size) {
@@ -188,6 +192,7 @@ std::string describeModelFunctions(const Model& model) {
   plural(out, model.colliderPaths.size() + model.colliderRotationPaths.size(), "collider path(s)");
   plural(out, model.genericFunctions.size(), "user constraint function(s)");
   plural(out, model.generics.size(), "user (generic) constraint(s)");
+  plural(out, model.bodyPaths.size() + model.bodyRotationPaths.size(), "kinematic body path(s)");
   return out;
 }
 
@@ -280,6 +285,79 @@ std::string encodeModel(const Model& model) {
     w.params(c.deviatoric);
     w.params(c.hydrostatic);
     w.u8(c.coupled ? 1 : 0);
+  });
+  const auto triangles = [&](const std::vector<std::array<std::uint32_t, 3>>& list) {
+    w.array(list, [&](const std::array<std::uint32_t, 3>& t) {
+      for (std::uint32_t i : t) w.u32(i);
+    });
+  };
+  const auto indices = [&](const std::vector<std::uint32_t>& list) {
+    w.array(list, [&](std::uint32_t i) { w.u32(i); });
+  };
+  w.array(model.bodies, [&](const RigidBody& b) {
+    w.str(b.name);
+    const BodyShape& s = b.shape;
+    w.u8(static_cast<std::uint8_t>(s.kind));
+    w.f64(s.radius);
+    w.f64(s.halfHeight);
+    w.vec3(s.halfExtents);
+    w.u8(s.hull ? 1 : 0);
+    if (s.hull) {
+      const ConvexHull& h = *s.hull;
+      w.array(h.vertices, [&](const Vec3& v) { w.vec3(v); });
+      triangles(h.triangles);
+      w.array(h.faceNormals, [&](const Vec3& v) { w.vec3(v); });
+      w.array(h.faceOffsets, [&](double v) { w.f64(v); });
+      indices(h.faceStart);
+      indices(h.faceVertices);
+      indices(h.triangleFace);
+      w.array(h.edges, [&](const std::array<std::uint32_t, 2>& e) {
+        w.u32(e[0]);
+        w.u32(e[1]);
+      });
+      w.array(h.edgeFaces, [&](const std::array<std::uint32_t, 2>& e) {
+        w.u32(e[0]);
+        w.u32(e[1]);
+      });
+      w.i32(h.maxFaceVertices);
+    }
+    w.u8(s.grid ? 1 : 0);
+    if (s.grid) {
+      const SignedDistanceGrid& g = *s.grid;
+      w.array(g.vertices, [&](const Vec3& v) { w.vec3(v); });
+      triangles(g.triangles);
+      w.vec3(g.origin);
+      w.f64(g.cellSize);
+      for (int n : g.nodes) w.i32(n);
+      w.array(g.distance, [&](double v) { w.f64(v); });
+      w.u8(g.flipped ? 1 : 0);
+    }
+    w.vec3(b.shapeOffset);
+    w.quat(b.shapeRotation);
+    w.f64(b.mass);
+    w.f64(b.inverseMass);
+    w.vec3(b.inertia);
+    w.vec3(b.inverseInertia);
+    w.material(b.material);
+    w.u8(static_cast<std::uint8_t>(b.motion));
+    w.vec3(b.initialPosition);
+    w.quat(b.initialRotation);
+    w.vec3(b.initialVelocity);
+    w.vec3(b.initialAngularVelocity);
+  });
+  w.array(model.joints, [&](const Joint& j) {
+    w.u8(static_cast<std::uint8_t>(j.kind));
+    for (BodyIndex b : j.bodies) w.u32(b);
+    for (const Vec3& a : j.localAnchor) w.vec3(a);
+    for (const Quat& q : j.localFrame) w.quat(q);
+    w.f64(j.restLength);
+    w.params(j.params);
+    w.f64(j.lower);
+    w.f64(j.upper);
+    w.f64(j.swingLimit);
+    w.u8(static_cast<std::uint8_t>(j.drive));
+    w.f64(j.driveTarget);
+    w.params(j.driveParams);
   });
   return w.finish();
 }
@@ -397,6 +475,117 @@ Model decodeModel(std::string_view bytes, const std::string& source) {
     c.deviatoric = body.params();
     c.hydrostatic = body.params();
     c.coupled = body.flag();
+  });
+  const auto triangles = [&](std::vector<std::array<std::uint32_t, 3>>& list, std::size_t vertices, const char* what) {
+    body.array(list, 12, what, [&](std::array<std::uint32_t, 3>& t) {
+      for (std::uint32_t& i : t) {
+        i = body.u32();
+        if (i >= vertices) body.fail(std::string(what) + " vertex " + std::to_string(i) + " out of range");
+      }
+    });
+  };
+  const auto indices = [&](std::vector<std::uint32_t>& list, std::size_t bound, const char* what) {
+    body.array(list, 4, what, [&](std::uint32_t& i) {
+      i = body.u32();
+      if (i > bound) body.fail(std::string(what) + " " + std::to_string(i) + " out of range");
+    });
+  };
+  body.array(m.bodies, 200, "body", [&](RigidBody& b) {
+    b.name = body.str();
+    BodyShape& s = b.shape;
+    const std::uint8_t kind = body.u8();
+    if (kind > static_cast<std::uint8_t>(BodyShapeKind::Plane))
+      body.fail("body shape " + std::to_string(kind) + "; expected 0 to 5");
+    s.kind = static_cast<BodyShapeKind>(kind);
+    s.radius = body.f64();
+    s.halfHeight = body.f64();
+    s.halfExtents = body.vec3();
+    if (body.flag()) {
+      auto h = std::make_shared<ConvexHull>();
+      body.array(h->vertices, 24, "hull vertex", [&](Vec3& v) { v = body.vec3(); });
+      triangles(h->triangles, h->vertices.size(), "hull triangle");
+      body.array(h->faceNormals, 24, "hull face", [&](Vec3& v) { v = body.vec3(); });
+      body.array(h->faceOffsets, 8, "hull face offset", [&](double& v) { v = body.f64(); });
+      const std::size_t faces = h->faceNormals.size();
+      indices(h->faceStart, std::numeric_limits<std::uint32_t>::max(), "hull face start");
+      indices(h->faceVertices, h->vertices.size() - 1, "hull face vertex");
+      indices(h->triangleFace, faces - 1, "hull triangle face");
+      body.array(h->edges, 8, "hull edge", [&](std::array<std::uint32_t, 2>& e) {
+        for (std::uint32_t& i : e) {
+          i = body.u32();
+          if (i >= h->vertices.size()) body.fail("hull edge vertex " + std::to_string(i) + " out of range");
+        }
+      });
+      body.array(h->edgeFaces, 8, "hull edge face", [&](std::array<std::uint32_t, 2>& e) {
+        for (std::uint32_t& i : e) {
+          i = body.u32();
+          if (i >= faces) body.fail("hull edge face " + std::to_string(i) + " out of range");
+        }
+      });
+      h->maxFaceVertices = body.i32();
+      // The face polygons must tile faceVertices in order, and no face be longer than maxFaceVertices.
+      bool consistent = h->faceOffsets.size() == faces && h->faceStart.size() == faces + 1 &&
+                        h->triangleFace.size() == h->triangles.size() && h->edgeFaces.size() == h->edges.size() &&
+                        !h->faceStart.empty() && h->faceStart.front() == 0 &&
+                        h->faceStart.back() == h->faceVertices.size();
+      for (std::size_t f = 0; consistent && f < faces; ++f)
+        consistent =
+            h->faceStart[f] <= h->faceStart[f + 1] &&
+            h->faceStart[f + 1] - h->faceStart[f] <= static_cast<std::uint32_t>(std::max(h->maxFaceVertices, 0));
+      if (!consistent) body.fail("body " + b.name + ": inconsistent convex hull faces");
+      s.hull = std::move(h);
+    }
+    if (body.flag()) {
+      auto g = std::make_shared<SignedDistanceGrid>();
+      body.array(g->vertices, 24, "mesh vertex", [&](Vec3& v) { v = body.vec3(); });
+      triangles(g->triangles, g->vertices.size(), "body mesh triangle");
+      g->origin = body.vec3();
+      g->cellSize = body.f64();
+      for (int& n : g->nodes) n = body.i32();
+      body.array(g->distance, 8, "grid distance", [&](double& v) { v = body.f64(); });
+      g->flipped = body.flag();
+      if (g->nodes[0] < 0 || g->nodes[1] < 0 || g->nodes[2] < 0 ||
+          g->distance.size() != std::uint64_t(g->nodes[0]) * std::uint64_t(g->nodes[1]) * std::uint64_t(g->nodes[2]))
+        body.fail("body " + b.name + ": the grid's distances do not match its node counts");
+      s.grid = std::move(g);
+    }
+    if ((s.kind == BodyShapeKind::ConvexHull) != bool(s.hull) || (s.kind == BodyShapeKind::Mesh) != bool(s.grid))
+      body.fail("body " + b.name + ": its shape's hull or grid does not match its kind");
+    b.shapeOffset = body.vec3();
+    b.shapeRotation = body.quat();
+    b.mass = body.f64();
+    b.inverseMass = body.f64();
+    b.inertia = body.vec3();
+    b.inverseInertia = body.vec3();
+    b.material = body.material();
+    const std::uint8_t motion = body.u8();
+    if (motion > static_cast<std::uint8_t>(BodyMotion::Kinematic))
+      body.fail("body motion " + std::to_string(motion) + "; expected 0 to 2");
+    b.motion = static_cast<BodyMotion>(motion);
+    b.initialPosition = body.vec3();
+    b.initialRotation = body.quat();
+    b.initialVelocity = body.vec3();
+    b.initialAngularVelocity = body.vec3();
+  });
+  body.array(m.joints, 200, "joint", [&](Joint& j) {
+    const std::uint8_t kind = body.u8();
+    if (kind > static_cast<std::uint8_t>(JointKind::Distance))
+      body.fail("joint kind " + std::to_string(kind) + "; expected 0 to 4");
+    j.kind = static_cast<JointKind>(kind);
+    for (BodyIndex& b : j.bodies) b = body.u32();
+    for (Vec3& a : j.localAnchor) a = body.vec3();
+    for (Quat& q : j.localFrame) q = body.quat();
+    j.restLength = body.f64();
+    j.params = body.params();
+    j.lower = body.f64();
+    j.upper = body.f64();
+    j.swingLimit = body.f64();
+    const std::uint8_t drive = body.u8();
+    if (drive > static_cast<std::uint8_t>(JointDrive::Speed))
+      body.fail("joint drive " + std::to_string(drive) + "; expected 0 to 2");
+    j.drive = static_cast<JointDrive>(drive);
+    j.driveTarget = body.f64();
+    j.driveParams = body.params();
   });
   if (body.left() != 0) body.fail(std::to_string(body.left()) + " bytes of trailing data");
   // Global volumes index their triangle and vertex ranges; Model::validate checks the particles.

@@ -6,9 +6,11 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <new>
 #include <vector>
 
+#include "pliant/bodies.h"
 #include "pliant/builders.h"
 #include "pliant/colliders.h"
 #include "pliant/model.h"
@@ -111,6 +113,44 @@ TEST(StepAllocation, StepsAfterTheFirstAllocateNothing) {
       }
     }
   setThreadCount(saved);
+}
+
+// Rigid bodies and joints (pliant/bodies.h) too: a chain of boxes on hinge, spherical and fixed joints.
+TEST(StepAllocation, BodiesAndJointsAllocateNothing) {
+  ModelBuilder b;
+  BodyIndex above = kWorldBody;
+  const JointKind kinds[3] = {JointKind::Hinge, JointKind::Spherical, JointKind::Fixed};
+  for (int k = 0; k < 3; ++k) {
+    BodyDefinition body;
+    body.shape.kind = BodyShapeKind::Box;
+    body.shape.halfExtents = Vec3(0.2, 0.05, 0.05);
+    body.pose.position = Vec3(0.4 * k + 0.2, 0.0, 0.0);
+    const BodyIndex link = b.addBody(body);
+    JointDefinition joint;
+    joint.kind = kinds[k];
+    joint.bodyA = above;
+    joint.bodyB = link;
+    joint.anchor = Vec3(0.4 * k, 0.0, 0.0);
+    joint.axis = Vec3::UnitZ();
+    joint.lower = -1.0;
+    joint.upper = 1.0;
+    if (kinds[k] == JointKind::Fixed) {
+      joint.lower = -std::numeric_limits<double>::infinity();
+      joint.upper = std::numeric_limits<double>::infinity();
+    }
+    b.addJoint(joint);
+    above = link;
+  }
+  const ModelPtr model = b.build();
+  Solver solver(model, SolverSettings::smallSteps(8));
+  State state = State::fromModel(*model);
+  ASSERT_TRUE(solver.run(state, 2).ok());
+  allocations = 0;
+  counting = true;
+  const StepResult r = solver.run(state, 20);
+  counting = false;
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(allocations.load(), 0);
 }
 
 TEST(StepAllocation, TheCounterSeesAnAllocation) {

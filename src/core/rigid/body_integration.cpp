@@ -1,0 +1,144 @@
+#include "rigid/body_integration.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pliant::detail {
+
+namespace {
+
+// omega (body frame) after the gyroscopic term over h, I = diag(inertia).
+Vec3 gyroscopicStep(const Vec3& omega, const Vec3& inertia, const Vec3& inverseInertia, double h,
+                    GyroscopicUpdate update) {
+  const Vec3 momentum = inertia.cwiseProduct(omega);
+  if (update == GyroscopicUpdate::Explicit) return omega - h * inverseInertia.cwiseProduct(omega.cross(momentum));
+  const auto skew = [](const Vec3& v) {
+    Mat3 s;
+    s << 0.0, -v.z(), v.y(), v.z(), 0.0, -v.x(), -v.y(), v.x(), 0.0;
+    return s;
+  };
+  if (update == GyroscopicUpdate::Implicit) {
+    // f(w) = I (w - omega) + h w x I w, one Newton step from w = omega:
+    // J = I + h (skew(w) I - skew(I w)), w' = omega - J^-1 h omega x I omega.
+    const Mat3 jacobian = Mat3(inertia.asDiagonal()) + h * (skew(omega) * inertia.asDiagonal() - skew(momentum));
+    return omega - jacobian.partialPivLu().solve(h * omega.cross(momentum));
+  }
+  // Midpoint: f(w) = I (w - omega) + h m x I m with m = (omega + w) / 2, solved by Newton's method
+  // (J = I + h/2 (skew(m) I - skew(I m))). The implicit midpoint rule keeps every quadratic
+  // invariant of Euler's equations: the energy m.I m / 2 and |I m| are those of omega to the
+  // solve's tolerance.
+  Vec3 w = omega;
+  for (int iteration = 0; iteration < 8; ++iteration) {
+    const Vec3 mid = 0.5 * (omega + w);
+    const Vec3 midMomentum = inertia.cwiseProduct(mid);
+    const Vec3 residual = inertia.cwiseProduct(w - omega) + h * mid.cross(midMomentum);
+    const Mat3 jacobian = Mat3(inertia.asDiagonal()) + 0.5 * h * (skew(mid) * inertia.asDiagonal() - skew(midMomentum));
+    const Vec3 step = jacobian.partialPivLu().solve(residual);
+    w -= step;
+    if (!(step.squaredNorm() > 1e-30 * w.squaredNorm())) break;
+  }
+  return w;
+}
+
+Quat rotateBy(const Quat& q, const Vec3& omega, double h, QuaternionUpdate update) {
+  if (update == QuaternionUpdate::Linear) {
+    // [M20] Alg. 2: q <- q + h/2 [omega, 0] q, then normalised.
+    Quat turned = q;
+    turned.coeffs() += 0.5 * h * (Quat(0.0, omega.x(), omega.y(), omega.z()) * q).coeffs();
+    return turned.normalized();
+  }
+  const double speed = omega.norm();
+  const double half = 0.5 * h * speed;
+  if (half == 0.0) return q;
+  const Vec3 axis = omega / speed;
+  const double s = std::sin(half);
+  return (Quat(std::cos(half), s * axis.x(), s * axis.y(), s * axis.z()) * q).normalized();
+}
+
+}  // namespace
+
+double shapeReach(const BodyShape& shape, const Vec3& shapeOffset) {
+  double reach = 0.0;
+  switch (shape.kind) {
+    case BodyShapeKind::Sphere:
+      reach = shape.radius;
+      break;
+    case BodyShapeKind::Box:
+      reach = shape.halfExtents.norm();
+      break;
+    case BodyShapeKind::Capsule:
+      reach = shape.radius + shape.halfHeight;
+      break;
+    case BodyShapeKind::ConvexHull:
+      if (shape.hull)
+        for (const Vec3& v : shape.hull->vertices) reach = std::max(reach, v.norm());
+      break;
+    case BodyShapeKind::Mesh:
+      if (shape.grid)
+        for (const Vec3& v : shape.grid->vertices) reach = std::max(reach, v.norm());
+      break;
+    case BodyShapeKind::Plane:
+      return 0.0;
+  }
+  return reach + shapeOffset.norm();
+}
+
+Vec3 angularVelocityFromRotation(const Quat& to, const Quat& from, double h, QuaternionUpdate update) {
+  Quat dq = to * from.conjugate();
+  if (dq.w() < 0.0) dq.coeffs() = -dq.coeffs();  // the shorter way round
+  const Vec3 v = dq.vec();
+  if (update == QuaternionUpdate::Linear) return 2.0 * v / h;  // [M20] Alg. 2
+  const double s = v.norm();
+  if (s == 0.0) return Vec3::Zero();
+  return v * (2.0 * std::atan2(s, dq.w()) / (s * h));
+}
+
+void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h, double substepEnd) {
+  const std::size_t count = model.bodyCount();
+  for (std::size_t b = 0; b < count; ++b) {
+    const RigidBody& body = model.bodies[b];
+    state.bodyPreviousPosition[b] = state.bodyPosition[b];
+    state.bodyPreviousRotation[b] = state.bodyRotation[b];
+    if (body.motion == BodyMotion::Kinematic) {
+      const ColliderPose pose = bodyPose(model, b, substepEnd);
+      state.bodyPosition[b] = pose.position;
+      state.bodyRotation[b] = pose.rotation;
+      continue;
+    }
+    if (!body.dynamic()) continue;
+    Vec3& v = state.bodyVelocity[b];
+    v += h * settings.gravity;
+    state.bodyPosition[b] += h * v;
+    Quat& q = state.bodyRotation[b];
+    const Vec3 omegaBody = gyroscopicStep(q.conjugate() * state.bodyAngularVelocity[b], body.inertia,
+                                          body.inverseInertia, h, settings.gyroscopic);
+    const Vec3 omega = q * omegaBody;
+    state.bodyAngularVelocity[b] = omega;
+    q = rotateBy(q, omega, h, settings.quaternionUpdate);
+  }
+}
+
+void updateBodyVelocities(const Model& model, const SolverSettings& settings, State& state, double h,
+                          double dampingFactor) {
+  const std::size_t count = model.bodyCount();
+  const double invH = 1.0 / h;
+  for (std::size_t b = 0; b < count; ++b) {
+    const RigidBody& body = model.bodies[b];
+    if (body.motion == BodyMotion::Static) {
+      state.bodyVelocity[b].setZero();
+      state.bodyAngularVelocity[b].setZero();
+      continue;
+    }
+    Vec3 v = (state.bodyPosition[b] - state.bodyPreviousPosition[b]) * invH;
+    Vec3 omega =
+        angularVelocityFromRotation(state.bodyRotation[b], state.bodyPreviousRotation[b], h, settings.quaternionUpdate);
+    if (dampingFactor != 1.0 && body.dynamic()) {
+      v *= dampingFactor;
+      omega *= dampingFactor;
+    }
+    state.bodyVelocity[b] = v;
+    state.bodyAngularVelocity[b] = omega;
+  }
+}
+
+}  // namespace pliant::detail

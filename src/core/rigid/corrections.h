@@ -1,0 +1,142 @@
+// Generalised position and angle corrections between two rigid bodies ([M20] sec. 3.2-3.3, eqs.
+// 2-9 and 11-13), shared by joints and contacts. A side of a correction is a body (or the world, or
+// a static or kinematic body: inverse mass and inertia 0) loaded into a BodySide, corrected, and
+// written back.
+//
+// Sign convention: a constraint is given by a scalar value C along a unit world direction n,
+// growing when side A moves along n (positional: A's point moves along n; angular: A turns about
+// n) and shrinking when B does. Equality constraints drive C to 0, unilateral ones keep C >= 0
+// (projected Gauss-Seidel on the accumulated multiplier, as projection.h for particles). The
+// correction p = dlambda n is applied to A and -p to B.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include "constraints/families.h"
+#include "pliant/model.h"
+#include "pliant/state.h"
+
+namespace pliant::detail {
+
+struct BodySide {
+  Vec3 x = Vec3::Zero();      // m, centre of mass
+  Quat q = Quat::Identity();  // body frame -> world
+  Vec3 xPrev = Vec3::Zero();  // m, at the start of the substep
+  Quat qPrev = Quat::Identity();
+  double inverseMass = 0.0;            // 1/kg
+  Vec3 inverseInertia = Vec3::Zero();  // 1/(kg m^2), principal (body frame)
+  bool movable = false;
+
+  static BodySide load(const Model& model, const State& state, BodyIndex body) {
+    BodySide s;
+    if (body == kWorldBody) return s;
+    const RigidBody& b = model.bodies[body];
+    s.x = state.bodyPosition[body];
+    s.q = state.bodyRotation[body];
+    s.xPrev = state.bodyPreviousPosition[body];
+    s.qPrev = state.bodyPreviousRotation[body];
+    s.inverseMass = b.inverseMass;
+    s.inverseInertia = b.inverseInertia;
+    s.movable = b.dynamic();
+    return s;
+  }
+  void store(State& state, BodyIndex body) const {
+    if (!movable) return;
+    state.bodyPosition[body] = x;
+    state.bodyRotation[body] = q;
+  }
+
+  // I^-1 v in world axes: I^-1 = R diag(inverseInertia) R^T.
+  Vec3 inverseInertiaTimes(const Vec3& v) const { return q * inverseInertia.cwiseProduct(q.conjugate() * v); }
+  // [M20] eq. 2: w = 1/m + (r x n)^T I^-1 (r x n), r the point's offset from the centre of mass.
+  double positionalWeight(const Vec3& r, const Vec3& n) const {
+    if (!movable) return 0.0;
+    const Vec3 rn = q.conjugate() * r.cross(n);
+    return inverseMass + rn.dot(inverseInertia.cwiseProduct(rn));
+  }
+  // [M20] eq. 11: w = n^T I^-1 n.
+  double angularWeight(const Vec3& n) const {
+    if (!movable) return 0.0;
+    const Vec3 nb = q.conjugate() * n;
+    return nb.dot(inverseInertia.cwiseProduct(nb));
+  }
+  // Turns the body by the small rotation vector `theta` (rad): q <- q + 1/2 [theta, 0] q,
+  // normalised ([M20] eqs. 8-9 and 13).
+  void turn(const Vec3& theta) {
+    q.coeffs() += 0.5 * (Quat(0.0, theta.x(), theta.y(), theta.z()) * q).coeffs();
+    q.normalize();
+  }
+  // [M20] eqs. 6-9: the positional correction p applied at offset r.
+  void applyPositional(const Vec3& r, const Vec3& p) {
+    if (!movable) return;
+    x += inverseMass * p;
+    turn(inverseInertiaTimes(r.cross(p)));
+  }
+  // [M20] eqs. 12-13: the angular correction p (kg m^2 rad).
+  void applyAngular(const Vec3& p) {
+    if (!movable) return;
+    turn(inverseInertiaTimes(p));
+  }
+};
+
+// The multiplier update of [M20] eqs. 4-5 (XPBD: dlambda = (-C - alpha~ lambda) / (w + alpha~)),
+// with XPBD damping as for particles (projection.h, Macklin et al. 2016 eq. 26; `rate` is the change
+// of C since the start of the substep) and PBD's stiffness in PBD mode. Unilateral: projected on
+// the accumulated lambda >= 0. Returns dlambda (0 when skipped) and accumulates it into `lambda`.
+inline double bodyMultiplier(double C, double wSum, double rate, const ConstraintParameters& params, double& lambda,
+                             bool unilateral, const SolveContext& ctx) {
+  if (unilateral && C >= 0.0 && !(lambda > 0.0)) return 0.0;
+  double deltaLambda;
+  if (ctx.mode == SolverMode::Xpbd) {
+    const double alphaTilde = params.compliance * ctx.invH2;
+    const double gamma = params.compliance * params.damping * ctx.invH;
+    const double denominator = (1.0 + gamma) * wSum + alphaTilde;
+    if (!(denominator > 0.0)) return 0.0;
+    deltaLambda = (-C - alphaTilde * lambda - gamma * rate) / denominator;
+  } else {
+    if (!(wSum > 0.0)) return 0.0;
+    const double k =
+        ctx.stiffnessExponent != 1.0 ? 1.0 - std::pow(1.0 - params.stiffness, ctx.stiffnessExponent) : params.stiffness;
+    deltaLambda = -k * C / wSum;
+  }
+  if (unilateral) deltaLambda = std::max(deltaLambda, -lambda);
+  lambda += deltaLambda;
+  return deltaLambda;
+}
+
+// A positional constraint between the point at offset rA of A and rB of B (world offsets from the
+// centres of mass). Returns the correction p applied to A (-p to B).
+inline Vec3 solvePositional(BodySide& a, BodySide& b, const Vec3& rA, const Vec3& rB, const Vec3& n, double C,
+                            double rate, const ConstraintParameters& params, double& lambda, bool unilateral,
+                            const SolveContext& ctx) {
+  const double wSum = a.positionalWeight(rA, n) + b.positionalWeight(rB, n);
+  const double deltaLambda = bodyMultiplier(C, wSum, rate, params, lambda, unilateral, ctx);
+  if (deltaLambda == 0.0) return Vec3::Zero();
+  const Vec3 p = deltaLambda * n;
+  a.applyPositional(rA, p);
+  b.applyPositional(rB, -p);
+  return p;
+}
+
+// An angular constraint. Returns the angular correction applied to A (its opposite to B).
+inline Vec3 solveAngular(BodySide& a, BodySide& b, const Vec3& n, double C, double rate,
+                         const ConstraintParameters& params, double& lambda, bool unilateral, const SolveContext& ctx) {
+  const double wSum = a.angularWeight(n) + b.angularWeight(n);
+  const double deltaLambda = bodyMultiplier(C, wSum, rate, params, lambda, unilateral, ctx);
+  if (deltaLambda == 0.0) return Vec3::Zero();
+  const Vec3 p = deltaLambda * n;
+  a.applyAngular(p);
+  b.applyAngular(-p);
+  return p;
+}
+
+// The rotation vector (rad, world) of the unit quaternion q, the shorter way round.
+inline Vec3 rotationVector(Quat q) {
+  if (q.w() < 0.0) q.coeffs() = -q.coeffs();
+  const double s = q.vec().norm();
+  if (s < 1e-12) return 2.0 * q.vec();
+  return q.vec() * (2.0 * std::atan2(s, q.w()) / s);
+}
+
+}  // namespace pliant::detail

@@ -1,0 +1,210 @@
+// Joints ([M20] sec. 3.3). Each joint is projected as a short sequence of generalised corrections
+// (rigid/corrections.h): its angular parts first (alignment, drive, limits), then its positional
+// part at the anchors as they are after the turns, as [M20] does. Each part keeps its own scalar
+// multiplier in State::jointLambda; the corrections' sums give the joint force and couple.
+#include "rigid/joints.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "rigid/corrections.h"
+
+namespace pliant::detail {
+
+namespace {
+
+enum Part : int { kPosition = 0, kAngular = 1, kLimit = 2, kDrive = 3 };
+
+// An angle wrapped into (-pi, pi].
+double wrapAngle(double angle) {
+  angle = std::remainder(angle, 2.0 * std::numbers::pi);
+  return angle <= -std::numbers::pi ? angle + 2.0 * std::numbers::pi : angle;
+}
+
+// Signed angle (rad) from u to v about the unit axis n (u, v perpendicular to n).
+double signedAngle(const Vec3& u, const Vec3& v, const Vec3& n) { return std::atan2(n.dot(u.cross(v)), u.dot(v)); }
+
+bool damped(const ConstraintParameters& params, const SolveContext& ctx) {
+  return ctx.mode == SolverMode::Xpbd && params.compliance * params.damping != 0.0;
+}
+
+struct JointSolve {
+  const Joint& joint;
+  const SolveContext& ctx;
+  BodySide& a;
+  BodySide& b;
+  double* lambda;
+  Vec3 linear = Vec3::Zero();   // sum of the positional corrections on A
+  Vec3 angular = Vec3::Zero();  // sum of the angular corrections on A
+
+  Quat frameA() const { return a.q * joint.localFrame[0]; }
+  Quat frameB() const { return b.q * joint.localFrame[1]; }
+  Vec3 offsetA() const { return a.q * joint.localAnchor[0]; }
+  Vec3 offsetB() const { return b.q * joint.localAnchor[1]; }
+
+  // The change since the substep's start of C along n: for damping only.
+  double angularRate(const Vec3& n, const ConstraintParameters& params) const {
+    if (!damped(params, ctx)) return 0.0;
+    return n.dot(rotationVector(a.q * a.qPrev.conjugate()) - rotationVector(b.q * b.qPrev.conjugate()));
+  }
+  double positionalRate(const Vec3& n, const ConstraintParameters& params) const {
+    if (!damped(params, ctx)) return 0.0;
+    const Vec3 moveA = a.x + offsetA() - (a.xPrev + a.qPrev * joint.localAnchor[0]);
+    const Vec3 moveB = b.x + offsetB() - (b.xPrev + b.qPrev * joint.localAnchor[1]);
+    return n.dot(moveA - moveB);
+  }
+
+  void angularPart(const Vec3& n, double C, const ConstraintParameters& params, int part, bool unilateral) {
+    angular += solveAngular(a, b, n, C, angularRate(n, params), params, lambda[part], unilateral, ctx);
+  }
+  void positionalPart(const Vec3& n, double C, const ConstraintParameters& params, int part, bool unilateral) {
+    linear += solvePositional(a, b, offsetA(), offsetB(), n, C, positionalRate(n, params), params, lambda[part],
+                              unilateral, ctx);
+  }
+
+  // Equal orientations of the two frames: the rotation vector of QA QB^-1 grows when A turns.
+  void alignFrames() {
+    const Vec3 theta = rotationVector(frameA() * frameB().conjugate());
+    const double angle = theta.norm();
+    if (angle > 0.0) angularPart(theta / angle, angle, joint.params, kAngular, false);
+  }
+
+  // The frames' x axes aligned ([M20] sec. 3.3.1: the rotation taking B's axis to A's).
+  void alignAxes() {
+    const Vec3 axisA = frameA() * Vec3::UnitX();
+    const Vec3 axisB = frameB() * Vec3::UnitX();
+    const Vec3 c = axisB.cross(axisA);
+    const double s = c.norm();
+    if (s > 0.0) angularPart(c / s, std::atan2(s, axisA.dot(axisB)), joint.params, kAngular, false);
+  }
+
+  // Keeps phi, the angle of B about the unit axis n relative to A (turning A about n lowers it),
+  // within [lower, upper] ([M20] Alg. 3, limitAngle): the nearer limit is the active one.
+  void limitAngle(const Vec3& n, double phi, double lower, double upper, int part) {
+    if (!(lower > -std::numeric_limits<double>::infinity()) && !(upper < std::numeric_limits<double>::infinity()))
+      return;
+    const bool lowerSide = std::isinf(upper) || (!std::isinf(lower) && phi < 0.5 * (lower + upper));
+    if (lowerSide) angularPart(-n, phi - lower, joint.params, part, true);
+    else angularPart(n, upper - phi, joint.params, part, true);
+  }
+
+  void hinge() {
+    alignAxes();
+    const Vec3 axis = frameA() * Vec3::UnitX();
+    const auto angleNow = [&] {
+      return signedAngle(frameA() * Vec3::UnitY(), frameB() * Vec3::UnitY(), frameA() * Vec3::UnitX());
+    };
+    if (joint.drive == JointDrive::Angle) {
+      angularPart(-axis, wrapAngle(angleNow() - joint.driveTarget), joint.driveParams, kDrive, false);
+    } else if (joint.drive == JointDrive::Speed) {
+      // The angle should advance by driveTarget h over the substep.
+      const Quat prevA = a.qPrev * joint.localFrame[0];
+      const Quat prevB = b.qPrev * joint.localFrame[1];
+      const double before = signedAngle(prevA * Vec3::UnitY(), prevB * Vec3::UnitY(), prevA * Vec3::UnitX());
+      angularPart(-axis, wrapAngle(angleNow() - before) - joint.driveTarget * ctx.h, joint.driveParams, kDrive, false);
+    }
+    limitAngle(frameA() * Vec3::UnitX(), angleNow(), joint.lower, joint.upper, kLimit);
+    anchorsTogether();
+  }
+
+  void spherical() {
+    if (joint.swingLimit < std::numbers::pi) {
+      const Vec3 axisA = frameA() * Vec3::UnitX();
+      const Vec3 axisB = frameB() * Vec3::UnitX();
+      const Vec3 c = axisA.cross(axisB);
+      const double s = c.norm();
+      // Turning A about axisA x axisB brings its axis towards B's: the swing shrinks.
+      if (s > 0.0) angularPart(c / s, joint.swingLimit - std::atan2(s, axisA.dot(axisB)), joint.params, kAngular, true);
+    }
+    if (!std::isinf(joint.lower) || !std::isinf(joint.upper)) {
+      // Twist about the mean axis, from the frames' y axes projected on its normal plane.
+      Vec3 n = frameA() * Vec3::UnitX() + frameB() * Vec3::UnitX();
+      const double length = n.norm();
+      if (length > 1e-9) {
+        n /= length;
+        Vec3 yA = frameA() * Vec3::UnitY();
+        Vec3 yB = frameB() * Vec3::UnitY();
+        yA -= n.dot(yA) * n;
+        yB -= n.dot(yB) * n;
+        limitAngle(n, signedAngle(yA, yB, n), joint.lower, joint.upper, kLimit);
+      }
+    }
+    anchorsTogether();
+  }
+
+  void prismatic() {
+    alignFrames();
+    const Vec3 axis = frameA() * Vec3::UnitX();
+    const auto offset = [&] { return Vec3(b.x + offsetB() - a.x - offsetA()); };
+    Vec3 d = offset();
+    const Vec3 perpendicular = d - d.dot(axis) * axis;
+    const double length = perpendicular.norm();
+    if (length > 0.0) positionalPart(-perpendicular / length, length, joint.params, kPosition, false);
+    if (!std::isinf(joint.lower) || !std::isinf(joint.upper)) {
+      const double s = offset().dot(axis);
+      const bool lowerSide =
+          std::isinf(joint.upper) || (!std::isinf(joint.lower) && s < 0.5 * (joint.lower + joint.upper));
+      if (lowerSide) positionalPart(-axis, s - joint.lower, joint.params, kLimit, true);
+      else positionalPart(axis, joint.upper - s, joint.params, kLimit, true);
+    }
+  }
+
+  void anchorsTogether() {
+    const Vec3 d = a.x + offsetA() - b.x - offsetB();
+    const double length = d.norm();
+    if (length > 0.0) positionalPart(d / length, length, joint.params, kPosition, false);
+  }
+
+  void distance() {
+    const Vec3 d = a.x + offsetA() - b.x - offsetB();
+    const double length = d.norm();
+    if (length > 1e-12) positionalPart(d / length, length - joint.restLength, joint.params, kPosition, false);
+  }
+};
+
+}  // namespace
+
+void resetJoints(State& state) {
+  std::fill(state.jointLambda.begin(), state.jointLambda.end(), 0.0);
+  std::fill(state.jointLinearImpulse.begin(), state.jointLinearImpulse.end(), Vec3::Zero());
+  std::fill(state.jointAngularImpulse.begin(), state.jointAngularImpulse.end(), Vec3::Zero());
+}
+
+std::int64_t projectJoints(const Model& model, const SolveContext& ctx, State& state, bool check) {
+  for (std::size_t j = 0; j < model.joints.size(); ++j) {
+    const Joint& joint = model.joints[j];
+    BodySide a = BodySide::load(model, state, joint.bodies[0]);
+    BodySide b = BodySide::load(model, state, joint.bodies[1]);
+    if (!a.movable && !b.movable) continue;
+    JointSolve solve{joint, ctx, a, b, state.jointLambda.data() + kJointMultipliers * j};
+    switch (joint.kind) {
+      case JointKind::Fixed:
+        solve.alignFrames();
+        solve.anchorsTogether();
+        break;
+      case JointKind::Spherical:
+        solve.spherical();
+        break;
+      case JointKind::Hinge:
+        solve.hinge();
+        break;
+      case JointKind::Prismatic:
+        solve.prismatic();
+        break;
+      case JointKind::Distance:
+        solve.distance();
+        break;
+    }
+    a.store(state, joint.bodies[0]);
+    b.store(state, joint.bodies[1]);
+    // What B received is the opposite of what A did.
+    state.jointLinearImpulse[j] -= solve.linear;
+    state.jointAngularImpulse[j] -= solve.angular;
+    if (check && (!a.x.allFinite() || !a.q.coeffs().allFinite() || !b.x.allFinite() || !b.q.coeffs().allFinite()))
+      return static_cast<std::int64_t>(j);
+  }
+  return -1;
+}
+
+}  // namespace pliant::detail
