@@ -10,6 +10,7 @@
 // correction p = dlambda n is applied to A and -p to B.
 #pragma once
 
+#include <Eigen/Cholesky>
 #include <algorithm>
 #include <cmath>
 
@@ -49,6 +50,12 @@ struct BodySide {
 
   // I^-1 v in world axes: I^-1 = R diag(inverseInertia) R^T.
   Vec3 inverseInertiaTimes(const Vec3& v) const { return q * inverseInertia.cwiseProduct(q.conjugate() * v); }
+  // I^-1 in world axes as a matrix (0 for a side that does not move).
+  Mat3 inverseInertiaWorld() const {
+    if (!movable) return Mat3::Zero();
+    const Mat3 r = q.toRotationMatrix();
+    return r * inverseInertia.asDiagonal() * r.transpose();
+  }
   // [M20] eq. 2: w = 1/m + (r x n)^T I^-1 (r x n), r the point's offset from the centre of mass.
   double positionalWeight(const Vec3& r, const Vec3& n) const {
     if (!movable) return 0.0;
@@ -129,6 +136,40 @@ inline Vec3 solveAngular(BodySide& a, BodySide& b, const Vec3& n, double C, doub
   a.applyAngular(p);
   b.applyAngular(-p);
   return p;
+}
+
+// A vector angular constraint: drives the rotation vector `theta` (rad, world; it grows when A
+// turns along it) to 0 as three components at once. A scalar correction along theta/|theta| ([M20]
+// eqs. 11-13 with C = |theta|) turns a body by I^-1 n, not along n: with anisotropic inertia it
+// overshoots the error's components off n (by the inertia ratio, ~300 for a thin bar's twist), and
+// since a held joint's error keeps returning to near 0, where the direction n of |theta| jumps, the
+// twist grows. Here the XPBD update is solved in 3-D with isotropic compliance:
+//   dlambda = -((1 + gamma) K + alpha~ 1)^-1 (theta + alpha~ lambda + gamma rate),
+// K = I_A^-1 + I_B^-1 (world), so the turn K dlambda removes theta itself. `lambda` is the vector
+// multiplier accumulated this substep; returns dlambda, the angular correction applied to A.
+inline Vec3 solveAngularVector(BodySide& a, BodySide& b, const Vec3& theta, const Vec3& rate,
+                               const ConstraintParameters& params, Vec3& lambda, const SolveContext& ctx) {
+  const Mat3 K = a.inverseInertiaWorld() + b.inverseInertiaWorld();
+  Vec3 deltaLambda;
+  if (ctx.mode == SolverMode::Xpbd) {
+    const double alphaTilde = params.compliance * ctx.invH2;
+    const double gamma = params.compliance * params.damping * ctx.invH;
+    const Mat3 system = (1.0 + gamma) * K + alphaTilde * Mat3::Identity();
+    const Eigen::LDLT<Mat3> solve(system);
+    if (solve.info() != Eigen::Success || !(system.trace() > 0.0)) return Vec3::Zero();
+    deltaLambda = solve.solve(-theta - alphaTilde * lambda - gamma * rate);
+  } else {
+    const Eigen::LDLT<Mat3> solve(K);
+    if (solve.info() != Eigen::Success || !(K.trace() > 0.0)) return Vec3::Zero();
+    const double k =
+        ctx.stiffnessExponent != 1.0 ? 1.0 - std::pow(1.0 - params.stiffness, ctx.stiffnessExponent) : params.stiffness;
+    deltaLambda = solve.solve(-k * theta);
+  }
+  if (!deltaLambda.allFinite()) return Vec3::Zero();
+  lambda += deltaLambda;
+  a.applyAngular(deltaLambda);
+  b.applyAngular(-deltaLambda);
+  return deltaLambda;
 }
 
 // The rotation vector (rad, world) of the unit quaternion q, the shorter way round.

@@ -35,8 +35,9 @@ struct JointSolve {
   BodySide& a;
   BodySide& b;
   double* lambda;
-  Vec3 linear = Vec3::Zero();   // sum of the positional corrections on A
-  Vec3 angular = Vec3::Zero();  // sum of the angular corrections on A
+  Vec3 linear = Vec3::Zero();     // sum of the positional corrections on A
+  Vec3 angular = Vec3::Zero();    // sum of the angular corrections on A
+  Vec3 alignment = Vec3::Zero();  // alignFrames' vector multiplier (kg m^2 rad), this substep
 
   Quat frameA() const { return a.q * joint.localFrame[0]; }
   Quat frameB() const { return b.q * joint.localFrame[1]; }
@@ -63,11 +64,18 @@ struct JointSolve {
                               unilateral, ctx);
   }
 
-  // Equal orientations of the two frames: the rotation vector of QA QB^-1 grows when A turns.
+  // Equal orientations of the two frames: the rotation vector of QA QB^-1 grows when A turns. All
+  // three components at once (corrections.h, solveAngularVector: a scalar correction along
+  // theta/|theta| makes a thin body's twist grow). Fixed and Prismatic joints have no other angular
+  // part, so its vector multiplier is the angular correction on A summed over this substep's
+  // earlier passes (`alignment`); lambda[kAngular] keeps its norm.
   void alignFrames() {
     const Vec3 theta = rotationVector(frameA() * frameB().conjugate());
-    const double angle = theta.norm();
-    if (angle > 0.0) angularPart(theta / angle, angle, joint.params, kAngular, false);
+    Vec3 rate = Vec3::Zero();
+    if (damped(joint.params, ctx))
+      rate = rotationVector(a.q * a.qPrev.conjugate()) - rotationVector(b.q * b.qPrev.conjugate());
+    angular += solveAngularVector(a, b, theta, rate, joint.params, alignment, ctx);
+    lambda[kAngular] = alignment.norm();
   }
 
   // The frames' x axes aligned ([M20] sec. 3.3.1: the rotation taking B's axis to A's).
@@ -178,6 +186,8 @@ std::int64_t projectJoints(const Model& model, const SolveContext& ctx, State& s
     BodySide b = BodySide::load(model, state, joint.bodies[1]);
     if (!a.movable && !b.movable) continue;
     JointSolve solve{joint, ctx, a, b, state.jointLambda.data() + kJointMultipliers * j};
+    // The angular corrections on A summed over this substep's earlier passes (see alignFrames).
+    solve.alignment = -state.jointAngularImpulse[j];
     switch (joint.kind) {
       case JointKind::Fixed:
         solve.alignFrames();
