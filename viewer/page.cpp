@@ -49,29 +49,6 @@ std::string scriptSafe(const std::string& text) {
   return out;
 }
 
-std::string htmlEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // Replaces each @NAME@ of `text` by values[NAME] in one pass, so an inserted value is never searched.
 std::string fillTemplate(const std::string& text, const std::map<std::string, std::string>& values) {
   std::string out;
@@ -112,7 +89,7 @@ std::string buildPage(const std::string& dataJson, const std::string& probesCsv,
   // their element. The summary goes in as written (checked JSON), so `pliant view` rebuilds the same page.
   if (!summaryJson.empty() && !nlohmann::json::accept(summaryJson)) throw Error("the run summary is not valid JSON");
   return fillTemplate(assetText("viewer.html"),
-                      {{"TITLE", htmlEscape("Pliant: " + data.value("scene", std::string("scene")))},
+                      {{"TITLE", io::escapeMarkup("Pliant: " + data.value("scene", std::string("scene")))},
                        {"CSS", assetText("viewer.css")},
                        {"DATA", scriptSafe(dataJson)},
                        {"PROBES", scriptSafe(nlohmann::json(probesCsv).dump())},

@@ -21,29 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string escapeHtml(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // RFC 4180 records (quoted fields may hold commas, quotes and line breaks).
 std::vector<std::vector<std::string>> parseCsv(const std::string& text) {
   std::vector<std::vector<std::string>> rows;
@@ -138,10 +115,10 @@ std::string chart(const std::string& xName, const std::string& yName, const Seri
     const double x = logX ? std::pow(10.0, a + (b - a) * k / 4.0) : a + (b - a) * k / 4.0;
     svg << "<text x=\"" << px(x) << "\" y=\"" << H - B + 16 << "\" text-anchor=\"middle\">" << label(x) << "</text>\n";
   }
-  svg << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 10 << "\" text-anchor=\"middle\">" << escapeHtml(xName)
-      << (logX ? " (log)" : "") << "</text>\n";
+  svg << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 10 << "\" text-anchor=\"middle\">"
+      << io::escapeMarkup(xName) << (logX ? " (log)" : "") << "</text>\n";
   svg << "<text x=\"14\" y=\"" << (T + H - B) / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 14 "
-      << (T + H - B) / 2 << ")\">" << escapeHtml(yName) << "</text>\n";
+      << (T + H - B) / 2 << ")\">" << io::escapeMarkup(yName) << "</text>\n";
   std::size_t s = 0;
   for (const auto& [name, points] : series) {
     const char* colour = kColours[s % std::size(kColours)];
@@ -154,7 +131,7 @@ std::string chart(const std::string& xName, const std::string& yName, const Seri
       svg << "<circle cx=\"" << px(p.x) << "\" cy=\"" << py(p.y) << "\" r=\"3\" fill=\"" << colour << "\"/>\n";
     if (!name.empty())
       svg << "<text x=\"" << W - R + 10 << "\" y=\"" << T + 14 + 16 * static_cast<double>(s) << "\" fill=\"" << colour
-          << "\">" << escapeHtml(name) << "</text>\n";
+          << "\">" << io::escapeMarkup(name) << "</text>\n";
     ++s;
   }
   svg << "</svg>\n";
@@ -180,18 +157,18 @@ std::string buildSweepPage(const std::string& resultsCsv, const std::string& swe
   const std::size_t status = header.size() - 2;
   std::ostringstream page;
   const std::string name = sweep.value("name", std::string("sweep"));
-  page << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << escapeHtml(name)
+  page << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" << io::escapeMarkup(name)
        << " (pliant sweep)</title>\n<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse;"
           "font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}.failed{color:#b00}figure{display:inline-block;"
           "margin:0 1em 1em 0}</style></head><body>\n<h1>"
-       << escapeHtml(name) << "</h1>\n";
+       << io::escapeMarkup(name) << "</h1>\n";
   if (sweep.contains("description") && sweep["description"].is_string())
-    page << "<p>" << escapeHtml(sweep["description"].get<std::string>()) << "</p>\n";
+    page << "<p>" << io::escapeMarkup(sweep["description"].get<std::string>()) << "</p>\n";
   std::size_t completed = 0;
   for (std::size_t r = 1; r < rows.size(); ++r)
     completed += rows[r].size() == header.size() && rows[r][status] == "completed";
   page << "<p>" << rows.size() - 1 << " cases, " << completed << " completed. Charts: each metric against "
-       << escapeHtml(header[1]) << (parameters > 1 ? ", one line per value of the other parameters" : "")
+       << io::escapeMarkup(header[1]) << (parameters > 1 ? ", one line per value of the other parameters" : "")
        << "; completed cases only.</p>\n";
   for (std::size_t m = parameters + 1; m < status; ++m) {
     Series series;
@@ -210,12 +187,12 @@ std::string buildSweepPage(const std::string& resultsCsv, const std::string& swe
     page << "<figure>" << chart(header[1], header[m], series) << "</figure>\n";
   }
   page << "<h2>Results</h2>\n<table><tr>";
-  for (const std::string& h : header) page << "<th>" << escapeHtml(h) << "</th>";
+  for (const std::string& h : header) page << "<th>" << io::escapeMarkup(h) << "</th>";
   page << "</tr>\n";
   for (std::size_t r = 1; r < rows.size(); ++r) {
     const bool bad = rows[r].size() == header.size() && rows[r][status] != "completed";
     page << "<tr" << (bad ? " class=\"failed\"" : "") << ">";
-    for (const std::string& cell : rows[r]) page << "<td>" << escapeHtml(cell) << "</td>";
+    for (const std::string& cell : rows[r]) page << "<td>" << io::escapeMarkup(cell) << "</td>";
     page << "</tr>\n";
   }
   page << "</table>\n</body></html>\n";

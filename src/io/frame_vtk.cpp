@@ -63,30 +63,6 @@ void forEachCell(const PartView& part, bool vertexCells, F&& cell) {
   for (const auto& t : part.tets) emit(10u, t);
 }
 
-void appendXmlEscaped(std::string& out, std::string_view text) {
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -307,9 +283,9 @@ std::string vtkMultiBlock(std::span<const std::string> names, std::span<const st
     out += "    <DataSet index=\"";
     appendNumber(out, i);
     out += "\" name=\"";
-    appendXmlEscaped(out, names[i]);
+    out += escapeMarkup(names[i]);
     out += "\" file=\"";
-    appendXmlEscaped(out, files[i]);
+    out += escapeMarkup(files[i]);
     out += "\"/>\n";
   }
   out += "  </vtkMultiBlockDataSet>\n</VTKFile>\n";
@@ -339,7 +315,7 @@ void writePvd(const std::string& path, const std::vector<std::pair<double, std::
     out += "    <DataSet timestep=\"";
     appendNumber(out, frames[i].first);
     out += "\" group=\"\" part=\"0\" file=\"";
-    appendXmlEscaped(out, frames[i].second);
+    out += escapeMarkup(frames[i].second);
     out += "\"/>\n";
   }
   out += "  </Collection>\n</VTKFile>\n";

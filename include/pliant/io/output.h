@@ -28,6 +28,9 @@ struct GltfRecording;
 // pliant::SystemError when the machine is at fault (disk full, I/O error, file-size limit).
 void writeFileAtomically(const std::string& path, const std::string& contents);
 
+// `text` made safe inside XML or HTML markup and quoted attributes: & < > " ' become entities.
+std::string escapeMarkup(std::string_view text);
+
 // Removes the temporaries that killed writers left in `folder` (not its subfolders): the regular
 // files, owned by this user, named "<name>.tmp-<pid>-<16 hex digits>" whose <pid> is no running
 // process. A temporary of a live process (this one included) is kept, so two runs into one folder
