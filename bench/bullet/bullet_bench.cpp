@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "bullet_harness.h"
 #include "pliant/bench/benchmark.h"
 #include "pliant/error.h"
 #include "pliant/io/output.h"
@@ -48,6 +49,8 @@
 #include "pliant/state.h"
 
 namespace {
+
+using namespace pliant::bench::bullet;
 
 constexpr const char* kScene = "cloth-100-2m";
 
@@ -71,8 +74,6 @@ struct BulletWorld {
     info.m_sparsesdf.Initialize();
   }
 };
-
-btVector3 toBullet(const pliant::Vec3& x) { return btVector3(btScalar(x.x()), btScalar(x.y()), btScalar(x.z())); }
 
 std::vector<std::size_t> pinnedParticles(const pliant::Model& model) {
   std::vector<std::size_t> pins;
@@ -170,16 +171,6 @@ pliant::BenchmarkResult runBullet(const pliant::Scene& scene, int frames, int it
   return result;
 }
 
-int parsePositive(const char* option, const char* value) {
-  char* end = nullptr;
-  const long v = value ? std::strtol(value, &end, 10) : 0;
-  if (!value || *end != '\0' || v < 1 || v > 1000000) {
-    std::fprintf(stderr, "pliant_bullet_bench: %s expects a positive integer\n", option);
-    std::exit(2);
-  }
-  return static_cast<int>(v);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,8 +179,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (arg == "--frames") frames = parsePositive("--frames", value), ++i;
-    else if (arg == "--iterations") iterations = parsePositive("--iterations", value), ++i;
+    if (arg == "--frames") frames = parseCount("pliant_bullet_bench", "--frames", value, 1), ++i;
+    else if (arg == "--iterations") iterations = parseCount("pliant_bullet_bench", "--iterations", value, 1), ++i;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--help" || arg == "-h") {
       std::printf(
@@ -215,8 +206,7 @@ int main(int argc, char** argv) {
     const pliant::BenchmarkResult* rows[] = {&patch, &random, &links, &one, &two};
     std::string csv = pliant::benchmarkCsvHeader();
     for (const pliant::BenchmarkResult* r : rows) csv += pliant::benchmarkCsvRow(*r);
-    if (csvPath.empty()) std::fputs(csv.c_str(), stdout);
-    else pliant::io::writeFileAtomically(csvPath, csv);
+    writeCsv(csvPath, csv);
     std::fprintf(stderr, "scene A, %d frames, Bullet with %d iterations:\n", frames, iterations);
     for (const pliant::BenchmarkResult* r : rows)
       std::fprintf(stderr, "  %-26s %d thread%s %7.3f ms/frame, mean strain %.4f, p99 %.4f\n", r->scene.c_str(),

@@ -26,14 +26,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bullet_harness.h"
 #include "rigid_scenes.h"
 
 namespace {
+
+using namespace pliant::bench::bullet;
 
 using pliant::bench::rigid::ChainScene;
 using pliant::bench::rigid::PileScene;
@@ -196,8 +198,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (arg == "--frames" && value) frames = std::atoi(value), ++i;
-    else if (arg == "--rest-frames" && value) restFrames = std::atoi(value), ++i;
+    if (arg == "--frames" && value) frames = parseCount("pliant_bullet_rigid_bench", "--frames", value, 1), ++i;
+    else if (arg == "--rest-frames" && value)
+      restFrames = parseCount("pliant_bullet_rigid_bench", "--rest-frames", value, 0), ++i;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--scene" && value) only = value, ++i;
     else {
@@ -223,15 +226,11 @@ int main(int argc, char** argv) {
                   r.msPerFrame, r.maxPenetration, r.maxJointError, r.drift);
     csv += line;
   }
-  if (csvPath.empty()) {
-    std::fputs(csv.c_str(), stdout);
-  } else {
-    std::ofstream out(csvPath);
-    out << csv;
-    if (!out) {
-      std::fprintf(stderr, "pliant_bullet_rigid_bench: cannot write %s\n", csvPath.c_str());
-      return 1;
-    }
+  try {
+    writeCsv(csvPath, csv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pliant_bullet_rigid_bench: %s\n", e.what());
+    return 1;
   }
   return 0;
 }

@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "bullet_harness.h"
 #include "pliant/bench/benchmark.h"
 #include "pliant/error.h"
 #include "pliant/geometry.h"
@@ -50,6 +51,8 @@
 #include "pliant/state.h"
 
 namespace {
+
+using namespace pliant::bench::bullet;
 
 constexpr const char* kScene = "contact-fold-64";
 
@@ -71,8 +74,6 @@ struct Row {
     if (pairs > 0) ++framesWithIntersections;
   }
 };
-
-btVector3 toBullet(const pliant::Vec3& x) { return btVector3(btScalar(x.x()), btScalar(x.y()), btScalar(x.z())); }
 
 Row runBullet(const pliant::Scene& scene, int frames, int iterations, int clusters, bool selfCollision) {
   const pliant::Model& model = *scene.model;
@@ -194,16 +195,6 @@ Row runPliant(const pliant::Scene& scene, int frames) {
   return row;
 }
 
-int parseCount(const char* option, const char* value, long least) {
-  char* end = nullptr;
-  const long v = value ? std::strtol(value, &end, 10) : 0;
-  if (!value || *end != '\0' || v < least || v > 1000000) {
-    std::fprintf(stderr, "pliant_bullet_self_collision: %s expects an integer >= %ld\n", option, least);
-    std::exit(2);
-  }
-  return static_cast<int>(v);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -212,9 +203,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (arg == "--frames") frames = parseCount("--frames", value, 1), ++i;
-    else if (arg == "--iterations") iterations = parseCount("--iterations", value, 1), ++i;
-    else if (arg == "--clusters") clusters = parseCount("--clusters", value, 0), ++i;
+    if (arg == "--frames") frames = parseCount("pliant_bullet_self_collision", "--frames", value, 1), ++i;
+    else if (arg == "--iterations")
+      iterations = parseCount("pliant_bullet_self_collision", "--iterations", value, 1), ++i;
+    else if (arg == "--clusters") clusters = parseCount("pliant_bullet_self_collision", "--clusters", value, 0), ++i;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--help" || arg == "-h") {
       std::printf(
@@ -243,8 +235,7 @@ int main(int argc, char** argv) {
       csv += line + "," + std::to_string(r->finalIntersections) + "," + std::to_string(r->maxIntersections) + "," +
              std::to_string(r->framesWithIntersections) + "\n";
     }
-    if (csvPath.empty()) std::fputs(csv.c_str(), stdout);
-    else pliant::io::writeFileAtomically(csvPath, csv);
+    writeCsv(csvPath, csv);
     std::fprintf(stderr, "%s, %d frames, Bullet with %d iterations and %d clusters (0: one per triangle):\n", kScene,
                  frames, iterations, clusters);
     for (const Row* r : {&bullet, &bulletWithout, &pliantRow})
