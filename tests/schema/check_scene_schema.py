@@ -13,18 +13,12 @@ tie two fields together, listed in ELSEWHERE, at the other field).
 
 Usage: check_scene_schema.py SOURCE_DIR [PLIANT] (Debian's python3-jsonschema, scripts/install-deps.sh).
 """
-import json
-import math
 import pathlib
 import re
 import subprocess
 import sys
 
-try:
-    import jsonschema
-except ImportError:
-    sys.exit("check_scene_schema: no jsonschema module for " + sys.executable +
-             "; install Debian's python3-jsonschema (scripts/install-deps.sh)")
+from schema_support import load_strict, validator as schema_validator
 
 # Bad scenes whose fault is beyond what JSON Schema can express, and why.
 LOADER_ONLY = {
@@ -56,24 +50,6 @@ ELSEWHERE = {
     "surface_contact_without_self_collision.json": ("/surface_contact", "/objects"),
 }
 
-# JSON as the loader's parser (nlohmann::json) reads it: NaN and Infinity are not JSON, and a
-# number past the double range (1e999) is refused, where Python's json module would accept both.
-
-
-def _refuse_constant(name):
-    raise ValueError("not JSON: " + name)
-
-
-def _finite_float(text):
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError("number " + text + " is out of range")
-    return value
-
-
-def load_strict(path):
-    return json.loads(path.read_text(encoding="utf-8"), parse_constant=_refuse_constant, parse_float=_finite_float)
-
 
 def loader_path(pliant, path):
     """The JSON path the loader's message names for a bad file ("FILE: /a/b: what"), or None."""
@@ -87,9 +63,7 @@ def loader_path(pliant, path):
 def main():
     root = pathlib.Path(sys.argv[1])
     pliant = sys.argv[2] if len(sys.argv) > 2 else None
-    schema = json.loads((root / "docs/scene.schema.json").read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator.check_schema(schema)
-    validator = jsonschema.Draft202012Validator(schema)
+    validator = schema_validator(root / "docs/scene.schema.json")
     data = root / "tests/data"
     good = sorted((root / "scenes").glob("*.json")) + sorted((data / "scenes").glob("*.json")) + \
         sorted((data / "scenes/limits").glob("*.json")) + sorted((data / "fuzz/scene").glob("seed-*.json"))

@@ -8,17 +8,12 @@ given, every bad file is also refused by `pliant sweep` (exit 2, naming the file
 
 Usage: check_sweep_schema.py SOURCE_DIR [PLIANT] (Debian's python3-jsonschema, scripts/install-deps.sh).
 """
-import json
 import pathlib
 import subprocess
 import sys
 import tempfile
 
-try:
-    import jsonschema
-except ImportError:
-    sys.exit("check_sweep_schema: no jsonschema module for " + sys.executable +
-             "; install Debian's python3-jsonschema (scripts/install-deps.sh)")
+from schema_support import load_strict, validator as schema_validator
 
 LOADER_ONLY = {
     "missing_pointer.json": "a pointer must name a field the base scene has",
@@ -30,21 +25,19 @@ LOADER_ONLY = {
 
 source = pathlib.Path(sys.argv[1])
 pliant = sys.argv[2] if len(sys.argv) > 2 else None
-schema = json.loads((source / "docs" / "sweep.schema.json").read_text())
-jsonschema.Draft202012Validator.check_schema(schema)
-validator = jsonschema.Draft202012Validator(schema)
+validator = schema_validator(source / "docs" / "sweep.schema.json")
 problems = []
 
 good = sorted((source / "sweeps").glob("*.json")) + sorted((source / "tests/data/sweeps").glob("*.json"))
 good = [g for g in good if g.name != "small_cloth.json"]  # the base scene of the test sweeps
 for path in good:
-    errors = list(validator.iter_errors(json.loads(path.read_text())))
+    errors = list(validator.iter_errors(load_strict(path)))
     if errors:
         problems.append(f"{path}: refused by the schema: {errors[0].message}")
 
 bad = sorted((source / "tests/data/sweeps/bad").glob("*.json"))
 for path in bad:
-    refused = any(True for _ in validator.iter_errors(json.loads(path.read_text())))
+    refused = any(True for _ in validator.iter_errors(load_strict(path)))
     if path.name in LOADER_ONLY and refused:
         problems.append(f"{path}: listed as loader-only but the schema refuses it; take it off LOADER_ONLY")
     if path.name not in LOADER_ONLY and not refused:
