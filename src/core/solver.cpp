@@ -21,6 +21,7 @@
 #include "particle_pass.h"
 #include "pliant/error.h"
 #include "pliant/parallel.h"
+#include "pliant/rigid_shapes.h"
 #include "rigid/body_integration.h"
 #include "rigid/joints.h"
 #include "step_check.h"
@@ -118,16 +119,18 @@ void Solver::measureModel() {
   for (const AttachmentConstraint& a : model.attachments)
     if (a.targetPath < 0) add(a.target);
   for (const Collider& c : model.colliders) add(c.pose.position);
-  double bodyReach = 0.0;
-  for (std::size_t b = 0; b < model.bodyCount(); ++b) {
-    const RigidBody& body = model.bodies[b];
+  for (const RigidBody& body : model.bodies) {
     add(body.initialPosition);
-    bodyReach = std::max(bodyReach, 2.0 * detail::shapeReach(body.shape, body.shapeOffset));
+    if (body.shape.kind == BodyShapeKind::Plane) continue;  // unbounded: only its position counts
+    Vec3 lower, upper;
+    shapeBounds(body.shape, body.shapePose(body.initialPosition, body.initialRotation), 0.0, lower, upper);
+    add(lower);
+    add(upper);
   }
   double extent = (hi.array() >= lo.array()).all() ? (hi - lo).norm() : 0.0;
   double radius = 0.0;
   for (double r : model.particleRadius) radius = std::max(radius, r);
-  extent += 2.0 * radius + bodyReach + (model.selfCollision ? model.surfaceThickness : 0.0);
+  extent += 2.0 * radius + (model.selfCollision ? model.surfaceThickness : 0.0);
   modelExtent_ = std::isfinite(extent) ? extent : std::numeric_limits<double>::max();
   prescribed_.assign(model.particleCount(), 0);
   for (const KinematicParticle& k : model.kinematicParticles) prescribed_[k.particle] = 1;

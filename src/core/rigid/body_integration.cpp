@@ -57,32 +57,6 @@ Quat rotateBy(const Quat& q, const Vec3& omega, double h, QuaternionUpdate updat
 
 }  // namespace
 
-double shapeReach(const BodyShape& shape, const Vec3& shapeOffset) {
-  double reach = 0.0;
-  switch (shape.kind) {
-    case BodyShapeKind::Sphere:
-      reach = shape.radius;
-      break;
-    case BodyShapeKind::Box:
-      reach = shape.halfExtents.norm();
-      break;
-    case BodyShapeKind::Capsule:
-      reach = shape.radius + shape.halfHeight;
-      break;
-    case BodyShapeKind::ConvexHull:
-      if (shape.hull)
-        for (const Vec3& v : shape.hull->vertices) reach = std::max(reach, v.norm());
-      break;
-    case BodyShapeKind::Mesh:
-      if (shape.grid)
-        for (const Vec3& v : shape.grid->vertices) reach = std::max(reach, v.norm());
-      break;
-    case BodyShapeKind::Plane:
-      return 0.0;
-  }
-  return reach + shapeOffset.norm();
-}
-
 Vec3 angularVelocityFromRotation(const Quat& to, const Quat& from, double h, QuaternionUpdate update) {
   Quat dq = to * from.conjugate();
   if (dq.w() < 0.0) dq.coeffs() = -dq.coeffs();  // the shorter way round

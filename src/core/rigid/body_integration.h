@@ -34,10 +34,6 @@ void predictBodies(const Model& model, const SolverSettings& settings, State& st
 void updateBodyVelocities(const Model& model, const SolverSettings& settings, State& state, double h,
                           double dampingFactor);
 
-// The radius (m) of a ball about the body frame's origin that holds the shape placed at
-// `shapeOffset` (0 for a plane): for the model's extent (the divergence bound).
-double shapeReach(const BodyShape& shape, const Vec3& shapeOffset);
-
 // The angular velocity (rad/s) that turns `from` into `to` in `h` seconds under `update`.
 Vec3 angularVelocityFromRotation(const Quat& to, const Quat& from, double h, QuaternionUpdate update);
 
