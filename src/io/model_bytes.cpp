@@ -13,6 +13,7 @@
 #include <limits>
 #include <memory>
 
+#include "output_bytes.h"
 #include "pliant/error.h"
 #include "pliant/model.h"
 
@@ -38,15 +39,6 @@ static_assert(sizeof(AttachmentConstraint) == 72 && sizeof(DistanceConstraint) =
 static_assert(sizeof(RigidBody) == 400 && sizeof(Joint) == 224 && sizeof(BodyShape) == 80 && sizeof(ConvexHull) == 224,
               "a body, joint or shape struct changed: update encodeModel and decodeModel");
 #endif
-
-std::uint64_t fnv1a(const char* data, std::size_t size) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (std::size_t i = 0; i < size; ++i) {
-    h ^= static_cast<unsigned char>(data[i]);
-    h *= 1099511628211ull;
-  }
-  return h;
-}
 
 class Writer {
  public:
@@ -89,7 +81,7 @@ class Writer {
     for (const T& item : items) each(item);
   }
   std::string finish() {
-    const std::uint64_t sum = fnv1a(out_.data(), out_.size());
+    const std::uint64_t sum = detail::fnv1a(out_.data(), out_.size());
     u64(sum);
     return std::move(out_);
   }
@@ -378,7 +370,7 @@ Model decodeModel(std::string_view bytes, const std::string& source) {
   if (version != kVersion)
     r.fail("format version " + std::to_string(version) + ", expected version " + std::to_string(kVersion));
   if (r.u32() != 0) r.fail("unknown flags set in the header; expected 0");
-  if (fnv1a(bytes.data(), bytes.size() - 8) != stored) r.fail("checksum mismatch; the bytes are corrupted");
+  if (detail::fnv1a(bytes.data(), bytes.size() - 8) != stored) r.fail("checksum mismatch; the bytes are corrupted");
   Reader body(bytes.substr(0, bytes.size() - 8), source);
   body.take(16);
 

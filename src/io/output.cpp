@@ -264,4 +264,6 @@ std::string escapeMarkup(std::string_view text) {
   return out;
 }
 
+std::uint64_t hashBytes(std::string_view bytes) { return detail::fnv1a(bytes.data(), bytes.size()); }
+
 }  // namespace pliant::io

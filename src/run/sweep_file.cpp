@@ -11,6 +11,7 @@
 
 #include "pliant/error.h"
 #include "pliant/io/input_file.h"
+#include "pliant/io/output.h"
 #include "pliant/io/probes.h"
 #include "pliant/run/sweep.h"
 
@@ -54,16 +55,6 @@ std::string hex(std::uint64_t value) {
   std::ostringstream out;
   out << std::hex << std::setw(16) << std::setfill('0') << value;
   return out.str();
-}
-
-// FNV-1a 64 of the text: the identity of a resolved scene.
-std::uint64_t fnv1a(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
 }
 
 class Reader {
@@ -476,7 +467,7 @@ Sweep parseSweep(const std::string& text, const std::string& source, const std::
       item.values.push_back(tuples[c][i].dump());
     }
     item.sceneJson = resolved.dump(2) + "\n";
-    item.sceneHash = hex(fnv1a(item.sceneJson));
+    item.sceneHash = hex(io::hashBytes(item.sceneJson));
     sweep.cases.push_back(std::move(item));
   }
   return sweep;

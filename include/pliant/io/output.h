@@ -31,6 +31,9 @@ void writeFileAtomically(const std::string& path, const std::string& contents);
 // `text` made safe inside XML or HTML markup and quoted attributes: & < > " ' become entities.
 std::string escapeMarkup(std::string_view text);
 
+// FNV-1a 64 of `bytes`: the identity of a text or a file's contents (not a cryptographic hash).
+std::uint64_t hashBytes(std::string_view bytes);
+
 // Removes the temporaries that killed writers left in `folder` (not its subfolders): the regular
 // files, owned by this user, named "<name>.tmp-<pid>-<16 hex digits>" whose <pid> is no running
 // process. A temporary of a live process (this one included) is kept, so two runs into one folder
