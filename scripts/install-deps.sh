@@ -11,7 +11,7 @@
 #           (scripts/fuzz.sh) and the `tsan` preset; nothing else builds with Clang
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
+packages=(g++ cmake ninja-build ccache libeigen3-dev nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev
           libtinyobjloader-dev zlib1g-dev libbullet-dev clang-format nodejs npm
           python3-dev python3-numpy python3-pybind11 pybind11-dev python3-pytest python3-matplotlib
           python3-setuptools python3-wheel python3-pip python3-venv python3-mypy)
