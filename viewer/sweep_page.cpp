@@ -9,6 +9,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "pliant/error.h"
 #include "pliant/io/input_file.h"
@@ -75,6 +76,25 @@ std::string label(double v) {
   return buffer;
 }
 
+// Tick values at round numbers (1, 2 or 5 times a power of ten apart) within [lo, hi], about
+// `count` of them, so that a reader can read values off the axis.
+std::vector<double> roundTicks(double lo, double hi, int count) {
+  std::vector<double> ticks;
+  const double span = hi - lo;
+  if (!(span > 0.0) || !std::isfinite(span)) return ticks;
+  const double raw = span / count;
+  const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = decade;
+  for (double factor : {1.0, 2.0, 5.0, 10.0})
+    if (decade * factor >= raw) {
+      step = decade * factor;
+      break;
+    }
+  for (double k = std::ceil(lo / step); k * step <= hi + 1e-9 * step; k += 1.0)
+    ticks.push_back(std::abs(k) < 0.5 ? 0.0 : k * step);  // 0, not -0 or round-off
+  return ticks;
+}
+
 // Colours of the series (Okabe and Ito's palette, readable by colour-blind readers).
 constexpr const char* kColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000"};
 
@@ -109,12 +129,20 @@ std::string chart(const std::string& xName, const std::string& yName, const Seri
       << ' ' << H << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
   svg << "<rect x=\"" << L << "\" y=\"" << T << "\" width=\"" << W - L - R << "\" height=\"" << H - T - B
       << "\" fill=\"none\" stroke=\"#888\"/>\n";
-  for (int k = 0; k <= 4; ++k) {
-    const double y = y0 + (y1 - y0) * k / 4.0;
+  // Round ticks with faint grid lines; a log axis is ticked at its powers of ten.
+  for (double y : roundTicks(y0, y1, 5)) {
+    svg << "<line x1=\"" << L << "\" x2=\"" << W - R << "\" y1=\"" << py(y) << "\" y2=\"" << py(y)
+        << "\" stroke=\"#e4e4e4\"/>\n";
     svg << "<text x=\"" << L - 6 << "\" y=\"" << py(y) + 4 << "\" text-anchor=\"end\">" << label(y) << "</text>\n";
-    const double x = logX ? std::pow(10.0, a + (b - a) * k / 4.0) : a + (b - a) * k / 4.0;
-    svg << "<text x=\"" << px(x) << "\" y=\"" << H - B + 16 << "\" text-anchor=\"middle\">" << label(x) << "</text>\n";
   }
+  std::vector<double> xTicks = roundTicks(a, b, 5);
+  if (logX) {
+    xTicks.clear();
+    const double every = std::max(1.0, std::ceil((b - a) / 6.0));  // decades between labels
+    for (double e = std::ceil(a - 1e-9); e <= b + 1e-9; e += every) xTicks.push_back(std::pow(10.0, e));
+  }
+  for (double x : xTicks)
+    svg << "<text x=\"" << px(x) << "\" y=\"" << H - B + 16 << "\" text-anchor=\"middle\">" << label(x) << "</text>\n";
   svg << "<text x=\"" << (L + W - R) / 2 << "\" y=\"" << H - 10 << "\" text-anchor=\"middle\">"
       << io::escapeMarkup(xName) << (logX ? " (log)" : "") << "</text>\n";
   svg << "<text x=\"14\" y=\"" << (T + H - B) / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 14 "
