@@ -1,8 +1,9 @@
 // End-to-end: rigid bodies and joints through `pliant run` (issue 17). The built-in hinge chain's
 // outputs carry a part per body in every frame format, each body's pose in final_bodies.csv, the
 // bodies' triangles and poses and the joints' anchors in viewer-data.json, and the counts in
-// summary.json; a hanging chain at rest reports through its joint_force probes the weight below each
-// hinge (V16); and a run resumed from a checkpoint ends in the uninterrupted run's state.
+// summary.json, and `pliant render` draws them; a hanging chain at rest reports through its
+// joint_force probes the weight below each hinge (V16); and a run resumed from a checkpoint ends in
+// the uninterrupted run's state.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -120,6 +121,19 @@ TEST_F(CliBodies, HingeChainOutputsCarryBodyPartsPosesAndCounts) {
   r = run("run hinge-chain --frames 2 --format glb --out glb --quiet");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(readFile(path("glb/scene.glb")), HasSubstr("link_9"));
+}
+
+// `pliant render` draws the bodies from viewer-data.json and frames them: without the time overlay
+// the first and last images differ only by the chain having swung.
+TEST_F(CliBodies, RenderDrawsTheBodies) {
+  auto r = run("run hinge-chain --frames 30 --no-frames --out out --quiet");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  r = run("render out --frames 0,last --size 160x120 --no-time");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const std::string first = readFile(path("out/render/frame_000000.png"));
+  const std::string last = readFile(path("out/render/frame_000030.png"));
+  ASSERT_GT(first.size(), 33u);
+  EXPECT_NE(first, last);
 }
 
 // V16/V11: ten boxes of 0.5 kg hanging straight down on hinges are at rest from the start; hinge k
