@@ -857,6 +857,25 @@ TEST(SceneFileBodies, ObjectsAreRequiredOnlyWithoutBodies) {
   EXPECT_THAT(noBodies, HasSubstr("/probes/0: the scene has no bodies to probe"));
 }
 
+// The memory estimate counts bodies and joints: a scene of many bodies over a small budget is refused
+// before anything is built, naming the body that asks most and what it counts.
+TEST(SceneFileBodies, TheMemoryEstimateCountsBodies) {
+  pliant::SceneLoadOptions options;
+  options.maxMemoryBytes = 4096;
+  const std::string message = errorOf([&] {
+    (void)pliant::parseScene(
+        R"({"bodies": [{"type": "sphere", "radius": 0.5}, {"type": "box", "half_extents": [1, 1, 1]}],
+            "joints": [{"type": "fixed", "body_a": 0, "body_b": 1, "anchor": [0, 0, 0]}]})",
+        "inline", "", options);
+  });
+  EXPECT_THAT(message, HasSubstr("inline: /bodies/0"));
+  EXPECT_THAT(message, HasSubstr("an estimated 65.0 KiB of memory (this part 32.0 KiB: 1 rigid bodies)"));
+  options.maxMemoryBytes = 1 << 20;
+  EXPECT_EQ(pliant::parseScene(R"({"bodies": [{"type": "sphere", "radius": 0.5}]})", "inline", "", options)
+                .model->bodyCount(),
+            1u);
+}
+
 TEST(SceneFileBodies, HingeChainIsTenBoxesOnTenHinges) {
   const pliant::Scene scene = pliant::makeBuiltinScene("hinge-chain");
   const pliant::Model& model = *scene.model;
