@@ -53,7 +53,14 @@ std::map<std::string, double> lastRow(const fs::path& file) {
 }
 
 TEST_F(CliBodies, HingeChainOutputsCarryBodyPartsPosesAndCounts) {
-  auto r = run("run hinge-chain --frames 10 --out vtk --quiet");
+  auto r = run("info hinge-chain");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("bodies       10\njoints       10\n"));
+  writeFile(path("chain.json"), pliant::cli_testing::readFile(fs::path(PLIANT_SOURCE_DIR) / "scenes/hinge-chain.json"));
+  r = run("validate chain.json");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("chain.json: ok (0 particles, 0 constraints, 10 bodies, 10 joints, 240 frames)"));
+  r = run("run hinge-chain --frames 10 --out vtk --quiet");
   ASSERT_EQ(r.exitCode, 0) << r.err;
   const nlohmann::json summary = nlohmann::json::parse(readFile(path("vtk/summary.json")));
   EXPECT_EQ(summary.at("bodies"), 10);
