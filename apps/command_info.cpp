@@ -31,8 +31,11 @@ int printInfo(const std::string& file) {
   }
   std::cout << "constraints  " << m.totalConstraintCount() << "\n"
             << "triangles    " << scene.topology.triangles.size() << "\n"
-            << "tets         " << scene.topology.tets.size() << "\n"
-            << "probes       " << scene.probes.size() << "\n";
+            << "tets         " << scene.topology.tets.size() << "\n";
+  if (m.bodyCount() + m.joints.size() > 0)
+    std::cout << "bodies       " << m.bodyCount() << "\n"
+              << "joints       " << m.joints.size() << "\n";
+  std::cout << "probes       " << scene.probes.size() << "\n";
   return 0;
 }
 

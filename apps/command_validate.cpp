@@ -10,8 +10,10 @@ namespace {
 
 int validateCommand(const std::string& file, const std::string& maxMemory) {
   const pliant::Scene scene = pliant::loadSceneFile(file, sceneLoadOptions(maxMemory));
-  std::cout << file << ": ok (" << scene.model->particleCount() << " particles, " << scene.model->totalConstraintCount()
-            << " constraints, " << scene.frames << " frames)\n";
+  const pliant::Model& m = *scene.model;
+  std::cout << file << ": ok (" << m.particleCount() << " particles, " << m.totalConstraintCount() << " constraints, ";
+  if (m.bodyCount() + m.joints.size() > 0) std::cout << m.bodyCount() << " bodies, " << m.joints.size() << " joints, ";
+  std::cout << scene.frames << " frames)\n";
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "pliant/colliders.h"
 #include "pliant/diagnostics.h"
 #include "pliant/error.h"
+#include "pliant/io/output.h"
 #include "pliant/viewer/viewer.h"
 
 namespace pliant::viewer {
@@ -102,6 +103,8 @@ ViewerRecorder::ViewerRecorder(const Scene& scene, int firstFrame, int lastFrame
     stride_ = std::max(1, static_cast<int>((frames - 1 + (maxFrames - 2) - 1) / (maxFrames - 2)));
   }
   colliderPoses_.resize(scene.model->colliders.size());
+  bodyPoses_.resize(scene.model->bodyCount());
+  jointAnchors_.resize(scene.model->joints.size());
 }
 
 bool ViewerRecorder::keeps(int frame) const {
@@ -117,6 +120,23 @@ void ViewerRecorder::record(int frame, const State& state) {
     const ColliderPose pose = colliderPose(*scene_->model, c, state.time);
     colliderPoses_[c].push_back({pose.position.x(), pose.position.y(), pose.position.z(), pose.rotation.x(),
                                  pose.rotation.y(), pose.rotation.z(), pose.rotation.w()});
+  }
+  const Model& model = *scene_->model;
+  for (std::size_t b = 0; b < bodyPoses_.size(); ++b) {
+    const ColliderPose pose = io::BodySurfaces::shapePose(model, state, b);
+    bodyPoses_[b].push_back({pose.position.x(), pose.position.y(), pose.position.z(), pose.rotation.x(),
+                             pose.rotation.y(), pose.rotation.z(), pose.rotation.w()});
+  }
+  for (std::size_t j = 0; j < jointAnchors_.size(); ++j) {
+    const Joint& joint = model.joints[j];
+    std::array<double, 6> anchors{};
+    for (int k = 0; k < 2; ++k) {
+      const BodyIndex b = joint.bodies[k];
+      const Vec3 x = b == kWorldBody ? joint.localAnchor[k]
+                                     : Vec3(state.bodyRotation[b] * joint.localAnchor[k] + state.bodyPosition[b]);
+      for (int d = 0; d < 3; ++d) anchors[3 * k + d] = x[d];
+    }
+    jointAnchors_[j].push_back(anchors);
   }
 }
 
@@ -165,6 +185,28 @@ std::string ViewerRecorder::json() const {
     colliders.push_back(std::move(entry));
   }
   j["colliders"] = std::move(colliders);
+  // Rigid bodies: each one's triangles once, in its shape frame (base64 as the frames), and the
+  // shape frame's pose per recorded frame ([x, y, z, qx, qy, qz, qw] as the colliders').
+  const io::BodySurfaces surfaces(*scene.model);
+  nlohmann::json bodies = nlohmann::json::array();
+  for (std::size_t b = 0; b < surfaces.size(); ++b)
+    bodies.push_back({{"name", surfaces.name(b)},
+                      {"motion", bodyMotionName(scene.model->bodies[b].motion)},
+                      {"vertices", pointsBase64(surfaces.localVertices(b))},
+                      {"triangles", indicesBase64(surfaces.triangles(b))},
+                      {"poses", bodyPoses_[b]}});
+  j["bodies"] = std::move(bodies);
+  // Joints: their kind, bodies (-1: the world) and both anchor points per recorded frame
+  // ([xA, yA, zA, xB, yB, zB], m; apart only for a distance joint or one pulled open).
+  nlohmann::json joints = nlohmann::json::array();
+  for (std::size_t i = 0; i < scene.model->joints.size(); ++i) {
+    const Joint& joint = scene.model->joints[i];
+    const auto side = [](BodyIndex b) { return b == kWorldBody ? -1 : static_cast<std::int64_t>(b); };
+    joints.push_back({{"type", jointKindName(joint.kind)},
+                      {"bodies", {side(joint.bodies[0]), side(joint.bodies[1])}},
+                      {"anchors", jointAnchors_[i]}});
+  }
+  j["joints"] = std::move(joints);
   if (!residuals_.empty())
     j["convergence"] = {
         {"first_frame", firstResidualFrame_}, {"strain_residual", residuals_}, {"threshold", kFarFromConvergedStrain}};

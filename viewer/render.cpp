@@ -115,7 +115,9 @@ struct DefaultView {
   Vec3 eye, target, low, high;
   double footprint = 1.0;  // m, the bounds' larger horizontal size (what the ground is sized by)
 };
-DefaultView defaultView(const nlohmann::json& positionText, std::size_t particles, double aspect, double fovY) {
+// `extra`: more points to frame (the rigid bodies' origins over the run).
+DefaultView defaultView(const nlohmann::json& positionText, std::size_t particles, const std::vector<Vec3>& extra,
+                        double aspect, double fovY) {
   const std::size_t frameCount = positionText.size();
   const std::size_t samples = std::min<std::size_t>(frameCount, 64);
   const std::size_t every = std::max<std::size_t>(1, (samples * particles + 19999) / 20000);
@@ -133,6 +135,12 @@ DefaultView defaultView(const nlohmann::json& positionText, std::size_t particle
       high = high.cwiseMax(x);
       if ((s * particles + i) % every == 0) points.push_back(x);
     }
+  }
+  for (const Vec3& x : extra) {
+    if (!x.allFinite()) continue;
+    low = low.cwiseMin(x);
+    high = high.cwiseMax(x);
+    points.push_back(x);
   }
   DefaultView view;
   if (!std::isfinite(low.x())) {
@@ -342,8 +350,10 @@ struct FrameRenderer::Impl {
     std::vector<Vec3> vertices;  // mesh, collider frame
     std::vector<std::uint32_t> meshTriangles;
     std::vector<std::array<double, 7>> poses;  // x y z, quaternion x y z w
+    bool body = false;                         // a rigid body (drawn in the objects' colour)
   };
-  std::vector<ColliderShape> colliders;
+  std::vector<ColliderShape> colliders;  // the colliders, then the rigid bodies (as meshes)
+  bool hasColliders = false;
   Vec3 eye, target, low, high;
   double fovY = 0.0;
   double cell = 1.0, half = 1.0;  // m, ground grid cell and half-width
@@ -399,10 +409,28 @@ FrameRenderer::FrameRenderer(const std::string& dataJson, const RenderOptions& o
     }
     impl->colliders.push_back(std::move(shape));
   }
+  impl->hasColliders = !impl->colliders.empty();
+  // Rigid bodies: their triangles in their shape frame, posed per recorded frame (as mesh colliders).
+  std::vector<Vec3> bodyPoints;
+  if (data.contains("bodies"))
+    for (const auto& b : data.at("bodies")) {
+      Impl::ColliderShape shape;
+      shape.shape = "mesh";
+      shape.body = true;
+      shape.poses = b.at("poses").get<std::vector<std::array<double, 7>>>();
+      const std::vector<float> v = floatsOf(b.at("vertices").get<std::string>());
+      for (std::size_t i = 0; i + 2 < v.size(); i += 3) shape.vertices.emplace_back(v[i], v[i + 1], v[i + 2]);
+      shape.meshTriangles = indicesOf(b.at("triangles").get<std::string>());
+      // Framed by their origins at up to 64 frames over the run.
+      const std::size_t every = std::max<std::size_t>(1, shape.poses.size() / 64);
+      for (std::size_t f = 0; f < shape.poses.size(); f += every)
+        bodyPoints.emplace_back(shape.poses[f][0], shape.poses[f][1], shape.poses[f][2]);
+      impl->colliders.push_back(std::move(shape));
+    }
 
   impl->fovY = options.fieldOfViewDegrees * std::numbers::pi / 180.0;
-  const DefaultView view =
-      defaultView(frames.at("positions"), impl->particles, double(options.width) / options.height, impl->fovY);
+  const DefaultView view = defaultView(frames.at("positions"), impl->particles, bodyPoints,
+                                       double(options.width) / options.height, impl->fovY);
   // A camera asked for replaces the default one: a target alone keeps the default direction and distance.
   impl->target = options.cameraTarget.value_or(view.target);
   impl->eye = options.cameraPosition.value_or(impl->target + (view.eye - view.target));
@@ -464,7 +492,7 @@ std::vector<std::uint8_t> FrameRenderer::Impl::draw(std::size_t index) const {
       for (std::size_t k = 0; k + 2 < t.size(); k += 3)
         if (std::max({t[k], t[k + 1], t[k + 2]}) < c.vertices.size())
           shapes.push_back({transform * c.vertices[t[k]], transform * c.vertices[t[k + 1]],
-                            transform * c.vertices[t[k + 2]], kCollider});
+                            transform * c.vertices[t[k + 2]], c.body ? kBody : kCollider});
     }
     // Other shapes: not drawn (as in the page).
   }
@@ -472,7 +500,7 @@ std::vector<std::uint8_t> FrameRenderer::Impl::draw(std::size_t index) const {
     if (std::max({triangles[t], triangles[t + 1], triangles[t + 2]}) < count)
       shapes.push_back({point(x, triangles[t]), point(x, triangles[t + 1]), point(x, triangles[t + 2]), kBody});
   for (const Triangle& t : shapes) canvas.triangle(t);
-  if (colliders.empty()) {
+  if (!hasColliders) {
     // The page's reference floor: a grid under the objects (at y = 0 when they stay a little above
     // it) and the x, y, z axes, one cell long, at the origin when it lies on the grid.
     const double lowY = low.y();

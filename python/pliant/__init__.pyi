@@ -172,6 +172,44 @@ class ModelBuilder:
     def add_collider(
         self, collider: Collider, path: Optional[Path] = None, rotation_path: Optional[RotationPath] = None
     ) -> int: ...
+    def add_body(
+        self,
+        *,
+        name: str = ...,
+        shape: str = ...,
+        radius: float = ...,
+        half_height: float = ...,
+        half_extents: Vec3Like = ...,
+        points: Optional[ArrayLike] = ...,
+        density: float = ...,
+        mass: float = ...,
+        motion: str = ...,
+        position: Vec3Like = ...,
+        rotation: QuatLike = ...,
+        velocity: Vec3Like = ...,
+        angular_velocity: Vec3Like = ...,
+        material: MaterialLike = ...,
+    ) -> int: ...
+    def add_joint(
+        self,
+        *,
+        type: str = ...,
+        body_a: Optional[int] = ...,
+        body_b: Optional[int] = ...,
+        anchor: Vec3Like = ...,
+        anchor_b: Vec3Like = ...,
+        axis: Vec3Like = ...,
+        rest_length: float = ...,
+        compliance: float = ...,
+        damping: float = ...,
+        lower: float = ...,
+        upper: float = ...,
+        swing_limit: float = ...,
+        drive: str = ...,
+        drive_target: float = ...,
+        drive_compliance: float = ...,
+        drive_damping: float = ...,
+    ) -> int: ...
     def add_collision_triangles(self, triangles: ArrayLike, enable: bool = True) -> int: ...
     def add_object(self, name: str, particles: ArrayLike, damping_factor: float = 0.0) -> int: ...
     def add_cloth_grid(
@@ -328,6 +366,9 @@ class State:
     external_forces: FloatArray  # (n, 3) N
     lambdas: FloatArray  # (m,)
     attachment_targets: FloatArray  # (a, 3) m
+    body_positions: FloatArray  # (b, 3) m, centres of mass, a writable view
+    body_velocities: FloatArray  # (b, 3) m/s
+    body_angular_velocities: FloatArray  # (b, 3) rad/s, world axes
     time: float  # s
     step_count: int
     last_substep: float  # s
@@ -338,6 +379,10 @@ class State:
     def particle_count(self) -> int: ...
     def hash(self) -> int: ...
     def hash_hex(self) -> str: ...
+    @property
+    def body_rotations(self) -> FloatArray: ...  # (b, 4) w, x, y, z, a copy
+    def joint_forces(self) -> FloatArray: ...  # (j, 3) N
+    def joint_torques(self) -> FloatArray: ...  # (j, 3) N m
     def copy(self) -> State: ...
     def __copy__(self) -> State: ...
     def __deepcopy__(self, memo: Any) -> State: ...

@@ -214,6 +214,92 @@ Quat optionalQuat(py::handle value, const std::string& field) {
   return value.is_none() ? Quat::Identity() : toQuat(value, field);
 }
 
+// ModelBuilder.add_body's keywords (BodyDefinition, pliant/bodies.h).
+BodyDefinition bodyDef(const py::kwargs& kwargs) {
+  Keywords kw("add_body", kwargs);
+  BodyDefinition d;
+  kw.set("name", d.name, toString);
+  std::string shape = "sphere";
+  kw.set("shape", shape, toString);
+  if (shape == "sphere") d.shape.kind = BodyShapeKind::Sphere;
+  else if (shape == "box") d.shape.kind = BodyShapeKind::Box;
+  else if (shape == "capsule") d.shape.kind = BodyShapeKind::Capsule;
+  else if (shape == "convex_hull") d.shape.kind = BodyShapeKind::ConvexHull;
+  else
+    throw py::value_error("add_body: shape: expected 'sphere', 'box', 'capsule' or 'convex_hull', got '" + shape + "'");
+  kw.set("radius", d.shape.radius, toDouble);
+  kw.set("half_height", d.shape.halfHeight, toDouble);
+  kw.set("half_extents", d.shape.halfExtents, toVec3);
+  if (auto points = kw.take("points")) {
+    if (d.shape.kind != BodyShapeKind::ConvexHull)
+      throw py::value_error("add_body: points: only a convex_hull has them");
+    d.shape.hull = std::make_shared<const ConvexHull>(
+        buildConvexHull(toVec3Array(*points, kw.field("points")), "add_body: points"));
+  } else if (d.shape.kind == BodyShapeKind::ConvexHull) {
+    throw py::value_error("add_body: points: a convex_hull needs its points, (n, 3) m");
+  }
+  kw.set("density", d.density, toDouble);
+  kw.set("mass", d.mass, toDouble);
+  std::string motion = "dynamic";
+  kw.set("motion", motion, toString);
+  if (motion == "dynamic") d.motion = BodyMotion::Dynamic;
+  else if (motion == "static") d.motion = BodyMotion::Static;
+  else if (motion == "kinematic") d.motion = BodyMotion::Kinematic;
+  else throw py::value_error("add_body: motion: expected 'dynamic', 'static' or 'kinematic', got '" + motion + "'");
+  kw.set("position", d.pose.position, toVec3);
+  kw.set("rotation", d.pose.rotation, toQuat);
+  kw.set("velocity", d.velocity, toVec3);
+  kw.set("angular_velocity", d.angularVelocity, toVec3);
+  kw.set("material", d.material, toMaterial);
+  kw.done();
+  return d;
+}
+
+BodyIndex bodySide(py::handle value, const std::string& field) {
+  if (value.is_none()) return kWorldBody;
+  const int index = toInt(value, field);
+  if (index < 0) throw py::value_error(field + ": expected a body index >= 0 or None (the world)");
+  return static_cast<BodyIndex>(index);
+}
+
+// ModelBuilder.add_joint's keywords (JointDefinition, pliant/bodies.h).
+JointDefinition jointDef(const py::kwargs& kwargs) {
+  Keywords kw("add_joint", kwargs);
+  JointDefinition d;
+  std::string type = "fixed";
+  kw.set("type", type, toString);
+  if (type == "fixed") d.kind = JointKind::Fixed;
+  else if (type == "spherical") d.kind = JointKind::Spherical;
+  else if (type == "hinge") d.kind = JointKind::Hinge;
+  else if (type == "prismatic") d.kind = JointKind::Prismatic;
+  else if (type == "distance") d.kind = JointKind::Distance;
+  else
+    throw py::value_error("add_joint: type: expected 'fixed', 'spherical', 'hinge', 'prismatic' or 'distance', got '" +
+                          type + "'");
+  kw.set("body_a", d.bodyA, bodySide);
+  kw.set("body_b", d.bodyB, bodySide);
+  kw.set("anchor", d.anchor, toVec3);
+  kw.set("anchor_b", d.anchorB, toVec3);
+  kw.set("axis", d.axis, toVec3);
+  kw.set("rest_length", d.restLength, toDouble);
+  kw.set("compliance", d.params.compliance, toDouble);
+  kw.set("damping", d.params.damping, toDouble);
+  kw.set("lower", d.lower, toDouble);
+  kw.set("upper", d.upper, toDouble);
+  kw.set("swing_limit", d.swingLimit, toDouble);
+  std::string drive = "none";
+  kw.set("drive", drive, toString);
+  if (drive == "angle") d.drive = JointDrive::Angle;
+  else if (drive == "speed") d.drive = JointDrive::Speed;
+  else if (drive != "none")
+    throw py::value_error("add_joint: drive: expected 'angle', 'speed' or 'none', got '" + drive + "'");
+  kw.set("drive_target", d.driveTarget, toDouble);
+  kw.set("drive_compliance", d.driveParams.compliance, toDouble);
+  kw.set("drive_damping", d.driveParams.damping, toDouble);
+  kw.done();
+  return d;
+}
+
 // Read-only views of one constraint family's fields, without copies.
 py::array constraintParticles(const Model& m, ConstraintFamily family, py::handle owner) {
   auto stencil = [&](const auto& array, std::size_t k) {
@@ -815,6 +901,21 @@ point inside the function instead.)doc")
           py::arg("collider"), py::arg("path") = py::none(), py::arg("rotation_path") = py::none(),
           "add_collider(collider, path=None, rotation_path=None) -> int\n\nAdds a collider; path(t) -> (x, y, z) m "
           "moves its frame origin, rotation_path(t) -> (w, x, y, z) turns it.")
+      .def(
+          "add_body", [](ModelBuilder& b, const py::kwargs& kwargs) { return b.addBody(bodyDef(kwargs)); },
+          "add_body(*, name='', shape='sphere', radius=0, half_height=0, half_extents=(0, 0, 0), points=None, "
+          "density=1000, mass=0, motion='dynamic', position=(0, 0, 0), rotation=(1, 0, 0, 0), velocity=(0, 0, 0), "
+          "angular_velocity=(0, 0, 0), material=None) -> int\n\nA rigid body (sphere, box, capsule along y, or the "
+          "convex hull of `points`), its shape frame placed at `position` (m) turned by `rotation` (w, x, y, z); mass "
+          "from `density` (kg/m^3) or `mass` (kg); motion 'dynamic', 'static' or 'kinematic'. Returns its index.")
+      .def(
+          "add_joint", [](ModelBuilder& b, const py::kwargs& kwargs) { return b.addJoint(jointDef(kwargs)); },
+          "add_joint(*, type='fixed', body_a=None, body_b=None, anchor=(0, 0, 0), anchor_b=(0, 0, 0), axis=(1, 0, 0), "
+          "rest_length=-1, compliance=0, damping=0, lower=-inf, upper=inf, swing_limit=inf, drive='none', "
+          "drive_target=0, drive_compliance=0, drive_damping=0) -> int\n\nA joint ('fixed', 'spherical', 'hinge', "
+          "'prismatic' or 'distance') between bodies body_a and body_b (indices; None is the world) at `anchor` (m, "
+          "world) about `axis`; limits in rad (m for prismatic), a hinge drive to an 'angle' (rad) or a 'speed' "
+          "(rad/s). Returns its index.")
       .def(
           "add_collision_triangles",
           [](ModelBuilder& b, py::object triangles, py::object enable) {

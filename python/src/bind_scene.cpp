@@ -84,6 +84,14 @@ const char* probeKindName(Probe::Kind kind) {
       return "residual";
     case Probe::Kind::Intersections:
       return "intersections";
+    case Probe::Kind::Body:
+      return "body";
+    case Probe::Kind::BodyMomentum:
+      return "body-momentum";
+    case Probe::Kind::BodyEnergy:
+      return "body-energy";
+    case Probe::Kind::JointForce:
+      return "joint-force";
   }
   return "unknown";
 }
@@ -267,6 +275,8 @@ can still be sent to other processes.)doc")
               if (p.kind == Probe::Kind::ConstraintForce)
                 d["constraint"] = py::make_tuple(familyKey(p.constraint.family), p.constraint.index);
               if (p.object >= 0) d["object"] = p.object;
+              if (p.body >= 0) d["body"] = p.body;
+              if (p.kind == Probe::Kind::JointForce) d["joint"] = p.joint;
               out.append(d);
             }
             return out;

@@ -18,7 +18,8 @@ std::string hex(std::uint64_t value) {
 // Copies `from` into `to` without reallocating `to`'s arrays, so numpy views of `to` stay valid.
 void assignInPlace(State& to, const State& from, const std::string& what) {
   if (from.position.size() != to.position.size() || from.lambda.size() != to.lambda.size() ||
-      from.attachmentTarget.size() != to.attachmentTarget.size())
+      from.attachmentTarget.size() != to.attachmentTarget.size() ||
+      from.bodyPosition.size() != to.bodyPosition.size() || from.jointLambda.size() != to.jointLambda.size())
     throw py::value_error(what + ": the states belong to different models (" + std::to_string(from.position.size()) +
                           " and " + std::to_string(to.position.size()) + " particles, " +
                           std::to_string(from.lambda.size()) + " and " + std::to_string(to.lambda.size()) +
@@ -28,6 +29,18 @@ void assignInPlace(State& to, const State& from, const std::string& what) {
 }
 
 State& stateOf(py::handle self) { return self.cast<State&>(); }
+
+// (j, 3) float64: State::jointForce or jointTorque of every joint, a new array.
+py::array_t<double> jointRows(const State& s, Vec3 (State::*of)(std::size_t) const) {
+  const std::size_t joints = s.jointLinearImpulse.size();
+  py::array_t<double> out(std::vector<py::ssize_t>{static_cast<py::ssize_t>(joints), 3});
+  auto rows = out.mutable_unchecked<2>();
+  for (std::size_t j = 0; j < joints; ++j) {
+    const Vec3 v = (s.*of)(j);
+    for (int k = 0; k < 3; ++k) rows(static_cast<py::ssize_t>(j), k) = v[k];
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -70,6 +83,40 @@ Pickling uses the checkpoint bytes, so a state sent to another process steps on 
           "attachment_targets", [](py::object self) { return vec3View(stateOf(self).attachmentTarget, self, true); },
           [](State& s, py::object v) { assignVec3(s.attachmentTarget, v, "State.attachment_targets"); },
           "(a, 3) float64 m, the current target of each attachment; write it to move fixed ones.")
+      .def_property(
+          "body_positions", [](py::object self) { return vec3View(stateOf(self).bodyPosition, self, true); },
+          [](State& s, py::object v) { assignVec3(s.bodyPosition, v, "State.body_positions"); },
+          "(b, 3) float64 m, each rigid body's centre of mass, a writable view.")
+      .def_property(
+          "body_velocities", [](py::object self) { return vec3View(stateOf(self).bodyVelocity, self, true); },
+          [](State& s, py::object v) { assignVec3(s.bodyVelocity, v, "State.body_velocities"); },
+          "(b, 3) float64 m/s, each body's centre of mass velocity, a writable view.")
+      .def_property(
+          "body_angular_velocities",
+          [](py::object self) { return vec3View(stateOf(self).bodyAngularVelocity, self, true); },
+          [](State& s, py::object v) { assignVec3(s.bodyAngularVelocity, v, "State.body_angular_velocities"); },
+          "(b, 3) float64 rad/s, world axes, a writable view.")
+      .def_property_readonly(
+          "body_rotations",
+          [](const State& s) {
+            py::array_t<double> out(std::vector<py::ssize_t>{static_cast<py::ssize_t>(s.bodyRotation.size()), 4});
+            auto q = out.mutable_unchecked<2>();
+            for (std::size_t b = 0; b < s.bodyRotation.size(); ++b) {
+              const auto i = static_cast<py::ssize_t>(b);
+              q(i, 0) = s.bodyRotation[b].w();
+              q(i, 1) = s.bodyRotation[b].x();
+              q(i, 2) = s.bodyRotation[b].y();
+              q(i, 3) = s.bodyRotation[b].z();
+            }
+            return out;
+          },
+          "(b, 4) float64, each body frame's rotation to the world as a unit quaternion (w, x, y, z); a copy.")
+      .def(
+          "joint_forces", [](const State& s) { return jointRows(s, &State::jointForce); },
+          "joint_forces() -> (j, 3) float64 N, the force each joint exerted on its body B in the last substep.")
+      .def(
+          "joint_torques", [](const State& s) { return jointRows(s, &State::jointTorque); },
+          "joint_torques() -> (j, 3) float64 N m, the couple each joint exerted on its body B in the last substep.")
       .def_readwrite("time", &State::time, "Simulated time (s).")
       .def_readwrite("step_count", &State::stepCount, "Steps taken.")
       .def_readwrite("last_substep", &State::lastSubstep, "h of the last substep (s).")

@@ -15,6 +15,14 @@
 //   72  f64[3P]  position, velocity, previousPosition, externalForce (each 3P), f64[L] lambda,
 //                f64[3A] attachmentTarget
 //   end u64      FNV-1a 64 over every preceding byte
+// Version 2, written when the state has rigid bodies or joints (a state without them is written as
+// version 1, byte for byte as before): the header goes on with
+//   72  u64      body count B
+//   80  u64      joint count J
+// and the payload starts at 88 with the version 1 arrays, then f64[3B] bodyPosition, f64[4B]
+// bodyRotation (x, y, z, w each), f64[3B] bodyVelocity, f64[3B] bodyAngularVelocity, f64[3B]
+// bodyPreviousPosition, f64[4B] bodyPreviousRotation, f64[4J] jointLambda (kJointMultipliers per
+// joint), f64[3J] jointLinearImpulse, f64[3J] jointAngularImpulse.
 // Doubles are stored as their bit patterns, so a restored state is bit-identical to the saved one.
 //
 // Reading trusts nothing: FNV-1a finds damage, not a crafted file with a recomputed checksum, so
@@ -45,12 +53,24 @@ using namespace detail;
 namespace {
 
 constexpr char kCheckpointMagic[8] = {'P', 'L', 'I', 'A', 'N', 'T', 'C', 'K'};
-constexpr std::uint32_t kCheckpointVersion = 1;
+constexpr std::uint32_t kCheckpointVersion = 1;        // particles only
+constexpr std::uint32_t kCheckpointBodiesVersion = 2;  // with bodies and joints
 constexpr std::size_t kCheckpointHeaderSize = 72;
+constexpr std::size_t kCheckpointBodiesHeaderSize = 88;
 constexpr std::size_t kChecksumSize = 8;
+// Doubles per body and per joint in a version 2 payload.
+constexpr std::uint64_t kBodyDoubles = 20;
+constexpr std::uint64_t kJointDoubles = kJointMultipliers + 6;
 
-std::uint64_t checkpointSize(std::uint64_t particles, std::uint64_t lambdas, std::uint64_t attachments) {
-  return kCheckpointHeaderSize + 8 * (12 * particles + lambdas + 3 * attachments) + kChecksumSize;
+std::size_t headerSize(std::uint32_t version) {
+  return version == kCheckpointBodiesVersion ? kCheckpointBodiesHeaderSize : kCheckpointHeaderSize;
+}
+
+std::uint64_t checkpointSize(std::uint32_t version, std::uint64_t particles, std::uint64_t lambdas,
+                             std::uint64_t attachments, std::uint64_t bodies, std::uint64_t joints) {
+  return headerSize(version) +
+         8 * (12 * particles + lambdas + 3 * attachments + kBodyDoubles * bodies + kJointDoubles * joints) +
+         kChecksumSize;
 }
 
 [[noreturn]] void checkpointError(const std::string& path, const std::string& what) {
@@ -72,13 +92,28 @@ std::string checkpointBytes(const std::string& path, const State& state) {
                               std::to_string(state.velocity.size()) + " velocities, " +
                               std::to_string(state.previousPosition.size()) + " previous positions, " +
                               std::to_string(state.externalForce.size()) + " external forces; expected equal counts");
+  const std::size_t bodies = state.bodyPosition.size();
+  const std::size_t joints = state.jointLinearImpulse.size();
+  for (const std::size_t count :
+       {state.bodyRotation.size(), state.bodyVelocity.size(), state.bodyAngularVelocity.size(),
+        state.bodyPreviousPosition.size(), state.bodyPreviousRotation.size()})
+    if (count != bodies)
+      checkpointError(path, "body arrays disagree: " + std::to_string(bodies) + " body positions and an array of " +
+                                std::to_string(count) + "; expected equal counts");
+  if (state.jointAngularImpulse.size() != joints || state.jointLambda.size() != kJointMultipliers * joints)
+    checkpointError(path, "joint arrays disagree: " + std::to_string(joints) + " linear impulses, " +
+                              std::to_string(state.jointAngularImpulse.size()) + " angular impulses, " +
+                              std::to_string(state.jointLambda.size()) + " multipliers; expected " +
+                              std::to_string(joints) + ", " + std::to_string(joints) + " and " +
+                              std::to_string(kJointMultipliers * joints));
   checkStateFields(state, path, nullptr);
   const std::size_t lambdas = state.lambda.size();
   const std::size_t attachments = state.attachmentTarget.size();
-  std::string out(checkpointSize(n, lambdas, attachments), '\0');
+  const std::uint32_t version = bodies + joints > 0 ? kCheckpointBodiesVersion : kCheckpointVersion;
+  std::string out(checkpointSize(version, n, lambdas, attachments, bodies, joints), '\0');
   char* dst = out.data();
   std::memcpy(dst, kCheckpointMagic, 8);
-  storeLittle32(dst + 8, kCheckpointVersion);
+  storeLittle32(dst + 8, version);
   storeLittle32(dst + 12, 0);
   storeLittle64(dst + 16, n);
   storeLittle64(dst + 24, lambdas);
@@ -87,7 +122,11 @@ std::string checkpointBytes(const std::string& path, const State& state) {
   storeLittle64(dst + 48, std::bit_cast<std::uint64_t>(state.lastSubstep));
   storeLittle64(dst + 56, state.stepCount);
   storeLittle64(dst + 64, state.hash());
-  dst += kCheckpointHeaderSize;
+  if (version == kCheckpointBodiesVersion) {
+    storeLittle64(dst + 72, bodies);
+    storeLittle64(dst + 80, joints);
+  }
+  dst += headerSize(version);
   auto putDouble = [&dst](double value) {
     storeLittle64(dst, std::bit_cast<std::uint64_t>(value));
     dst += 8;
@@ -99,6 +138,23 @@ std::string checkpointBytes(const std::string& path, const State& state) {
   for (double l : state.lambda) putDouble(l);
   for (const Vec3& v : state.attachmentTarget)
     for (int k = 0; k < 3; ++k) putDouble(v[k]);
+  const auto putVectors = [&](const std::vector<Vec3>& array) {
+    for (const Vec3& v : array)
+      for (int k = 0; k < 3; ++k) putDouble(v[k]);
+  };
+  const auto putQuats = [&](const std::vector<Quat>& array) {
+    for (const Quat& q : array)
+      for (int k = 0; k < 4; ++k) putDouble(q.coeffs()[k]);
+  };
+  putVectors(state.bodyPosition);
+  putQuats(state.bodyRotation);
+  putVectors(state.bodyVelocity);
+  putVectors(state.bodyAngularVelocity);
+  putVectors(state.bodyPreviousPosition);
+  putQuats(state.bodyPreviousRotation);
+  for (double l : state.jointLambda) putDouble(l);
+  putVectors(state.jointLinearImpulse);
+  putVectors(state.jointAngularImpulse);
   const std::size_t payload = static_cast<std::size_t>(dst - out.data());
   storeLittle64(dst, fnv1a(out.data(), payload));
   return out;
@@ -115,11 +171,12 @@ void writeCheckpoint(const std::string& path, const State& state) {
 namespace {
 
 struct CheckpointCounts {
-  std::uint64_t particles = 0, lambdas = 0, attachments = 0;
+  std::uint32_t version = kCheckpointVersion;
+  std::uint64_t particles = 0, lambdas = 0, attachments = 0, bodies = 0, joints = 0;
   std::string text;
 };
 
-// Checks the header (its first `headerBytes` bytes, at most kCheckpointHeaderSize) of a checkpoint of
+// Checks the header (its first `headerBytes` bytes, at most kCheckpointBodiesHeaderSize) of a checkpoint of
 // `size` bytes: magic, version, flags, and that the counts fit the size exactly. Sizes first (a
 // cut-off file is the common failure), then the model's counts (a damaged count almost never fits
 // the size exactly, so a mismatch then really is a different model; reading a file, this comes
@@ -133,20 +190,32 @@ CheckpointCounts checkCheckpointHeader(const char* header, std::size_t headerByt
     checkpointError(path,
                     "truncated: " + std::to_string(size) + " bytes, expected at least " + std::to_string(kMinimum));
   const std::uint32_t version = loadLittle32(header + 8);
-  if (version != kCheckpointVersion)
-    checkpointError(
-        path, "format version " + std::to_string(version) + ", expected version " + std::to_string(kCheckpointVersion));
+  if (version != kCheckpointVersion && version != kCheckpointBodiesVersion)
+    checkpointError(path, "format version " + std::to_string(version) + ", expected version " +
+                              std::to_string(kCheckpointVersion) + " or " + std::to_string(kCheckpointBodiesVersion));
   if (loadLittle32(header + 12) != 0) checkpointError(path, "unknown flags set in the header; expected 0");
   CheckpointCounts c;
+  c.version = version;
+  if (version == kCheckpointBodiesVersion &&
+      (size < kCheckpointBodiesHeaderSize + kChecksumSize || headerBytes < kCheckpointBodiesHeaderSize))
+    checkpointError(path, "truncated: " + std::to_string(size) + " bytes, expected at least " +
+                              std::to_string(kCheckpointBodiesHeaderSize + kChecksumSize) + " for version " +
+                              std::to_string(version));
   c.particles = loadLittle64(header + 16);
   c.lambdas = loadLittle64(header + 24);
   c.attachments = loadLittle64(header + 32);
+  if (version == kCheckpointBodiesVersion) {
+    c.bodies = loadLittle64(header + 72);
+    c.joints = loadLittle64(header + 80);
+  }
   c.text = std::to_string(c.particles) + " particles, " + std::to_string(c.lambdas) + " constraint multipliers and " +
            std::to_string(c.attachments) + " attachments";
-  if (c.particles > size || c.lambdas > size || c.attachments > size)
+  if (version == kCheckpointBodiesVersion)
+    c.text += ", " + std::to_string(c.bodies) + " bodies and " + std::to_string(c.joints) + " joints";
+  if (c.particles > size || c.lambdas > size || c.attachments > size || c.bodies > size || c.joints > size)
     checkpointError(path, "header claims " + c.text + ", more than a file of " + std::to_string(size) +
                               " bytes can hold (truncated or corrupted)");
-  const std::uint64_t expected = checkpointSize(c.particles, c.lambdas, c.attachments);
+  const std::uint64_t expected = checkpointSize(version, c.particles, c.lambdas, c.attachments, c.bodies, c.joints);
   if (size < expected)
     checkpointError(
         path, "truncated: " + std::to_string(size) + " bytes, expected " + std::to_string(expected) + " for " + c.text);
@@ -161,13 +230,18 @@ CheckpointCounts checkCheckpointHeader(const char* header, std::size_t headerByt
 namespace {
 
 std::string modelCountsText(const Model& model) {
-  return std::to_string(model.particleCount()) + " particles, " + std::to_string(model.totalConstraintCount()) +
-         " constraint multipliers and " + std::to_string(model.attachments.size()) + " attachments";
+  std::string text = std::to_string(model.particleCount()) + " particles, " +
+                     std::to_string(model.totalConstraintCount()) + " constraint multipliers and " +
+                     std::to_string(model.attachments.size()) + " attachments";
+  if (model.bodyCount() + model.joints.size() > 0)
+    text += ", " + std::to_string(model.bodyCount()) + " bodies and " + std::to_string(model.joints.size()) + " joints";
+  return text;
 }
 
 void checkCountsAgainstModel(const CheckpointCounts& counts, const Model& model, const std::string& path) {
   if (counts.particles != model.particleCount() || counts.lambdas != model.totalConstraintCount() ||
-      counts.attachments != model.attachments.size())
+      counts.attachments != model.attachments.size() || counts.bodies != model.bodyCount() ||
+      counts.joints != model.joints.size())
     checkpointError(
         path, "saved for a model with " + counts.text + "; expected " + modelCountsText(model) + " (the model given)");
 }
@@ -221,12 +295,32 @@ void checkStateFields(const State& state, const std::string& path, const SolverS
       checkpointError(path, "constraint multiplier lambda[" + std::to_string(i) + "] is " + number(state.lambda[i]) +
                                 "; expected a finite number");
   checkVectors(state.attachmentTarget, "attachment target", "m");
+  checkVectors(state.bodyPosition, "body position", "m");
+  checkVectors(state.bodyVelocity, "body velocity", "m/s");
+  checkVectors(state.bodyAngularVelocity, "body angular velocity", "rad/s");
+  checkVectors(state.bodyPreviousPosition, "body previous position", "m");
+  // Rotations are unit quaternions (the solver normalises them every substep).
+  const auto checkRotations = [&](const std::vector<Quat>& array, const char* field) {
+    for (std::size_t i = 0; i < array.size(); ++i)
+      if (!array[i].coeffs().allFinite() || !(std::abs(array[i].norm() - 1.0) <= 1e-6))
+        checkpointError(path, std::string(field) + "[" + std::to_string(i) + "] is (" + number(array[i].w()) + ", " +
+                                  number(array[i].x()) + ", " + number(array[i].y()) + ", " + number(array[i].z()) +
+                                  "); expected a unit quaternion (w, x, y, z)");
+  };
+  checkRotations(state.bodyRotation, "body rotation");
+  checkRotations(state.bodyPreviousRotation, "body previous rotation");
+  for (std::size_t i = 0; i < state.jointLambda.size(); ++i)
+    if (!std::isfinite(state.jointLambda[i]))
+      checkpointError(path, "joint multiplier jointLambda[" + std::to_string(i) + "] is " +
+                                number(state.jointLambda[i]) + "; expected a finite number");
+  checkVectors(state.jointLinearImpulse, "joint linear impulse", "kg m");
+  checkVectors(state.jointAngularImpulse, "joint angular impulse", "kg m^2");
 }
 
 State decodeState(std::string_view bytes, const std::string& path, const Model* model, const SolverSettings* settings) {
   const char* header = bytes.data();
-  const CheckpointCounts counts =
-      checkCheckpointHeader(header, std::min<std::size_t>(bytes.size(), kCheckpointHeaderSize), bytes.size(), path);
+  const CheckpointCounts counts = checkCheckpointHeader(
+      header, std::min<std::size_t>(bytes.size(), kCheckpointBodiesHeaderSize), bytes.size(), path);
   const std::uint64_t particles = counts.particles, lambdas = counts.lambdas, attachments = counts.attachments;
   const std::size_t payload = bytes.size() - kChecksumSize;
   const std::uint64_t stored = loadLittle64(bytes.data() + payload);
@@ -237,7 +331,7 @@ State decodeState(std::string_view bytes, const std::string& path, const Model* 
   state.time = std::bit_cast<double>(loadLittle64(header + 40));
   state.lastSubstep = std::bit_cast<double>(loadLittle64(header + 48));
   state.stepCount = loadLittle64(header + 56);
-  const char* src = bytes.data() + kCheckpointHeaderSize;
+  const char* src = bytes.data() + headerSize(counts.version);
   auto getDouble = [&src]() {
     const double value = std::bit_cast<double>(loadLittle64(src));
     src += 8;
@@ -256,6 +350,22 @@ State decodeState(std::string_view bytes, const std::string& path, const Model* 
   state.lambda.resize(static_cast<std::size_t>(lambdas));
   for (double& l : state.lambda) l = getDouble();
   getVectors(state.attachmentTarget, static_cast<std::size_t>(attachments));
+  const auto bodies = static_cast<std::size_t>(counts.bodies), joints = static_cast<std::size_t>(counts.joints);
+  auto getQuats = [&](std::vector<Quat>& array) {
+    array.resize(bodies);
+    for (Quat& q : array)
+      for (int k = 0; k < 4; ++k) q.coeffs()[k] = getDouble();
+  };
+  getVectors(state.bodyPosition, bodies);
+  getQuats(state.bodyRotation);
+  getVectors(state.bodyVelocity, bodies);
+  getVectors(state.bodyAngularVelocity, bodies);
+  getVectors(state.bodyPreviousPosition, bodies);
+  getQuats(state.bodyPreviousRotation);
+  state.jointLambda.resize(kJointMultipliers * joints);
+  for (double& l : state.jointLambda) l = getDouble();
+  getVectors(state.jointLinearImpulse, joints);
+  getVectors(state.jointAngularImpulse, joints);
   // An end-to-end check of the decoding against the hash taken when the state was saved.
   if (state.hash() != loadLittle64(header + 64))
     checkpointError(path, "restored state hash differs from the saved one; expected a bit-identical state");
@@ -269,12 +379,13 @@ State readState(const std::string& path, const Model& model, const SolverSetting
   // file's size, before anything past the header is read.
   InputFile file(path, "a Pliant checkpoint (.ckpt)", std::numeric_limits<std::uint64_t>::max());
   const std::uint64_t size = file.size();
-  std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(size, kCheckpointHeaderSize)), '\0');
-  file.read(bytes.data(), bytes.size());
-  checkCountsAgainstModel(checkCheckpointHeader(bytes.data(), bytes.size(), size, path), model, path);
+  std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(size, kCheckpointBodiesHeaderSize)), '\0');
+  const std::size_t headerRead = bytes.size();
+  file.read(bytes.data(), headerRead);
+  checkCountsAgainstModel(checkCheckpointHeader(bytes.data(), headerRead, size, path), model, path);
   // Exactly the size checked (a file that grows meanwhile cannot make us read more).
   bytes.resize(static_cast<std::size_t>(size));
-  file.read(bytes.data() + kCheckpointHeaderSize, size - kCheckpointHeaderSize);
+  file.read(bytes.data() + headerRead, size - headerRead);
   return decodeState(bytes, path, &model, settings);
 }
 

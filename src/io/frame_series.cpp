@@ -1,7 +1,7 @@
-// The frames of a run as parts (FrameSeries, pliant/io/output.h): each object of the topology and
-// each collider is its own named part, written in the layout its format allows (a VTK multiblock
-// of .vtu files, named OBJ objects, one PLY per part). The colliders' surfaces are tessellated once
-// (ColliderSurfaces) and posed at each frame's time.
+// The frames of a run as parts (FrameSeries, pliant/io/output.h): each object of the topology, each
+// rigid body and each collider is its own named part, written in the layout its format allows (a VTK multiblock
+// of .vtu files, named OBJ objects, one PLY per part). The colliders' and bodies' surfaces are
+// tessellated once (ColliderSurfaces, BodySurfaces) and posed at each frame's time or state.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -16,6 +16,7 @@
 #include "frame_formats.h"
 #include "pliant/colliders.h"
 #include "pliant/error.h"
+#include "pliant/rigid_shapes.h"
 
 namespace pliant::io {
 
@@ -211,6 +212,53 @@ void ColliderSurfaces::pose(const Model& model, std::size_t c, double time, std:
   for (std::size_t i = 0; i < out.size(); ++i) out[i] = r * vertices_[c][i] + pose.position;
 }
 
+BodySurfaces::BodySurfaces(const Model& model) {
+  for (const RigidBody& body : model.bodies) {
+    names_.push_back(body.name);
+    std::vector<Vec3> vertices;
+    std::vector<std::array<std::uint32_t, 3>> triangles;
+    const BodyShape& shape = body.shape;
+    switch (shape.kind) {
+      case BodyShapeKind::Sphere:
+        tessellateRound(shape.radius, 0.0, vertices, triangles);
+        break;
+      case BodyShapeKind::Capsule:
+        tessellateRound(shape.radius, shape.halfHeight, vertices, triangles);
+        break;
+      case BodyShapeKind::Box:
+        tessellateBox(shape.halfExtents, vertices, triangles);
+        break;
+      case BodyShapeKind::ConvexHull:
+        if (shape.hull) {
+          vertices = shape.hull->vertices;
+          triangles = shape.hull->triangles;
+        }
+        break;
+      case BodyShapeKind::Mesh:
+        if (shape.grid) {
+          vertices = shape.grid->vertices;
+          triangles = shape.grid->triangles;
+        }
+        break;
+      case BodyShapeKind::Plane:
+        break;  // static bodies from colliders only; drawn as the collider
+    }
+    vertices_.push_back(std::move(vertices));
+    triangles_.push_back(std::move(triangles));
+  }
+}
+
+ColliderPose BodySurfaces::shapePose(const Model& model, const State& state, std::size_t b) {
+  return model.bodies[b].shapePose(state.bodyPosition[b], state.bodyRotation[b]);
+}
+
+void BodySurfaces::pose(const Model& model, const State& state, std::size_t b, std::vector<Vec3>& out) const {
+  const ColliderPose pose = shapePose(model, state, b);
+  const Eigen::Matrix3d r = pose.rotation.toRotationMatrix();
+  out.resize(vertices_[b].size());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = r * vertices_[b][i] + pose.position;
+}
+
 namespace {
 
 // The centre of the box around the particles and the non-plane colliders at the start, and its
@@ -223,6 +271,14 @@ std::pair<Vec3, double> sceneExtent(const Model& model) {
     hi = hi.cwiseMax(p + Vec3::Constant(r));
   };
   for (const Vec3& x : model.initialPosition) include(x, 0.0);
+  for (const RigidBody& body : model.bodies) {
+    Vec3 lower, upper;
+    shapeBounds(body.shape, body.shapePose(body.initialPosition, body.initialRotation), 0.0, lower, upper);
+    if (lower.allFinite() && upper.allFinite()) {
+      include(lower, 0.0);
+      include(upper, 0.0);
+    }
+  }
   for (std::uint32_t c = 0; c < model.colliders.size(); ++c) {
     const Collider& collider = model.colliders[c];
     const Vec3 at = colliderPose(model, c, 0.0).position;
@@ -241,7 +297,8 @@ std::pair<Vec3, double> sceneExtent(const Model& model) {
 FrameSeries::FrameSeries(std::string folder, const Model& model, const Topology& topology,
                          const FrameSeriesOptions& options)
     : folder_(std::move(folder)), model_(model), topology_(topology), options_(options) {
-  if (topology.parts.empty()) {
+  // A model of bodies alone draws no empty particle mesh.
+  if (topology.parts.empty() && (model.particleCount() > 0 || model.bodyCount() == 0)) {
     TopologyPart all;
     all.name = "mesh";
     all.particleCount = static_cast<std::uint32_t>(model.particleCount());
@@ -255,6 +312,8 @@ FrameSeries::FrameSeries(std::string folder, const Model& model, const Topology&
     colliders_ = ColliderSurfaces(model, centre, halfSize);
     posed_.resize(colliders_.size());
   }
+  bodies_ = BodySurfaces(model);
+  posedBodies_.resize(bodies_.size());
   stems_ = fileStems(partNames());
   if (options.format == FrameFormat::Glb) {
     recording_ = std::make_unique<GltfRecording>();
@@ -270,6 +329,9 @@ FrameSeries::FrameSeries(std::string folder, const Model& model, const Topology&
       o.uv = p.uv;
       recording_->objects.push_back(std::move(o));
     }
+    // Bodies and colliders are rigid nodes alike, bodies first (the order of partNames).
+    for (std::size_t b = 0; b < bodies_.size(); ++b)
+      recording_->colliders.push_back({bodies_.name(b), bodies_.localVertices(b), bodies_.triangles(b), {}, {}});
     for (std::size_t c = 0; c < colliders_.size(); ++c)
       recording_->colliders.push_back(
           {colliders_.name(c), colliders_.localVertices(c), colliders_.triangles(c), {}, {}});
@@ -281,6 +343,7 @@ FrameSeries::~FrameSeries() = default;
 std::vector<std::string> FrameSeries::partNames() const {
   std::vector<std::string> names;
   for (const TopologyPart& p : (topology_.parts.empty() ? whole_ : topology_).parts) names.push_back(p.name);
+  for (std::size_t b = 0; b < bodies_.size(); ++b) names.push_back(bodies_.name(b));
   for (std::size_t c = 0; c < colliders_.size(); ++c) names.push_back(colliders_.name(c));
   return names;
 }
@@ -303,20 +366,32 @@ void FrameSeries::write(int frame, const State& state) {
       for (std::uint32_t k = 0; k < parts[i].particleCount; ++k)
         for (int d = 0; d < 3; ++d)
           r.objects[i].positions.push_back(static_cast<float>(state.position[parts[i].firstParticle + k][d]));
+    for (std::size_t b = 0; b < bodies_.size(); ++b) {
+      const ColliderPose pose = BodySurfaces::shapePose(model_, state, b);
+      r.colliders[b].translation.push_back(pose.position);
+      r.colliders[b].rotation.push_back(pose.rotation);
+    }
     for (std::size_t c = 0; c < colliders_.size(); ++c) {
       const ColliderPose pose = colliderPose(model_, static_cast<std::uint32_t>(c), state.time);
-      r.colliders[c].translation.push_back(pose.position);
-      r.colliders[c].rotation.push_back(pose.rotation);
+      r.colliders[bodies_.size() + c].translation.push_back(pose.position);
+      r.colliders[bodies_.size() + c].rotation.push_back(pose.rotation);
     }
     times_.emplace_back(state.time, "scene.glb");
     return;
   }
   std::vector<PartView> parts;
   if (topology_.parts.empty()) {
-    PartView whole = wholePart(topology_, state);
-    parts.push_back(whole);
+    if (!whole_.parts.empty()) parts.push_back(wholePart(topology_, state));
   } else {
     for (const TopologyPart& p : topology_.parts) parts.push_back(objectPart(topology_, p, state));
+  }
+  for (std::size_t b = 0; b < bodies_.size(); ++b) {
+    bodies_.pose(model_, state, b, posedBodies_[b]);
+    PartView v;
+    v.name = bodies_.name(b);
+    v.position = posedBodies_[b];
+    v.triangles = bodies_.triangles(b);
+    parts.push_back(v);
   }
   for (std::size_t c = 0; c < colliders_.size(); ++c) {
     colliders_.pose(model_, c, state.time, posed_[c]);

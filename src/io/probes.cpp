@@ -45,12 +45,41 @@ std::vector<std::string> ProbeRecorder::columns() const {
       case Probe::Kind::Intersections:
         add(p, {"pairs"});
         break;
+      case Probe::Kind::Body:
+        add(p, {"x", "y", "z", "qw", "qx", "qy", "qz", "vx", "vy", "vz", "wx", "wy", "wz"});
+        break;
+      case Probe::Kind::BodyMomentum:
+        add(p, {"px", "py", "pz", "Lx", "Ly", "Lz"});
+        break;
+      case Probe::Kind::BodyEnergy:
+        add(p, {"kinetic", "gravitational", "total"});
+        break;
+      case Probe::Kind::JointForce:
+        add(p, {"fx", "fy", "fz", "tx", "ty", "tz"});
+        break;
     }
   }
   return h;
 }
 
 namespace {
+
+// The bodies a body probe sums over: `body`, or every dynamic body when it is -1.
+template <class Visit>
+void forEachProbedBody(const Model& model, int body, Visit&& visit) {
+  if (body >= 0) {
+    visit(static_cast<std::size_t>(body));
+    return;
+  }
+  for (std::size_t b = 0; b < model.bodyCount(); ++b)
+    if (model.bodies[b].dynamic()) visit(b);
+}
+
+// The world inertia tensor of body b times w: R diag(I) R^T w.
+Vec3 worldInertiaTimes(const Model& model, const State& state, std::size_t b, const Vec3& w) {
+  const Quat& q = state.bodyRotation[b];
+  return q * model.bodies[b].inertia.cwiseProduct(q.conjugate() * w);
+}
 
 void appendNumber(std::string& out, double value) {
   char buffer[32];
@@ -111,6 +140,43 @@ void ProbeRecorder::values(const State& state, std::vector<double>& out) const {
       case Probe::Kind::Intersections:
         put(static_cast<double>(countIntersectingTrianglePairs(state.position, scene_->topology.triangles)));
         break;
+      case Probe::Kind::Body: {
+        const auto b = static_cast<std::size_t>(p.body);
+        const Vec3& x = state.bodyPosition[b];
+        const Quat& q = state.bodyRotation[b];
+        const Vec3& v = state.bodyVelocity[b];
+        const Vec3& w = state.bodyAngularVelocity[b];
+        for (double c : {x.x(), x.y(), x.z(), q.w(), q.x(), q.y(), q.z(), v.x(), v.y(), v.z(), w.x(), w.y(), w.z()})
+          put(c);
+        break;
+      }
+      case Probe::Kind::BodyMomentum: {
+        Vec3 linear = Vec3::Zero(), angular = Vec3::Zero();
+        forEachProbedBody(model, p.body, [&](std::size_t b) {
+          const Vec3 momentum = model.bodies[b].mass * state.bodyVelocity[b];
+          linear += momentum;
+          angular +=
+              state.bodyPosition[b].cross(momentum) + worldInertiaTimes(model, state, b, state.bodyAngularVelocity[b]);
+        });
+        for (double c : {linear.x(), linear.y(), linear.z(), angular.x(), angular.y(), angular.z()}) put(c);
+        break;
+      }
+      case Probe::Kind::BodyEnergy: {
+        double kinetic = 0.0, gravitational = 0.0;
+        forEachProbedBody(model, p.body, [&](std::size_t b) {
+          const double m = model.bodies[b].mass;
+          const Vec3& w = state.bodyAngularVelocity[b];
+          kinetic += 0.5 * m * state.bodyVelocity[b].squaredNorm() + 0.5 * w.dot(worldInertiaTimes(model, state, b, w));
+          gravitational -= m * scene_->settings.gravity.dot(state.bodyPosition[b]);
+        });
+        for (double c : {kinetic, gravitational, kinetic + gravitational}) put(c);
+        break;
+      }
+      case Probe::Kind::JointForce: {
+        const Vec3 f = state.jointForce(p.joint), t = state.jointTorque(p.joint);
+        for (double c : {f.x(), f.y(), f.z(), t.x(), t.y(), t.z()}) put(c);
+        break;
+      }
     }
   }
 }

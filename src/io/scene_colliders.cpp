@@ -164,6 +164,24 @@ void SceneLoader::parseCollider(const Node& c) {
   });
 }
 
+std::uint64_t gridNodeEstimate(const std::vector<Vec3>& vertices, const SignedDistanceGridOptions& options) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Vec3 lo = Vec3::Constant(inf), hi = -lo;
+  for (const Vec3& v : vertices) {
+    lo = lo.cwiseMin(v);
+    hi = hi.cwiseMax(v);
+  }
+  if (!(hi.array() > lo.array()).any()) return 0;
+  const Vec3 extent = hi - lo;
+  const double longest = extent.maxCoeff();
+  double padding = options.padding >= 0.0 ? options.padding : 0.1 * longest;
+  const double h = options.cellSize > 0.0 ? options.cellSize : (longest + 2.0 * padding) / options.maxCellsPerAxis;
+  padding = std::max(padding, 2.0 * h);
+  double nodes = 1.0;
+  for (int k = 0; k < 3; ++k) nodes *= std::ceil((extent[k] + 2.0 * padding) / h) + 1.0;
+  return static_cast<std::uint64_t>(std::min(nodes, static_cast<double>(kMaxSignedDistanceGridNodes)));
+}
+
 std::function<Collider()> SceneLoader::parseMeshCollider(const Node& c) {
   r_.allowOnly(c, {"type", "file", "position", "rotation", "scale", "cell_size", "max_cells", "padding", "friction",
                    "restitution", "path", "angular_velocity"});
@@ -193,24 +211,10 @@ std::function<Collider()> SceneLoader::parseMeshCollider(const Node& c) {
   } catch (const Error& e) {
     r_.fail(c, e.what());
   }
-  Vec3 lo = Vec3::Constant(inf), hi = -lo;
-  for (Vec3& v : mesh->vertices) {
-    v = v.cwiseProduct(scale);
-    lo = lo.cwiseMin(v);
-    hi = hi.cwiseMax(v);
-  }
+  for (Vec3& v : mesh->vertices) v = v.cwiseProduct(scale);
   SceneSize size;
   size.other = mesh->vertices.size() + mesh->triangles.size();
-  if ((hi.array() > lo.array()).any()) {
-    const Vec3 extent = hi - lo;
-    const double longest = extent.maxCoeff();
-    double padding = options.padding >= 0.0 ? options.padding : 0.1 * longest;
-    const double h = options.cellSize > 0.0 ? options.cellSize : (longest + 2.0 * padding) / options.maxCellsPerAxis;
-    padding = std::max(padding, 2.0 * h);
-    double nodes = 1.0;
-    for (int k = 0; k < 3; ++k) nodes *= std::ceil((extent[k] + 2.0 * padding) / h) + 1.0;
-    size.gridNodes = static_cast<std::uint64_t>(std::min(nodes, static_cast<double>(kMaxSignedDistanceGridNodes)));
-  }
+  size.gridNodes = gridNodeEstimate(mesh->vertices, options);
   demands_.push_back({c.path + (r_.has(c, "cell_size")   ? "/cell_size"
                                 : r_.has(c, "max_cells") ? "/max_cells"
                                                          : ""),

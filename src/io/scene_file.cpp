@@ -73,19 +73,24 @@ PathFunction parsePath(const SceneReader& r, const Node& node, const Vec3& offse
 
 Scene SceneLoader::load(const Json& root) {
   const Node top{root, ""};
-  r_.allowOnly(
-      top, {"$schema", "name", "description", "solver", "frames", "duration", "objects", "constraints", "attachments",
-            "kinematic", "colliders", "particle_contact", "surface_contact", "probes", "probe_every"});
+  r_.allowOnly(top, {"$schema", "name", "description", "solver", "frames", "duration", "objects", "constraints",
+                     "attachments", "kinematic", "colliders", "bodies", "joints", "particle_contact", "surface_contact",
+                     "probes", "probe_every"});
   // Phase 1 (see scene_loader.h): every field, in file order; what builds is queued.
   if (r_.has(top, "name")) scene_.name = r_.string(r_.child(top, "name"));
   if (r_.has(top, "description")) scene_.description = r_.string(r_.child(top, "description"));
   parseSolver(top);
+  // A scene has something to move: an object, or a rigid body.
+  const bool hasBodies =
+      r_.has(top, "bodies") && r_.child(top, "bodies").json.is_array() && !r_.child(top, "bodies").json.empty();
   r_.forEachElement(
-      top, "objects", [&](const Node& o) { parseObject(o); }, 1);
+      top, "objects", [&](const Node& o) { parseObject(o); }, hasBodies ? 0 : 1);
   r_.forEachElement(top, "constraints", [&](const Node& n) { parseConstraint(n); });
   r_.forEachElement(top, "attachments", [&](const Node& n) { parseAttachment(n); });
   r_.forEachElement(top, "kinematic", [&](const Node& n) { parseKinematic(n); });
   r_.forEachElement(top, "colliders", [&](const Node& n) { parseCollider(n); });
+  r_.forEachElement(top, "bodies", [&](const Node& n) { parseBody(n); });
+  r_.forEachElement(top, "joints", [&](const Node& n) { parseJoint(n); });
   if (r_.has(top, "particle_contact")) {
     const Node pc = r_.child(top, "particle_contact");
     r_.allowOnly(pc, {"enabled", "friction", "restitution"});

@@ -21,6 +21,7 @@
 
 #include "json_fields.h"
 #include "pliant/builders.h"
+#include "pliant/io/mesh_io.h"
 #include "pliant/io/scenes.h"
 #include "scene_size.h"
 
@@ -33,6 +34,9 @@ std::array<std::uint32_t, kConstraintFamilyCount> familyCounts(const Model& mode
 ConstraintFamily parseFamily(const SceneReader& r, const Node& node);
 // Piecewise-linear path through keyframes, held constant before the first and after the last.
 PathFunction parsePath(const SceneReader& r, const Node& node, const Vec3& offset);
+// Nodes of the signed distance grid of a mesh with these vertices (m), counted the way the grid
+// sizes itself (signed_distance_grid.cpp), at most the grid limit, past which building it is refused.
+std::uint64_t gridNodeEstimate(const std::vector<Vec3>& vertices, const SignedDistanceGridOptions& options);
 
 class SceneLoader {
  public:
@@ -107,6 +111,22 @@ class SceneLoader {
   // A triangle-mesh collider from an OBJ file (relative to the scene file), scaled, then placed;
   // the mesh is read now, its signed distance grid built by the returned work (phase 3).
   std::function<Collider()> parseMeshCollider(const Node& c);
+  // Rigid bodies and joints (scene_bodies.cpp). A body: "type" sphere {radius}, box {half_extents},
+  // capsule {radius, half_height}, convex_hull {points | file, scale} or mesh {file, scale,
+  // cell_size | max_cells, padding}; "density" or "mass", "motion", "position", "rotation",
+  // "velocity", "angular_velocity", "friction", "restitution", "path" (kinematic).
+  void parseBody(const Node& b);
+  // The vertices of the OBJ file "file" scaled by "scale" (the whole mesh in `mesh`).
+  std::vector<Vec3> bodyMeshVertices(const Node& b, io::TriangleMesh& mesh);
+  // A joint: "type", "body_a", "body_b", "anchor", and per type "axis", "anchor_b", "rest_length",
+  // "compliance", "damping", "lower", "upper", "swing_limit", "drive".
+  void parseJoint(const Node& j);
+  // A body by name, by index into "bodies", or "world" (kWorldBody).
+  BodyIndex bodyRef(const Node& node);
+  // A body by name or index into "bodies" (not the world).
+  int bodyIndex(const Node& node);
+  // A joint by name or index into "joints".
+  std::uint32_t jointRef(const Node& node);
   // Constraints, attachments, kinematic particles (scene_constraints.cpp).
   void parseConstraint(const Node& c);
   void parseAttachment(const Node& a);
@@ -129,6 +149,8 @@ class SceneLoader {
     SceneSize size;
   };
   std::vector<Demand> demands_;
+  std::vector<std::string> bodyNames_;   // bodies checked so far, in file order (= Model::bodies)
+  std::vector<std::string> jointNames_;  // joints checked so far (= Model::joints)
   std::vector<std::function<void()>> build_;
 };
 

@@ -45,10 +45,23 @@ void SceneLoader::parseProbe(const Node& p) {
   } else if (type == "intersections") {
     r_.allowOnly(p, {"name", "type"});
     probe.kind = Probe::Kind::Intersections;
+  } else if (type == "body") {
+    r_.allowOnly(p, {"name", "type", "body"});
+    probe.kind = Probe::Kind::Body;
+    probe.body = bodyIndex(r_.child(p, "body"));
+  } else if (type == "body_momentum" || type == "body_energy") {
+    r_.allowOnly(p, {"name", "type", "body"});
+    probe.kind = type == "body_momentum" ? Probe::Kind::BodyMomentum : Probe::Kind::BodyEnergy;
+    if (r_.has(p, "body")) probe.body = bodyIndex(r_.child(p, "body"));
+    else if (bodyNames_.empty()) r_.fail(p, "the scene has no bodies to probe; expected a \"bodies\" array");
+  } else if (type == "joint_force") {
+    r_.allowOnly(p, {"name", "type", "joint"});
+    probe.kind = Probe::Kind::JointForce;
+    probe.joint = jointRef(r_.child(p, "joint"));
   } else {
     r_.fail(typeNode, "unknown probe type '" + type +
-                          "' (expected particle, constraint_force, energy, momentum, centre_of_mass, residual or "
-                          "intersections)");
+                          "' (expected particle, constraint_force, energy, momentum, centre_of_mass, residual, "
+                          "intersections, body, body_momentum, body_energy or joint_force)");
   }
   scene_.probes.push_back(probe);
 }

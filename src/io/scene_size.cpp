@@ -28,6 +28,8 @@ SceneSize& SceneSize::operator+=(const SceneSize& o) {
   contactParticles += o.contactParticles;
   gridNodes += o.gridNodes;
   other += o.other;
+  bodies += o.bodies;
+  joints += o.joints;
   return *this;
 }
 
@@ -62,6 +64,12 @@ double estimateBytes(const SceneSize& s) {
   constexpr double kParticleContact = 72.0 + 8.0 + 1.0;
   constexpr double kGridNode = 8.0;  // a signed distance
   constexpr double kOther = 128.0;
+  // - a rigid body: RigidBody with its name and shape (about 300 bytes, twice), its State arrays
+  //   (about 200 bytes, three copies), and above all its drawn surface (a tessellated sphere or
+  //   capsule: about 500 vertices and 1000 triangles, 24 KiB) in the frame writers and the viewer.
+  constexpr double kBody = 32768.0;
+  // - a joint: Joint (about 350 bytes, twice) and its State multipliers and impulses.
+  constexpr double kJoint = 1024.0;
   const double candidates = static_cast<double>(surfaceCandidateBound(s.collisionParticles, s.collisionEdges));
   const double surfaceContacts = static_cast<double>(surfaceContactBound(s.collisionParticles));
   const double particleContacts = static_cast<double>(particleContactBound(s.contactParticles));
@@ -71,7 +79,8 @@ double estimateBytes(const SceneSize& s) {
          kCollisionEdge * static_cast<double>(s.collisionEdges) +
          kCollisionTriangle * static_cast<double>(s.collisionTriangles) + kCandidate * candidates +
          kSurfaceContact * surfaceContacts + kParticleContact * particleContacts +
-         kGridNode * static_cast<double>(s.gridNodes) + kOther * static_cast<double>(s.other);
+         kGridNode * static_cast<double>(s.gridNodes) + kOther * static_cast<double>(s.other) +
+         kBody * static_cast<double>(s.bodies) + kJoint * static_cast<double>(s.joints);
 }
 
 std::string formatBytes(double bytes) {
@@ -101,6 +110,8 @@ std::string describeSize(const SceneSize& s) {
   item(s.contactParticles, "particles with a contact radius");
   item(s.gridNodes, "signed distance grid nodes");
   item(s.other, "other constraints");
+  item(s.bodies, "rigid bodies");
+  item(s.joints, "joints");
   return out.empty() ? "nothing" : out;
 }
 

@@ -50,6 +50,25 @@ std::string stateCsv(const State& state) {
   return out.str();
 }
 
+// Each body's pose (its centre of mass and body frame -> world quaternion) and velocities.
+std::string bodiesCsv(const Model& model, const State& state) {
+  std::ostringstream out;
+  out << std::setprecision(17) << "body,name,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz\n";
+  for (std::size_t b = 0; b < state.bodyPosition.size(); ++b) {
+    const Vec3& x = state.bodyPosition[b];
+    const Quat& q = state.bodyRotation[b];
+    const Vec3& v = state.bodyVelocity[b];
+    const Vec3& w = state.bodyAngularVelocity[b];
+    // Names are checked by nothing for commas: quote them as CSV does.
+    std::string name;
+    for (char c : model.bodies[b].name) name += c == '"' ? std::string("\"\"") : std::string(1, c);
+    out << b << ",\"" << name << "\"," << x.x() << ',' << x.y() << ',' << x.z() << ',' << q.w() << ',' << q.x() << ','
+        << q.y() << ',' << q.z() << ',' << v.x() << ',' << v.y() << ',' << v.z() << ',' << w.x() << ',' << w.y() << ','
+        << w.z() << '\n';
+  }
+  return out.str();
+}
+
 // frame_NNNNNN<extension>, the name of checkpoint files.
 std::string numberedName(int frame, const char* extension) {
   std::ostringstream name;
@@ -236,6 +255,7 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
   for (const std::string& file : frameFiles.files()) (void)outputs.file(file);
   if (!probes.empty()) attempt([&] { outputs.write("probes.csv", probeCsv); });
   attempt([&] { outputs.write("final_state.csv", stateCsv(state)); });
+  if (scene.model->bodyCount() > 0) attempt([&] { outputs.write("final_bodies.csv", bodiesCsv(*scene.model, state)); });
   const std::string viewerData = viewerFrames.json();
   attempt([&] { outputs.write(viewer::kDataFileName, viewerData); });
   report.viewerFrames = viewerFrames.recordedFrames();
@@ -283,6 +303,8 @@ RunReport runScene(const Scene& scene, const RunOptions& options) {
       {"gravity_m_s2", {scene.settings.gravity.x(), scene.settings.gravity.y(), scene.settings.gravity.z()}},
       {"threads", threadCount()}};
   summary["particles"] = scene.model->particleCount();
+  summary["bodies"] = scene.model->bodyCount();
+  summary["joints"] = scene.model->joints.size();
   nlohmann::json counts;
   for (int f = 0; f < kConstraintFamilyCount; ++f) {
     const auto family = static_cast<ConstraintFamily>(f);

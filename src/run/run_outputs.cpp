@@ -99,6 +99,7 @@ PreviousOutputs checkRunOutputs(const Scene& scene, const RunOptions& options) {
   std::vector<fs::path> outputs = {outDir / "summary.json", outDir / "final_state.csv", outDir / viewer::kDataFileName,
                                    outDir / io::kManifestFileName};
   if (!scene.probes.empty()) outputs.push_back(outDir / "probes.csv");
+  if (scene.model->bodyCount() > 0) outputs.push_back(outDir / "final_bodies.csv");
   if (options.writeFrames && options.frameFormat == io::FrameFormat::Vtk) outputs.push_back(outDir / "scene.pvd");
   if (options.writeFrames && options.frameFormat == io::FrameFormat::Glb) outputs.push_back(outDir / "scene.glb");
   std::error_code ec;

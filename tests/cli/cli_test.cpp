@@ -500,8 +500,8 @@ TEST_F(CliRun, EveryBuiltinSceneRunsFiveFrames) {
     EXPECT_EQ(summary.at("frames"), 5);
     const pliant::Scene scene = pliant::makeBuiltinScene(name);
     EXPECT_EQ(summary.at("particles"), scene.model->particleCount());
-    // One .vtu for a single part, else a multiblock of one .vtu per object and collider.
-    const std::size_t parts = scene.topology.parts.size() + scene.model->colliders.size();
+    // One .vtu for a single part, else a multiblock of one .vtu per object, body and collider.
+    const std::size_t parts = scene.topology.parts.size() + scene.model->bodyCount() + scene.model->colliders.size();
     EXPECT_EQ(summary.at("outputs").at("parts").size(), parts);
     EXPECT_TRUE(fs::exists(path(name) / "frames" / (parts == 1 ? "frame_000005.vtu" : "frame_000005.vtm")));
   }

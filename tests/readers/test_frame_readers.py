@@ -282,3 +282,30 @@ def test_a_cloth_read_from_an_obj_keeps_its_uvs(tmp_path):
     vt = [list(map(float, l.split()[1:])) for l in lines if l.startswith("vt ")]
     assert vt == [[1, 0], [0.5, 0], [0, 0], [1, 1], [0.5, 1], [0, 1]]
     assert assimp_meshes(out / "frames/frame_000001.obj")[0][1:] == (6, 4, "triangle")
+
+
+def test_rigid_bodies_are_named_parts_posed_as_final_bodies_csv(tmp_path):
+    """hinge-chain: ten boxes, each a block named after it whose corners are the box posed by the
+    body's final pose in final_bodies.csv (centre of mass and quaternion); assimp reads the glb's
+    ten nodes."""
+    out = run(tmp_path, "hinge-chain", "--frames", str(FRAMES))
+    names, blocks = read_vtm(out / f"frames/frame_{FRAMES:06d}.vtm")
+    assert names == [f"link_{k}" for k in range(10)]
+    rows = np.genfromtxt(out / "final_bodies.csv", delimiter=",", skip_header=1, dtype=None, encoding="utf-8")
+    half = np.array([0.1, 0.02, 0.02])
+    for block, row in zip(blocks, rows):
+        points = vtk_to_numpy(block.GetPoints().GetData()).astype(np.float64)
+        assert points.shape == (24, 3)  # 6 faces of 4 corners
+        centre = np.array([row[2], row[3], row[4]])
+        w, x, y, z = row[5], row[6], row[7], row[8]
+        rotation = np.array([
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ])
+        local = (points - centre) @ rotation  # back into the body frame
+        assert np.allclose(np.abs(local), half, atol=1e-5)
+    # glb: a node per body (assimp shares the ten identical box meshes as one).
+    out = run(tmp_path / "glb", "hinge-chain", "--frames", str(FRAMES), "--format", "glb")
+    info = subprocess.run(["assimp", "info", str(out / "scene.glb")], capture_output=True, text=True).stdout
+    assert re.findall(r"(link_\d) \(mesh", info) == [f"link_{k}" for k in range(10)]

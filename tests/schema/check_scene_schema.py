@@ -28,6 +28,12 @@ LOADER_ONLY = {
     "pin_index.json": "a pin index within the object's particle count",
     "probe_index.json": "a probe index within the object's particle count",
     "unknown_object.json": "an object name that no object has",
+    "body_duplicate_name.json": "body names must be unique across the bodies array",
+    "joint_unknown_body.json": "a body name that no body has",
+    "joint_same_body.json": "body_a and body_b name the same body, once by name and once by index",
+    "probe_unknown_joint.json": "a joint name that no joint has",
+    # Rules between two numbers of one entry.
+    "joint_limits_reversed.json": "lower above upper",
     # Geometry, known once the objects are generated.
     "empty_box.json": "a selection box that contains no particle",
     "attachment_target_overflow.json": "a path offset (target - particle position) that overflows a double",
@@ -40,6 +46,8 @@ LOADER_ONLY = {
     "mesh_index.json": "an element of the mesh file indexes past its vertices",
     "mesh_inverted_tet.json": "a tetrahedron of the mesh file is inverted",
     "mesh_missing.json": "the mesh file does not exist",
+    "body_mesh_missing.json": "the body's mesh file does not exist",
+    "body_hull_flat.json": "the convex hull's points lie in one plane",
     # The memory a scene needs, against the budget of the machine that loads it.
     "softbody_too_large.json": "10^9 particles: the memory estimate, against half of the machine's memory",
 }
@@ -48,6 +56,8 @@ LOADER_ONLY = {
 ELSEWHERE = {
     "particle_contact_without_radius.json": ("/particle_contact", "/objects"),
     "surface_contact_without_self_collision.json": ("/surface_contact", "/objects"),
+    "body_static_velocity.json": ("/bodies/0/velocity", "/bodies/0"),
+    "body_dynamic_path.json": ("/bodies/0/path", "/bodies/0"),
 }
 
 

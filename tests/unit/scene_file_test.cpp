@@ -704,6 +704,193 @@ TEST(SceneFileBadInput, AttachmentBuilderErrorNamesFileAndJsonPath) {
   EXPECT_THAT(message, HasSubstr("target"));
 }
 
+// ---------------------------------------------------------------------------------------------
+// Rigid bodies and joints (src/io/scene_bodies.cpp, tests/data/scenes/bodies.json)
+
+TEST(SceneFileBodies, EveryFieldOfBodiesAndJoints) {
+  using pliant::BodyMotion;
+  using pliant::BodyShapeKind;
+  using pliant::JointDrive;
+  using pliant::JointKind;
+  using pliant::kWorldBody;
+  const pliant::Scene scene = pliant::loadSceneFile(scenePath("bodies.json"));
+  const pliant::Model& model = *scene.model;
+  EXPECT_EQ(model.particleCount(), 0u);  // bodies alone need no object
+  ASSERT_EQ(model.bodyCount(), 8u);
+  const auto& bodies = model.bodies;
+  const std::vector<std::string> names = {"ball",      "plank",     "body_2", "tetra",
+                                          "hull_cube", "mesh_cube", "floor",  "lift"};
+  for (std::size_t b = 0; b < names.size(); ++b) EXPECT_EQ(bodies[b].name, names[b]);
+  // Shapes and sizes.
+  EXPECT_EQ(bodies[0].shape.kind, BodyShapeKind::Sphere);
+  EXPECT_DOUBLE_EQ(bodies[0].shape.radius, 0.1);
+  EXPECT_EQ(bodies[1].shape.kind, BodyShapeKind::Box);
+  EXPECT_EQ(bodies[1].shape.halfExtents, Vec3(0.5, 0.05, 0.1));
+  EXPECT_EQ(bodies[2].shape.kind, BodyShapeKind::Capsule);
+  EXPECT_DOUBLE_EQ(bodies[2].shape.halfHeight, 0.2);
+  EXPECT_EQ(bodies[3].shape.kind, BodyShapeKind::ConvexHull);
+  ASSERT_TRUE(bodies[3].shape.hull);
+  EXPECT_EQ(bodies[3].shape.hull->vertices.size(), 4u);  // the inner point is not on the hull
+  ASSERT_TRUE(bodies[4].shape.hull);
+  EXPECT_EQ(bodies[4].shape.hull->vertices.size(), 8u);  // cube.obj's corners, scaled by 0.1
+  EXPECT_NEAR(bodies[4].mass, 1000.0 * 1e-3, 1e-9);
+  EXPECT_EQ(bodies[5].shape.kind, BodyShapeKind::Mesh);
+  ASSERT_TRUE(bodies[5].shape.grid);
+  // Mass from the density, or given (then the inertia scales with it).
+  EXPECT_NEAR(bodies[0].mass, 500.0 * 4.0 / 3.0 * M_PI * 1e-3, 1e-9);
+  EXPECT_NEAR(bodies[1].mass, 3.0, 1e-12);
+  EXPECT_NEAR(bodies[1].inertia.maxCoeff(), 3.0 / 3.0 * (0.5 * 0.5 + 0.1 * 0.1), 1e-9);
+  EXPECT_NEAR(bodies[5].mass, 1000.0 * 0.2 * 0.1 * 0.2, 1e-9);  // sdf_cube.obj is a unit cube, scaled
+  // Pose: the shape frame's position and rotation.
+  const pliant::ColliderPose plank = bodies[1].shapePose(bodies[1].initialPosition, bodies[1].initialRotation);
+  EXPECT_NEAR((plank.position - Vec3(1, 2, 0)).norm(), 0.0, 1e-12);
+  EXPECT_NEAR(plank.rotation.angularDistance(pliant::Quat(Eigen::AngleAxisd(0.5, Vec3::UnitZ()))), 0.0, 1e-9);
+  // Motion, velocities, material.
+  EXPECT_EQ(bodies[0].motion, BodyMotion::Dynamic);
+  EXPECT_EQ(bodies[0].initialVelocity, Vec3(1, 0, 0));
+  EXPECT_EQ(bodies[0].initialAngularVelocity, Vec3(0, 0, 2));
+  EXPECT_DOUBLE_EQ(bodies[0].material.staticFriction, 0.6);
+  EXPECT_DOUBLE_EQ(bodies[0].material.dynamicFriction, 0.4);
+  EXPECT_DOUBLE_EQ(bodies[0].material.restitution, 0.5);
+  EXPECT_DOUBLE_EQ(bodies[2].material.staticFriction, 0.3);
+  EXPECT_DOUBLE_EQ(bodies[2].material.dynamicFriction, 0.3);
+  EXPECT_EQ(bodies[6].motion, BodyMotion::Static);
+  EXPECT_EQ(bodies[6].inverseMass, 0.0);
+  EXPECT_EQ(bodies[7].motion, BodyMotion::Kinematic);
+  // The kinematic body's shape frame moves along its path (offset to its position) and spins.
+  const pliant::ColliderPose start = pliant::bodyPose(model, 7, 0.0);
+  const pliant::ColliderPose later = pliant::bodyPose(model, 7, 1.0);
+  const pliant::ColliderPose shapeLater = bodies[7].shapePose(later.position, later.rotation);
+  EXPECT_NEAR((bodies[7].shapePose(start.position, start.rotation).position - Vec3(0, 0, 3)).norm(), 0.0, 1e-12);
+  EXPECT_NEAR((shapeLater.position - Vec3(0, 1, 3)).norm(), 0.0, 1e-12);
+  EXPECT_NEAR(shapeLater.rotation.angularDistance(pliant::Quat(Eigen::AngleAxisd(1.0, Vec3::UnitY()))), 0.0, 1e-9);
+
+  ASSERT_EQ(model.joints.size(), 6u);
+  const auto& joints = model.joints;
+  EXPECT_EQ(joints[0].kind, JointKind::Spherical);
+  EXPECT_EQ(joints[0].bodies[0], kWorldBody);
+  EXPECT_EQ(joints[0].bodies[1], 0u);
+  EXPECT_DOUBLE_EQ(joints[0].swingLimit, 1.0);
+  EXPECT_DOUBLE_EQ(joints[0].lower, -0.5);
+  EXPECT_DOUBLE_EQ(joints[0].upper, 0.5);
+  EXPECT_EQ(joints[1].kind, JointKind::Hinge);
+  EXPECT_EQ(joints[1].bodies[0], 0u);
+  EXPECT_EQ(joints[1].bodies[1], 1u);
+  EXPECT_DOUBLE_EQ(joints[1].params.compliance, 1e-6);
+  EXPECT_DOUBLE_EQ(joints[1].params.damping, 0.1);
+  EXPECT_EQ(joints[1].drive, JointDrive::Speed);
+  EXPECT_DOUBLE_EQ(joints[1].driveTarget, 0.5);
+  EXPECT_DOUBLE_EQ(joints[1].driveParams.compliance, 1e-4);
+  EXPECT_DOUBLE_EQ(joints[1].driveParams.damping, 0.01);
+  EXPECT_EQ(joints[2].kind, JointKind::Prismatic);
+  EXPECT_DOUBLE_EQ(joints[2].lower, -0.1);
+  EXPECT_DOUBLE_EQ(joints[2].upper, 0.2);
+  EXPECT_EQ(joints[3].kind, JointKind::Fixed);
+  EXPECT_EQ(joints[4].kind, JointKind::Distance);
+  EXPECT_DOUBLE_EQ(joints[4].restLength, 0.9);
+  EXPECT_DOUBLE_EQ(joints[4].params.compliance, 1e-3);
+  EXPECT_EQ(joints[5].drive, JointDrive::Angle);
+  // The hinge's world anchor is where both bodies hold it at time 0.
+  const Vec3 onA = bodies[0].initialPosition + bodies[0].initialRotation * joints[1].localAnchor[0];
+  const Vec3 onB = bodies[1].initialPosition + bodies[1].initialRotation * joints[1].localAnchor[1];
+  EXPECT_NEAR((onA - Vec3(0.5, 2, 0)).norm(), 0.0, 1e-12);
+  EXPECT_NEAR((onB - Vec3(0.5, 2, 0)).norm(), 0.0, 1e-12);
+
+  using Kind = pliant::Probe::Kind;
+  ASSERT_EQ(scene.probes.size(), 7u);
+  EXPECT_EQ(scene.probes[0].kind, Kind::Body);
+  EXPECT_EQ(scene.probes[0].body, 0);
+  EXPECT_EQ(scene.probes[1].body, 1);
+  EXPECT_EQ(scene.probes[2].kind, Kind::BodyMomentum);
+  EXPECT_EQ(scene.probes[2].body, -1);
+  EXPECT_EQ(scene.probes[3].body, 0);
+  EXPECT_EQ(scene.probes[4].kind, Kind::BodyEnergy);
+  EXPECT_EQ(scene.probes[5].kind, Kind::JointForce);
+  EXPECT_EQ(scene.probes[5].joint, 0u);
+  EXPECT_EQ(scene.probes[6].joint, 5u);
+
+  pliant::Solver solver(scene.model, scene.settings);
+  pliant::State state = pliant::State::fromModel(model);
+  EXPECT_TRUE(solver.run(state, scene.frames).ok());
+}
+
+TEST(SceneFileBodies, BadBodiesAndJointsNameTheFieldAndWhatWasExpected) {
+  const std::vector<std::pair<const char*, std::vector<const char*>>> cases = {
+      {"body_unknown_type.json", {"/bodies/0/type: ", "cylinder", "sphere, box, capsule, convex_hull or mesh"}},
+      {"body_density_and_mass.json", {"/bodies/0: ", "either \"density\" or \"mass\""}},
+      {"body_negative_radius.json", {"/bodies/0/radius: ", "greater than 0"}},
+      {"body_static_velocity.json", {"/bodies/0/velocity: ", "static body has no initial velocity"}},
+      {"body_dynamic_path.json", {"/bodies/0/path: ", "only a kinematic body"}},
+      {"body_duplicate_name.json", {"/bodies/1/name: ", "duplicate body name 'link'"}},
+      {"body_hull_flat.json", {"/bodies/0/points: "}},
+      {"body_mesh_missing.json", {"/bodies/0/file: ", "no_such_mesh.obj"}},
+      {"joint_unknown_body.json", {"/joints/0/body_b: ", "unknown body 'lnk'", "\"world\" or one of the bodies: link"}},
+      {"joint_same_body.json", {"/joints/0/body_b: ", "two different bodies"}},
+      {"joint_limits_reversed.json", {"/joints/0/upper: ", "expected upper >= lower"}},
+      {"joint_limit_on_fixed.json", {"/joints/0: ", "unknown field 'lower'"}},
+      {"joint_drive_mode.json", {"/joints/0/drive/mode: ", "'torque'", "angle or speed"}},
+      {"joint_zero_axis.json", {"/joints/0/axis: ", "must not be zero"}},
+      {"joint_swing_limit.json", {"/joints/0/swing_limit: ", "at most 3.14"}},
+      {"probe_unknown_joint.json", {"/probes/0/joint: ", "unknown joint 'pn'", "pin"}},
+  };
+  for (const auto& [file, parts] : cases) {
+    SCOPED_TRACE(file);
+    const std::string message = badFileError(file);
+    for (const char* part : parts) EXPECT_THAT(message, HasSubstr(part));
+  }
+}
+
+TEST(SceneFileBodies, ObjectsAreRequiredOnlyWithoutBodies) {
+  const std::string message =
+      errorOf([] { (void)pliant::parseScene(R"({"bodies": [], "objects": []})", "inline", ""); });
+  EXPECT_THAT(message, HasSubstr("inline: /objects: expected an array of at least 1 element"));
+  const pliant::Scene scene = pliant::parseScene(
+      R"({"bodies": [{"type": "sphere", "radius": 0.5}], "probes": [{"name": "e", "type": "body_energy"}]})", "inline",
+      "");
+  EXPECT_EQ(scene.model->bodyCount(), 1u);
+  EXPECT_EQ(scene.model->bodies[0].name, "body_0");
+  const std::string noBodies = errorOf([] {
+    (void)pliant::parseScene(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1}],
+                                        "probes": [{"name": "e", "type": "body_energy"}]})",
+                             "inline", "");
+  });
+  EXPECT_THAT(noBodies, HasSubstr("/probes/0: the scene has no bodies to probe"));
+}
+
+// The memory estimate counts bodies and joints: a scene of many bodies over a small budget is refused
+// before anything is built, naming the body that asks most and what it counts.
+TEST(SceneFileBodies, TheMemoryEstimateCountsBodies) {
+  pliant::SceneLoadOptions options;
+  options.maxMemoryBytes = 4096;
+  const std::string message = errorOf([&] {
+    (void)pliant::parseScene(
+        R"({"bodies": [{"type": "sphere", "radius": 0.5}, {"type": "box", "half_extents": [1, 1, 1]}],
+            "joints": [{"type": "fixed", "body_a": 0, "body_b": 1, "anchor": [0, 0, 0]}]})",
+        "inline", "", options);
+  });
+  EXPECT_THAT(message, HasSubstr("inline: /bodies/0"));
+  EXPECT_THAT(message, HasSubstr("an estimated 65.0 KiB of memory (this part 32.0 KiB: 1 rigid bodies)"));
+  options.maxMemoryBytes = 1 << 20;
+  EXPECT_EQ(pliant::parseScene(R"({"bodies": [{"type": "sphere", "radius": 0.5}]})", "inline", "", options)
+                .model->bodyCount(),
+            1u);
+}
+
+TEST(SceneFileBodies, HingeChainIsTenBoxesOnTenHinges) {
+  const pliant::Scene scene = pliant::makeBuiltinScene("hinge-chain");
+  const pliant::Model& model = *scene.model;
+  ASSERT_EQ(model.bodyCount(), 10u);
+  ASSERT_EQ(model.joints.size(), 10u);
+  EXPECT_EQ(model.particleCount(), 0u);
+  for (std::size_t b = 0; b < 10; ++b) {
+    EXPECT_NEAR(model.bodies[b].mass, 0.5, 1e-12);
+    EXPECT_EQ(model.joints[b].kind, pliant::JointKind::Hinge);
+    EXPECT_EQ(model.joints[b].bodies[1], b);
+  }
+  EXPECT_EQ(model.joints[0].bodies[0], pliant::kWorldBody);
+  EXPECT_EQ(scene.probes.front().kind, pliant::Probe::Kind::JointForce);
+}
+
 TEST(SceneFileBadInput, EveryFileUnderBadFails) {
   // Guards the data folder: each file there must be rejected with a pliant::Error naming it.
   int files = 0;

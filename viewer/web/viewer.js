@@ -721,6 +721,13 @@
         high[0] = Math.max(high[0], x); high[1] = Math.max(high[1], y); high[2] = Math.max(high[2], z);
         if ((s * particles + i) % every === 0) points.push(x, y, z);
       }
+      // Rigid bodies by their shape frames' origins.
+      for (const b of data.bodies || []) {
+        const pose = b.poses[Math.min(samples > 1 ? Math.round(s * (frameCount - 1) / (samples - 1)) : 0, b.poses.length - 1)];
+        if (!pose) continue;
+        for (let k = 0; k < 3; ++k) { low[k] = Math.min(low[k], pose[k]); high[k] = Math.max(high[k], pose[k]); }
+        points.push(pose[0], pose[1], pose[2]);
+      }
     }
     if (!Number.isFinite(low[0])) return { low: [-0.5, -0.5, -0.5], high: [0.5, 0.5, 0.5], centre: [0, 0, 0], size: [1, 1, 1], radius: 0.87, points: [] };
     const size = [0, 1, 2].map((k) => high[k] - low[k]);
@@ -941,6 +948,27 @@
       object.traverse((o) => { if (o.isMesh) { o.receiveShadow = true; if (c.shape !== 'plane') o.castShadow = true; } });
       scene.add(object);
       colliders.push({ object, poses: c.poses });
+    }
+    // Rigid bodies: their triangles posed per frame like kinematic colliders; joints: a small sphere
+    // at each anchor point.
+    const bodyMaterial = new THREE.MeshStandardMaterial({ color: 0xc08a4a, roughness: 0.7, metalness: 0, side: THREE.DoubleSide });
+    for (const b of data.bodies || []) {
+      const bodyGeometry = new THREE.BufferGeometry();
+      bodyGeometry.setAttribute('position', new THREE.BufferAttribute(floatsOf(b.vertices), 3));
+      bodyGeometry.setIndex(new THREE.BufferAttribute(indicesOf(b.triangles), 1));
+      bodyGeometry.computeVertexNormals();
+      const object = new THREE.Mesh(bodyGeometry, bodyMaterial);
+      object.castShadow = object.receiveShadow = true;
+      scene.add(object);
+      colliders.push({ object, poses: b.poses });
+    }
+    const jointMaterial = new THREE.MeshStandardMaterial({ color: 0xe0e4e8, roughness: 0.4, metalness: 0 });
+    for (const j of data.joints || []) {
+      for (const side of [0, 1]) {
+        const object = new THREE.Mesh(new THREE.SphereGeometry(0.006 * R, 16, 8), jointMaterial);
+        scene.add(object);
+        colliders.push({ object, poses: j.anchors.map((a) => [a[3 * side], a[3 * side + 1], a[3 * side + 2], 0, 0, 0, 1]) });
+      }
     }
     if (api.skippedColliders.length > 0) notice('Not drawn (shape unknown to this viewer): ' + api.skippedColliders.join(', ') + '.');
 

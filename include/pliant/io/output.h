@@ -130,16 +130,42 @@ class ColliderSurfaces {
   std::vector<std::vector<std::array<std::uint32_t, 3>>> triangles_;
 };
 
+// The rigid bodies of a model as triangle meshes (pliant/bodies.h), for the frame writers and the
+// viewer: spheres, capsules and boxes tessellated as colliders are, a convex hull's or a mesh's own
+// triangles. Vertices in the body's shape frame; posed by the body frame's pose in a State.
+class BodySurfaces {
+ public:
+  BodySurfaces() = default;
+  explicit BodySurfaces(const Model& model);
+  std::size_t size() const { return names_.size(); }
+  // The body's name (RigidBody::name).
+  const std::string& name(std::size_t b) const { return names_[b]; }
+  const std::vector<std::array<std::uint32_t, 3>>& triangles(std::size_t b) const { return triangles_[b]; }
+  // Vertices in the body's shape frame (m).
+  const std::vector<Vec3>& localVertices(std::size_t b) const { return vertices_[b]; }
+  // Body b's shape frame in the world for `state` (RigidBody::shapePose).
+  static ColliderPose shapePose(const Model& model, const State& state, std::size_t b);
+  // Body b's vertices in the world for `state`, into `out` (m).
+  void pose(const Model& model, const State& state, std::size_t b, std::vector<Vec3>& out) const;
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<std::vector<Vec3>> vertices_;
+  std::vector<std::vector<std::array<std::uint32_t, 3>>> triangles_;
+};
+
 // The frames of a run, written as they come into `folder` (see pliant/run/run.h for the layout):
-//  - one part per object of the topology (one mesh when it has no parts) and, unless `colliders` is
-//    false, one per collider, posed at the frame's time;
+//  - one part per object of the topology (one mesh when it has no parts and the model has particles
+//    or no bodies), one per rigid body named after it, posed by the state, and, unless `colliders`
+//    is false, one per collider, posed at the frame's time;
 //  - Vtk: frames/frame_NNNNNN.vtu when there is one part, else frames/frame_NNNNNN.vtm, a VTK
 //    multiblock whose blocks are named after the parts, over frames/frame_NNNNNN_<part>.vtu; and
 //    scene.pvd, the collection of the frames (finish());
 //  - Obj: frames/frame_NNNNNN.obj, one named object ("o <part>") per part;
 //  - Ply: frames/frame_NNNNNN.ply when there is one part, else frames/frame_NNNNNN_<part>.ply;
 //  - Glb: nothing per frame; scene.glb, the whole run as one animated glTF 2.0 file (finish()): each
-//    object a mesh with a morph target per frame after the first, colliders as rigid nodes. The
+//    object a mesh with a morph target per frame after the first, bodies and colliders as rigid
+//    nodes. The
 //    frames are kept in memory (12 bytes per point and frame) until then.
 // <part> is the part's name with every character other than a letter, digit, '-' or '_' replaced by
 // '_' (and a number appended when two parts would share a file name).
@@ -161,7 +187,7 @@ class FrameSeries {
   const std::vector<std::string>& files() const { return files_; }
   std::uint64_t bytes() const { return bytes_; }
   std::size_t framesWritten() const { return times_.size(); }
-  // The part names, objects first, then colliders.
+  // The part names, objects first, then bodies, then colliders.
   std::vector<std::string> partNames() const;
 
   ~FrameSeries();
@@ -176,8 +202,10 @@ class FrameSeries {
   FrameSeriesOptions options_;
   Topology whole_;  // one part over the whole topology when it has none
   ColliderSurfaces colliders_;
-  std::vector<std::string> stems_;  // file-name stem of each part (objects, then colliders)
-  std::vector<std::vector<Vec3>> posed_;
+  BodySurfaces bodies_;
+  std::vector<std::string> stems_;        // file-name stem of each part (objects, bodies, then colliders)
+  std::vector<std::vector<Vec3>> posed_;  // colliders
+  std::vector<std::vector<Vec3>> posedBodies_;
   std::vector<std::string> files_;
   std::uint64_t bytes_ = 0, finishedBytes_ = 0;
   std::vector<std::pair<double, std::string>> times_;  // each frame's time (s) and file for the .pvd

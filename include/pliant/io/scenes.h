@@ -26,12 +26,22 @@ struct Probe {
     Residual,         // columns .max .rms (|C + alpha~ lambda|)
     Intersections,    // column .pairs: pairs of the scene's triangles (topology) that intersect, by
                       // countIntersectingTrianglePairs (pliant/geometry.h)
+    // Rigid bodies (pliant/bodies.h), of the body frame (centre of mass):
+    Body,          // columns .x .y .z (m) .qw .qx .qy .qz (body frame -> world) .vx .vy .vz (m/s)
+                   // .wx .wy .wz (rad/s, world axes)
+    BodyMomentum,  // columns .px .py .pz (kg m/s) .Lx .Ly .Lz (kg m^2/s, about the origin) of `body`,
+                   // or of every dynamic body when body is -1
+    BodyEnergy,    // columns .kinetic (translation and rotation) .gravitational (-m g.x) .total (J)
+    JointForce,    // columns .fx .fy .fz (N) .tx .ty .tz (N m): what joint `joint` exerts on its body B
+                   // (State::jointForce, jointTorque)
   };
   std::string name;
   Kind kind = Kind::Particle;
   ParticleIndex particle = 0;  // Particle
   ConstraintRef constraint;    // ConstraintForce
   int object = -1;             // Energy, Momentum, CentreOfMass: index in Model::objects, -1 = all
+  int body = -1;               // Body, BodyMomentum, BodyEnergy: index in Model::bodies, -1 = all
+  std::uint32_t joint = 0;     // JointForce: index in Model::joints
 };
 
 // Where each object of a scene landed in the model's arrays.

@@ -55,6 +55,8 @@ class ViewerRecorder {
   std::vector<double> times_;
   std::vector<std::string> positions_;
   std::vector<std::vector<std::array<double, 7>>> colliderPoses_;  // per collider, per frame
+  std::vector<std::vector<std::array<double, 7>>> bodyPoses_;      // per body, per frame (shape frame)
+  std::vector<std::vector<std::array<double, 6>>> jointAnchors_;   // per joint, per frame: A's, B's (m)
   int firstResidualFrame_ = 0;
   std::vector<double> residuals_;  // strain residual per simulated frame from firstResidualFrame_
 };
