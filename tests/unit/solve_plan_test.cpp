@@ -359,9 +359,9 @@ TEST(SolvePlan, SimdMaxDistanceKernelGivesTheScalarBits) {
 // Neo-Hookean tets: the independent kernel (four coupled, undamped tets per AVX2 instruction) and
 // the scalar kernel in order, from random deformations of random tets, give the same positions and
 // multipliers bit for bit. Each tet has its own particles (one independent batch). Mixed in, one
-// lane in a few groups: inverted, flat and nearly flat tets (solved in the lanes), and tets the
-// scalar kernel solves another way (collapsed to a point, a pinned vertex, damped, sequential by
-// choice, hard constraints at rest), which send their group to the scalar kernel.
+// lane in a few groups: inverted, flat and nearly flat tets and tets with a pinned vertex (solved
+// in the lanes), and tets the scalar kernel solves another way (collapsed to a point, damped,
+// sequential by choice, hard constraints at rest), which send their group to the scalar kernel.
 TEST(SolvePlan, SimdNeoHookeanKernelGivesTheScalarBits) {
   constexpr int kTets = 203;  // not a multiple of 4: a scalar tail
   std::mt19937 random(23);

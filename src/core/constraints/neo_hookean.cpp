@@ -281,10 +281,11 @@ static_assert(sizeof(Mat3) == 9 * sizeof(double) && sizeof(ConstraintParameters)
 
 // Four independent tets c .. c + 3 by the coupled step, undamped, in the lanes of AVX registers:
 // projectCoupled's operations lane by lane (1 + gamma = 1 and a zero damping term drop out
-// exactly), so the same bits. A group in which the scalar kernel would take another path for some
-// tet (sequential by choice, damped, collapsed, singular, or with an immovable vertex, which the
-// scalar kernel does not write) is projected by the scalar kernel, tet by tet: nothing has been
-// written yet and the tets share no movable particle, so that too gives the same bits.
+// exactly), so the same bits. An immovable vertex (inverse mass 0) is not written, as
+// moveParticle does not write it. A group in which the scalar kernel would take another path for
+// some tet (sequential by choice, damped, collapsed, singular) is projected by the scalar kernel,
+// tet by tet: nothing has been written yet and the tets share no movable particle, so that too
+// gives the same bits.
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                                   std::uint32_t end) {
   const NeoHookeanConstraint* constraints = model.neoHookeans.data();
@@ -321,13 +322,11 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       for (int j = 0; j < 3; ++j) restInverse[i][j] = material[i + 3 * j];
     double* xs[4][4];
     __m256d pos[4][3], inverseMass[4];
-    int movable = 0xf;
     for (int v = 0; v < 4; ++v) {
       for (int lane = 0; lane < 4; ++lane) xs[v][lane] = x[con[lane].particles[v]].data();
       gather4(xs[v], pos[v][0], pos[v][1], pos[v][2]);
       inverseMass[v] = _mm256_setr_pd(w[con[0].particles[v]], w[con[1].particles[v]], w[con[2].particles[v]],
                                       w[con[3].particles[v]]);
-      movable &= nonzeroLanes(inverseMass[v]);
     }
     // deformationGradient
     LaneMat ds, F;
@@ -372,7 +371,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d solved = _mm256_and_pd(
         _mm256_and_pd(_mm256_cmp_pd(cD, _mm256_set1_pd(kMinNorm), _CMP_NLT_UQ), _mm256_cmp_pd(gDD, tiny, _CMP_GT_OQ)),
         _mm256_and_pd(_mm256_cmp_pd(gHH, tiny, _CMP_GT_OQ), _mm256_cmp_pd(det, mul(tiny, mul(a00, a11)), _CMP_GT_OQ)));
-    if ((_mm256_movemask_pd(solved) & movable) != 0xf) {
+    if (_mm256_movemask_pd(solved) != 0xf) {
       for (int lane = 0; lane < 4; ++lane) projectOne(con[lane], ctx, tetLambda[lane]);
       continue;
     }
@@ -387,7 +386,16 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       __m256d moved[3];
       for (int k = 0; k < 3; ++k)
         moved[k] = add(pos[v][k], mul(inverseMass[v], add(mul(dD, deviatoric[v][k]), mul(dH, hydrostatic[v][k]))));
-      scatter4(xs[v], moved[0], moved[1], moved[2]);
+      const int movable = nonzeroLanes(inverseMass[v]);
+      if (movable == 0xf) {
+        scatter4(xs[v], moved[0], moved[1], moved[2]);
+        continue;
+      }
+      double lanes[3][4];
+      for (int k = 0; k < 3; ++k) _mm256_storeu_pd(lanes[k], moved[k]);
+      for (int lane = 0; lane < 4; ++lane)
+        if (movable & (1 << lane))
+          for (int k = 0; k < 3; ++k) xs[v][lane][k] = lanes[k][lane];
     }
   }
   for (; c < end; ++c) projectOne(constraints[c], ctx, lambda + 2 * std::size_t{c});
