@@ -356,12 +356,13 @@ TEST(SolvePlan, SimdMaxDistanceKernelGivesTheScalarBits) {
   }
 }
 
-// Neo-Hookean tets: the independent kernel (four coupled, undamped tets per AVX2 instruction) and
+// Neo-Hookean tets: the independent kernel (four coupled tets per AVX2 instruction) and
 // the scalar kernel in order, from random deformations of random tets, give the same positions and
 // multipliers bit for bit. Each tet has its own particles (one independent batch). Mixed in, one
-// lane in a few groups: inverted, flat and nearly flat tets and tets with a pinned vertex (solved
-// in the lanes), and tets the scalar kernel solves another way (collapsed to a point, damped,
-// sequential by choice, hard constraints at rest), which send their group to the scalar kernel.
+// lane in a few groups: inverted, flat and nearly flat tets, tets with a pinned vertex and damped
+// tets (solved in the lanes, damped ones beside undamped ones), and tets the scalar kernel solves
+// another way (collapsed to a point, sequential by choice, hard constraints at rest), which send
+// their group to the scalar kernel.
 TEST(SolvePlan, SimdNeoHookeanKernelGivesTheScalarBits) {
   constexpr int kTets = 203;  // not a multiple of 4: a scalar tail
   std::mt19937 random(23);
@@ -381,7 +382,7 @@ TEST(SolvePlan, SimdNeoHookeanKernelGivesTheScalarBits) {
       NeoHookeanMaterial material;
       material.youngsModulus = 1e5 * std::exp(3.0 * unit(random));
       material.poissonRatio = 0.2 + 0.29 * (0.5 + 0.5 * unit(random));
-      material.damping = t % 31 == 7 ? 1e-3 : 0.0;
+      material.damping = t % 7 == 2 ? 1e-3 : 0.0;
       material.coupled = t % 37 != 11;
       b.addNeoHookeanTet(p[0], p[1], p[2], p[3], material);
     }

@@ -101,8 +101,8 @@ void projectMaxDistanceIndependent(const Model&, const SolveContext&, std::uint3
 void projectIsometricBendingIndependent(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
 // The same for isometric bending: 4 lanes (AVX2, where the CPU has it) or 1.
 void projectIsometricBendingLanes(int lanes, const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
-// Neo-Hookean tets: coupled, undamped tets four at a time (AVX2, where the CPU has it), the rest
-// by the scalar kernel; 1 lane is the scalar kernel. Both give the same bits; tests compare them.
+// Neo-Hookean tets: coupled tets four at a time (AVX2, where the CPU has it), the rest by the
+// scalar kernel; 1 lane is the scalar kernel. Both give the same bits; tests compare them.
 void projectNeoHookeanIndependent(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
 void projectNeoHookeanLanes(int lanes, const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
 // How many constraints (tets for neo-Hookean) the independent kernels project per instruction on this CPU.

@@ -27,7 +27,7 @@
 //
 // Two kernels compute the same numbers: projectNeoHookean, tet after tet (any range), and
 // projectNeoHookeanIndependent for a range of tets that share no movable particle (a colour, see
-// src/core/solve_plan.h), which solves four coupled, undamped tets per AVX2 instruction where the
+// src/core/solve_plan.h), which solves four coupled tets per AVX2 instruction where the
 // CPU has it (checked at run time) and every other tet with the scalar kernel. Every lane performs
 // exactly the scalar kernel's IEEE operations in the same order (sqrt and division are correctly
 // rounded everywhere, no FMA is used and contraction is off), so the CPU and the grouping of tets
@@ -279,13 +279,14 @@ static_assert(sizeof(Mat3) == 9 * sizeof(double) && sizeof(ConstraintParameters)
                       offsetof(NeoHookeanConstraint, restInverse) + 14 * sizeof(double),
               "projectQuads loads restInverse .. hydrostatic.damping as 16 adjacent doubles");
 
-// Four independent tets c .. c + 3 by the coupled step, undamped, in the lanes of AVX registers:
-// projectCoupled's operations lane by lane (1 + gamma = 1 and a zero damping term drop out
-// exactly), so the same bits. An immovable vertex (inverse mass 0) is not written, as
-// moveParticle does not write it. A group in which the scalar kernel would take another path for
-// some tet (sequential by choice, damped, collapsed, singular) is projected by the scalar kernel,
-// tet by tet: nothing has been written yet and the tets share no movable particle, so that too
-// gives the same bits.
+// Four independent tets c .. c + 3 by the coupled step in the lanes of AVX registers:
+// projectCoupled's operations lane by lane, so the same bits. XPBD damping (gamma = alpha beta / h)
+// is formed in the lanes only for a group with a damped tet; in an undamped lane 1 + gamma = 1 and
+// the damping term is exactly 0, so multiplying by the one and subtracting the other changes no
+// bit. An immovable vertex (inverse mass 0) is not written, as moveParticle does not write it. A
+// group in which the scalar kernel would take another path for some tet (sequential by choice,
+// collapsed, singular) is projected by the scalar kernel, tet by tet: nothing has been written yet
+// and the tets share no movable particle, so that too gives the same bits.
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                                   std::uint32_t end) {
   const NeoHookeanConstraint* constraints = model.neoHookeans.data();
@@ -313,10 +314,10 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d gamma = material[10];
     const __m256d complianceD = material[11];
     const __m256d complianceH = material[14];
-    if (!allUndamped(complianceD, material[12], invH) || !allUndamped(complianceH, material[15], invH)) {
-      for (int lane = 0; lane < 4; ++lane) projectOne(con[lane], ctx, tetLambda[lane]);
-      continue;
-    }
+    // xpbdRhs's gamma, formed as the scalar kernel forms it.
+    const __m256d dampingGammaD = mul(mul(complianceD, material[12]), invH);
+    const __m256d dampingGammaH = mul(mul(complianceH, material[15]), invH);
+    const bool damped = !allUndamped(complianceD, material[12], invH) || !allUndamped(complianceH, material[15], invH);
     LaneMat restInverse;
     for (int i = 0; i < 3; ++i)
       for (int j = 0; j < 3; ++j) restInverse[i][j] = material[i + 3 * j];
@@ -362,11 +363,16 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       gHH = add(gHH, mul(inverseMass[v], dot(hydrostatic[v], hydrostatic[v])));
       gDH = add(gDH, mul(inverseMass[v], dot(deviatoric[v], hydrostatic[v])));
     }
+    const __m256d one = _mm256_set1_pd(1.0);
+    const __m256d onePlusGammaD = damped ? add(one, dampingGammaD) : one;
+    const __m256d onePlusGammaH = damped ? add(one, dampingGammaH) : one;
     const __m256d alphaTildeD = mul(complianceD, invH2);
     const __m256d alphaTildeH = mul(complianceH, invH2);
-    const __m256d a00 = add(gDD, alphaTildeD);
-    const __m256d a11 = add(gHH, alphaTildeH);
-    const __m256d det = sub(mul(a00, a11), mul(gDH, gDH));
+    const __m256d a00 = add(mul(onePlusGammaD, gDD), alphaTildeD);
+    const __m256d a01 = mul(onePlusGammaD, gDH);
+    const __m256d a10 = mul(onePlusGammaH, gDH);
+    const __m256d a11 = add(mul(onePlusGammaH, gHH), alphaTildeH);
+    const __m256d det = sub(mul(a00, a11), mul(a01, a10));
     const __m256d tiny = _mm256_set1_pd(1e-300);
     const __m256d solved = _mm256_and_pd(
         _mm256_and_pd(_mm256_cmp_pd(cD, _mm256_set1_pd(kMinNorm), _CMP_NLT_UQ), _mm256_cmp_pd(gDD, tiny, _CMP_GT_OQ)),
@@ -375,12 +381,30 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       for (int lane = 0; lane < 4; ++lane) projectOne(con[lane], ctx, tetLambda[lane]);
       continue;
     }
+    // xpbdRhs's damping term gamma sum_i gradC_i . (x_i - x_i^n), 0 in an undamped lane.
+    __m256d dampingTermD = _mm256_setzero_pd(), dampingTermH = _mm256_setzero_pd();
+    if (damped) {
+      for (int v = 0; v < 4; ++v) {
+        const double* previous[4];
+        for (int lane = 0; lane < 4; ++lane) previous[lane] = ctx.xPrev[con[lane].particles[v]].data();
+        __m256d motion[3];
+        gather4(previous, motion[0], motion[1], motion[2]);
+        for (int k = 0; k < 3; ++k) motion[k] = sub(pos[v][k], motion[k]);
+        dampingTermD = add(dampingTermD, dot(deviatoric[v], motion));
+        dampingTermH = add(dampingTermH, dot(hydrostatic[v], motion));
+      }
+      const __m256d zero = _mm256_setzero_pd();
+      dampingTermD =
+          _mm256_blendv_pd(mul(dampingTermD, dampingGammaD), zero, _mm256_cmp_pd(dampingGammaD, zero, _CMP_EQ_OQ));
+      dampingTermH =
+          _mm256_blendv_pd(mul(dampingTermH, dampingGammaH), zero, _mm256_cmp_pd(dampingGammaH, zero, _CMP_EQ_OQ));
+    }
     __m256d lambdaD, lambdaH;
     gatherPairs4(tetLambda, lambdaD, lambdaH);
-    const __m256d rD = sub(negate(cD), mul(alphaTildeD, lambdaD));
-    const __m256d rH = sub(negate(sub(detF, gamma)), mul(alphaTildeH, lambdaH));
-    const __m256d dD = _mm256_div_pd(sub(mul(a11, rD), mul(gDH, rH)), det);
-    const __m256d dH = _mm256_div_pd(sub(mul(a00, rH), mul(gDH, rD)), det);
+    const __m256d rD = sub(sub(negate(cD), mul(alphaTildeD, lambdaD)), dampingTermD);
+    const __m256d rH = sub(sub(negate(sub(detF, gamma)), mul(alphaTildeH, lambdaH)), dampingTermH);
+    const __m256d dD = _mm256_div_pd(sub(mul(a11, rD), mul(a01, rH)), det);
+    const __m256d dH = _mm256_div_pd(sub(mul(a00, rH), mul(a10, rD)), det);
     scatterPairs4(tetLambda, add(lambdaD, dD), add(lambdaH, dH));
     for (int v = 0; v < 4; ++v) {
       __m256d moved[3];
