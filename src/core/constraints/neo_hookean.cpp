@@ -279,21 +279,143 @@ static_assert(sizeof(Mat3) == 9 * sizeof(double) && sizeof(ConstraintParameters)
                       offsetof(NeoHookeanConstraint, restInverse) + 14 * sizeof(double),
               "projectQuads loads restInverse .. hydrostatic.damping as 16 adjacent doubles");
 
-// Four independent tets c .. c + 3 by the coupled step in the lanes of AVX registers:
-// projectCoupled's operations lane by lane, so the same bits. XPBD damping (gamma = alpha beta / h)
-// is formed in the lanes only for a group with a damped tet; in an undamped lane 1 + gamma = 1 and
-// the damping term is exactly 0, so multiplying by the one and subtracting the other changes no
-// bit. An immovable vertex (inverse mass 0) is not written, as moveParticle does not write it. A
-// group in which the scalar kernel would take another path for some tet (sequential by choice,
-// collapsed, singular) is projected by the scalar kernel, tet by tet: nothing has been written yet
-// and the tets share no movable particle, so that too gives the same bits.
+// Four independent tets con[0..3] by the coupled step in the lanes of AVX registers:
+// projectCoupled's operations lane by lane, so the same bits. kDamped: some tet of the group has
+// XPBD damping (gamma = alpha beta / h), and the lanes form xpbdRhs's damping term and the factors
+// 1 + gamma; in an undamped lane of such a group 1 + gamma = 1 and the damping term is exactly 0,
+// so multiplying by the one and subtracting the other changes no bit. An immovable vertex (inverse
+// mass 0) is not written, as moveParticle does not write it. A group in which the scalar kernel
+// would take another path for some tet (collapsed, singular) is projected by the scalar kernel, tet
+// by tet: nothing has been written yet and the tets share no movable particle, so that too gives
+// the same bits. `material` holds each lane's 16 doubles from restInverse on (see projectQuads).
+template <bool kDamped>
+__attribute__((target("avx2"))) inline void projectGroup(const NeoHookeanConstraint* con, const SolveContext& ctx,
+                                                         double* const tetLambda[4], const __m256d material[16]) {
+  const __m256d invH2 = _mm256_set1_pd(ctx.invH2);
+  const __m256d gamma = material[10];
+  const __m256d complianceD = material[11];
+  const __m256d complianceH = material[14];
+  LaneMat restInverse;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) restInverse[i][j] = material[i + 3 * j];
+  double* xs[4][4];
+  __m256d pos[4][3], inverseMass[4];
+  for (int v = 0; v < 4; ++v) {
+    for (int lane = 0; lane < 4; ++lane) xs[v][lane] = ctx.x[con[lane].particles[v]].data();
+    gather4(xs[v], pos[v][0], pos[v][1], pos[v][2]);
+    inverseMass[v] = _mm256_setr_pd(ctx.w[con[0].particles[v]], ctx.w[con[1].particles[v]], ctx.w[con[2].particles[v]],
+                                    ctx.w[con[3].particles[v]]);
+  }
+  // deformationGradient
+  LaneMat ds, F;
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 3; ++i) ds[i][j] = sub(pos[j + 1][i], pos[0][i]);
+  timesRestInverse(ds, restInverse, false, F);
+  // deviatoricGradient (a collapsed lane divides by ~0 here and is not solved in the lanes)
+  __m256d s[9];
+  for (int k = 0; k < 9; ++k) s[k] = mul(F[k % 3][k / 3], F[k % 3][k / 3]);
+  const __m256d cD =
+      _mm256_sqrt_pd(add(add(add(add(s[0], s[2]), add(s[4], s[6])), add(add(s[1], s[3]), add(s[5], s[7]))), s[8]));
+  LaneMat direction;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) direction[i][j] = _mm256_div_pd(F[i][j], cD);
+  __m256d deviatoric[4][3];
+  vertexGradients(direction, restInverse, deviatoric);
+  // hydrostaticGradient
+  LaneMat cofactor;
+  for (int j = 0; j < 3; ++j) {
+    const int a = (j + 1) % 3, b = (j + 2) % 3;
+    cofactor[0][j] = sub(mul(F[1][a], F[2][b]), mul(F[2][a], F[1][b]));
+    cofactor[1][j] = sub(mul(F[2][a], F[0][b]), mul(F[0][a], F[2][b]));
+    cofactor[2][j] = sub(mul(F[0][a], F[1][b]), mul(F[1][a], F[0][b]));
+  }
+  const __m256d detF =
+      add(add(mul(F[0][0], cofactor[0][0]), mul(F[1][0], cofactor[1][0])), mul(F[2][0], cofactor[2][0]));
+  __m256d hydrostatic[4][3];
+  vertexGradients(cofactor, restInverse, hydrostatic);
+  // projectCoupled
+  __m256d gDD = _mm256_setzero_pd(), gHH = _mm256_setzero_pd(), gDH = _mm256_setzero_pd();
+  for (int v = 0; v < 4; ++v) {
+    gDD = add(gDD, mul(inverseMass[v], dot(deviatoric[v], deviatoric[v])));
+    gHH = add(gHH, mul(inverseMass[v], dot(hydrostatic[v], hydrostatic[v])));
+    gDH = add(gDH, mul(inverseMass[v], dot(deviatoric[v], hydrostatic[v])));
+  }
+  const __m256d alphaTildeD = mul(complianceD, invH2);
+  const __m256d alphaTildeH = mul(complianceH, invH2);
+  // Row j of the 2x2 system: (1 + gamma_j) sum_k G_jk dlambda_k + alpha~_j dlambda_j = r_j.
+  __m256d a00, a01, a10, a11, dampingGammaD, dampingGammaH;
+  if constexpr (kDamped) {
+    const __m256d invH = _mm256_set1_pd(ctx.invH);
+    dampingGammaD = mul(mul(complianceD, material[12]), invH);  // as xpbdRhs forms gamma
+    dampingGammaH = mul(mul(complianceH, material[15]), invH);
+    const __m256d onePlusGammaD = add(_mm256_set1_pd(1.0), dampingGammaD);
+    const __m256d onePlusGammaH = add(_mm256_set1_pd(1.0), dampingGammaH);
+    a00 = add(mul(onePlusGammaD, gDD), alphaTildeD);
+    a01 = mul(onePlusGammaD, gDH);
+    a10 = mul(onePlusGammaH, gDH);
+    a11 = add(mul(onePlusGammaH, gHH), alphaTildeH);
+  } else {
+    a00 = add(gDD, alphaTildeD);
+    a01 = a10 = gDH;
+    a11 = add(gHH, alphaTildeH);
+  }
+  const __m256d det = sub(mul(a00, a11), mul(a01, a10));
+  const __m256d tiny = _mm256_set1_pd(1e-300);
+  const __m256d solved = _mm256_and_pd(
+      _mm256_and_pd(_mm256_cmp_pd(cD, _mm256_set1_pd(kMinNorm), _CMP_NLT_UQ), _mm256_cmp_pd(gDD, tiny, _CMP_GT_OQ)),
+      _mm256_and_pd(_mm256_cmp_pd(gHH, tiny, _CMP_GT_OQ), _mm256_cmp_pd(det, mul(tiny, mul(a00, a11)), _CMP_GT_OQ)));
+  if (_mm256_movemask_pd(solved) != 0xf) {
+    for (int lane = 0; lane < 4; ++lane) projectOne(con[lane], ctx, tetLambda[lane]);
+    return;
+  }
+  __m256d lambdaD, lambdaH;
+  gatherPairs4(tetLambda, lambdaD, lambdaH);
+  __m256d rD = sub(negate(cD), mul(alphaTildeD, lambdaD));
+  __m256d rH = sub(negate(sub(detF, gamma)), mul(alphaTildeH, lambdaH));
+  if constexpr (kDamped) {
+    // xpbdRhs's damping term gamma sum_i gradC_i . (x_i - x_i^n), +0 where gamma == 0.
+    __m256d termD = _mm256_setzero_pd(), termH = _mm256_setzero_pd();
+    for (int v = 0; v < 4; ++v) {
+      const double* previous[4];
+      for (int lane = 0; lane < 4; ++lane) previous[lane] = ctx.xPrev[con[lane].particles[v]].data();
+      __m256d motion[3];
+      gather4(previous, motion[0], motion[1], motion[2]);
+      for (int k = 0; k < 3; ++k) motion[k] = sub(pos[v][k], motion[k]);
+      termD = add(termD, dot(deviatoric[v], motion));
+      termH = add(termH, dot(hydrostatic[v], motion));
+    }
+    const __m256d zero = _mm256_setzero_pd();
+    termD = _mm256_blendv_pd(mul(termD, dampingGammaD), zero, _mm256_cmp_pd(dampingGammaD, zero, _CMP_EQ_OQ));
+    termH = _mm256_blendv_pd(mul(termH, dampingGammaH), zero, _mm256_cmp_pd(dampingGammaH, zero, _CMP_EQ_OQ));
+    rD = sub(rD, termD);
+    rH = sub(rH, termH);
+  }
+  const __m256d dD = _mm256_div_pd(sub(mul(a11, rD), mul(a01, rH)), det);
+  const __m256d dH = _mm256_div_pd(sub(mul(a00, rH), mul(a10, rD)), det);
+  scatterPairs4(tetLambda, add(lambdaD, dD), add(lambdaH, dH));
+  for (int v = 0; v < 4; ++v) {
+    __m256d moved[3];
+    for (int k = 0; k < 3; ++k)
+      moved[k] = add(pos[v][k], mul(inverseMass[v], add(mul(dD, deviatoric[v][k]), mul(dH, hydrostatic[v][k]))));
+    const int movable = nonzeroLanes(inverseMass[v]);
+    if (movable == 0xf) {
+      scatter4(xs[v], moved[0], moved[1], moved[2]);
+      continue;
+    }
+    double lanes[3][4];
+    for (int k = 0; k < 3; ++k) _mm256_storeu_pd(lanes[k], moved[k]);
+    for (int lane = 0; lane < 4; ++lane)
+      if (movable & (1 << lane))
+        for (int k = 0; k < 3; ++k) xs[v][lane][k] = lanes[k][lane];
+  }
+}
+
+// Groups of four independent tets from begin on (projectGroup); tets solved in sequence by choice
+// and the last (end - begin) % 4 by the scalar kernel.
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                                   std::uint32_t end) {
   const NeoHookeanConstraint* constraints = model.neoHookeans.data();
-  Vec3* const x = ctx.x;
-  const double* const w = ctx.w;
   double* const lambda = ctx.lambda;
-  const __m256d invH2 = _mm256_set1_pd(ctx.invH2);
   const __m256d invH = _mm256_set1_pd(ctx.invH);
   std::uint32_t c = begin;
   for (; c + 3 < end; c += 4) {
@@ -311,116 +433,9 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       transpose4(_mm256_loadu_pd(con[0].restInverse.data() + 4 * q), _mm256_loadu_pd(con[1].restInverse.data() + 4 * q),
                  _mm256_loadu_pd(con[2].restInverse.data() + 4 * q), _mm256_loadu_pd(con[3].restInverse.data() + 4 * q),
                  material + 4 * q);
-    const __m256d gamma = material[10];
-    const __m256d complianceD = material[11];
-    const __m256d complianceH = material[14];
-    // xpbdRhs's gamma, formed as the scalar kernel forms it.
-    const __m256d dampingGammaD = mul(mul(complianceD, material[12]), invH);
-    const __m256d dampingGammaH = mul(mul(complianceH, material[15]), invH);
-    const bool damped = !allUndamped(complianceD, material[12], invH) || !allUndamped(complianceH, material[15], invH);
-    LaneMat restInverse;
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) restInverse[i][j] = material[i + 3 * j];
-    double* xs[4][4];
-    __m256d pos[4][3], inverseMass[4];
-    for (int v = 0; v < 4; ++v) {
-      for (int lane = 0; lane < 4; ++lane) xs[v][lane] = x[con[lane].particles[v]].data();
-      gather4(xs[v], pos[v][0], pos[v][1], pos[v][2]);
-      inverseMass[v] = _mm256_setr_pd(w[con[0].particles[v]], w[con[1].particles[v]], w[con[2].particles[v]],
-                                      w[con[3].particles[v]]);
-    }
-    // deformationGradient
-    LaneMat ds, F;
-    for (int j = 0; j < 3; ++j)
-      for (int i = 0; i < 3; ++i) ds[i][j] = sub(pos[j + 1][i], pos[0][i]);
-    timesRestInverse(ds, restInverse, false, F);
-    // deviatoricGradient (a collapsed lane divides by ~0 here and is not solved in the lanes)
-    __m256d s[9];
-    for (int k = 0; k < 9; ++k) s[k] = mul(F[k % 3][k / 3], F[k % 3][k / 3]);
-    const __m256d cD =
-        _mm256_sqrt_pd(add(add(add(add(s[0], s[2]), add(s[4], s[6])), add(add(s[1], s[3]), add(s[5], s[7]))), s[8]));
-    LaneMat direction;
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) direction[i][j] = _mm256_div_pd(F[i][j], cD);
-    __m256d deviatoric[4][3];
-    vertexGradients(direction, restInverse, deviatoric);
-    // hydrostaticGradient
-    LaneMat cofactor;
-    for (int j = 0; j < 3; ++j) {
-      const int a = (j + 1) % 3, b = (j + 2) % 3;
-      cofactor[0][j] = sub(mul(F[1][a], F[2][b]), mul(F[2][a], F[1][b]));
-      cofactor[1][j] = sub(mul(F[2][a], F[0][b]), mul(F[0][a], F[2][b]));
-      cofactor[2][j] = sub(mul(F[0][a], F[1][b]), mul(F[1][a], F[0][b]));
-    }
-    const __m256d detF =
-        add(add(mul(F[0][0], cofactor[0][0]), mul(F[1][0], cofactor[1][0])), mul(F[2][0], cofactor[2][0]));
-    __m256d hydrostatic[4][3];
-    vertexGradients(cofactor, restInverse, hydrostatic);
-    // projectCoupled
-    __m256d gDD = _mm256_setzero_pd(), gHH = _mm256_setzero_pd(), gDH = _mm256_setzero_pd();
-    for (int v = 0; v < 4; ++v) {
-      gDD = add(gDD, mul(inverseMass[v], dot(deviatoric[v], deviatoric[v])));
-      gHH = add(gHH, mul(inverseMass[v], dot(hydrostatic[v], hydrostatic[v])));
-      gDH = add(gDH, mul(inverseMass[v], dot(deviatoric[v], hydrostatic[v])));
-    }
-    const __m256d one = _mm256_set1_pd(1.0);
-    const __m256d onePlusGammaD = damped ? add(one, dampingGammaD) : one;
-    const __m256d onePlusGammaH = damped ? add(one, dampingGammaH) : one;
-    const __m256d alphaTildeD = mul(complianceD, invH2);
-    const __m256d alphaTildeH = mul(complianceH, invH2);
-    const __m256d a00 = add(mul(onePlusGammaD, gDD), alphaTildeD);
-    const __m256d a01 = mul(onePlusGammaD, gDH);
-    const __m256d a10 = mul(onePlusGammaH, gDH);
-    const __m256d a11 = add(mul(onePlusGammaH, gHH), alphaTildeH);
-    const __m256d det = sub(mul(a00, a11), mul(a01, a10));
-    const __m256d tiny = _mm256_set1_pd(1e-300);
-    const __m256d solved = _mm256_and_pd(
-        _mm256_and_pd(_mm256_cmp_pd(cD, _mm256_set1_pd(kMinNorm), _CMP_NLT_UQ), _mm256_cmp_pd(gDD, tiny, _CMP_GT_OQ)),
-        _mm256_and_pd(_mm256_cmp_pd(gHH, tiny, _CMP_GT_OQ), _mm256_cmp_pd(det, mul(tiny, mul(a00, a11)), _CMP_GT_OQ)));
-    if (_mm256_movemask_pd(solved) != 0xf) {
-      for (int lane = 0; lane < 4; ++lane) projectOne(con[lane], ctx, tetLambda[lane]);
-      continue;
-    }
-    // xpbdRhs's damping term gamma sum_i gradC_i . (x_i - x_i^n), 0 in an undamped lane.
-    __m256d dampingTermD = _mm256_setzero_pd(), dampingTermH = _mm256_setzero_pd();
-    if (damped) {
-      for (int v = 0; v < 4; ++v) {
-        const double* previous[4];
-        for (int lane = 0; lane < 4; ++lane) previous[lane] = ctx.xPrev[con[lane].particles[v]].data();
-        __m256d motion[3];
-        gather4(previous, motion[0], motion[1], motion[2]);
-        for (int k = 0; k < 3; ++k) motion[k] = sub(pos[v][k], motion[k]);
-        dampingTermD = add(dampingTermD, dot(deviatoric[v], motion));
-        dampingTermH = add(dampingTermH, dot(hydrostatic[v], motion));
-      }
-      const __m256d zero = _mm256_setzero_pd();
-      dampingTermD =
-          _mm256_blendv_pd(mul(dampingTermD, dampingGammaD), zero, _mm256_cmp_pd(dampingGammaD, zero, _CMP_EQ_OQ));
-      dampingTermH =
-          _mm256_blendv_pd(mul(dampingTermH, dampingGammaH), zero, _mm256_cmp_pd(dampingGammaH, zero, _CMP_EQ_OQ));
-    }
-    __m256d lambdaD, lambdaH;
-    gatherPairs4(tetLambda, lambdaD, lambdaH);
-    const __m256d rD = sub(sub(negate(cD), mul(alphaTildeD, lambdaD)), dampingTermD);
-    const __m256d rH = sub(sub(negate(sub(detF, gamma)), mul(alphaTildeH, lambdaH)), dampingTermH);
-    const __m256d dD = _mm256_div_pd(sub(mul(a11, rD), mul(a01, rH)), det);
-    const __m256d dH = _mm256_div_pd(sub(mul(a00, rH), mul(a10, rD)), det);
-    scatterPairs4(tetLambda, add(lambdaD, dD), add(lambdaH, dH));
-    for (int v = 0; v < 4; ++v) {
-      __m256d moved[3];
-      for (int k = 0; k < 3; ++k)
-        moved[k] = add(pos[v][k], mul(inverseMass[v], add(mul(dD, deviatoric[v][k]), mul(dH, hydrostatic[v][k]))));
-      const int movable = nonzeroLanes(inverseMass[v]);
-      if (movable == 0xf) {
-        scatter4(xs[v], moved[0], moved[1], moved[2]);
-        continue;
-      }
-      double lanes[3][4];
-      for (int k = 0; k < 3; ++k) _mm256_storeu_pd(lanes[k], moved[k]);
-      for (int lane = 0; lane < 4; ++lane)
-        if (movable & (1 << lane))
-          for (int k = 0; k < 3; ++k) xs[v][lane][k] = lanes[k][lane];
-    }
+    if (allUndamped(material[11], material[12], invH) && allUndamped(material[14], material[15], invH))
+      projectGroup<false>(con, ctx, tetLambda, material);
+    else projectGroup<true>(con, ctx, tetLambda, material);
   }
   for (; c < end; ++c) projectOne(constraints[c], ctx, lambda + 2 * std::size_t{c});
 }
