@@ -1,4 +1,4 @@
-// Helpers of the AVX2 constraint kernels (distance.cpp, isometric_bending.cpp): moving the
+// Helpers of the AVX2 constraint kernels (distance.cpp, isometric_bending.cpp, neo_hookean.cpp): moving the
 // (x, y, z) of four scattered particles into and out of three four-lane vectors. The kernels are
 // compiled for AVX2 with a function attribute and chosen at run time (cpuHasAvx2), so the library
 // itself still targets the x86-64 baseline.
@@ -34,14 +34,19 @@ __attribute__((target("avx2"))) inline void gather4(const double* const p[4], __
   gz = _mm256_insertf128_pd(_mm256_castpd128_pd256(z01), z23, 1);
 }
 
+// The inverse of gatherPairs4: p[i][0..1] = lane i of (first, second).
+__attribute__((target("avx2"))) inline void scatterPairs4(double* const p[4], __m256d first, __m256d second) {
+  const __m256d ab02 = _mm256_unpacklo_pd(first, second);  // a0 b0 a2 b2
+  const __m256d ab13 = _mm256_unpackhi_pd(first, second);  // a1 b1 a3 b3
+  _mm_storeu_pd(p[0], _mm256_castpd256_pd128(ab02));
+  _mm_storeu_pd(p[1], _mm256_castpd256_pd128(ab13));
+  _mm_storeu_pd(p[2], _mm256_extractf128_pd(ab02, 1));
+  _mm_storeu_pd(p[3], _mm256_extractf128_pd(ab13, 1));
+}
+
 // The inverse of gather4: p[i][0..2] = lane i of (gx, gy, gz).
 __attribute__((target("avx2"))) inline void scatter4(double* const p[4], __m256d gx, __m256d gy, __m256d gz) {
-  const __m256d xy02 = _mm256_unpacklo_pd(gx, gy);  // x0 y0 x2 y2
-  const __m256d xy13 = _mm256_unpackhi_pd(gx, gy);  // x1 y1 x3 y3
-  _mm_storeu_pd(p[0], _mm256_castpd256_pd128(xy02));
-  _mm_storeu_pd(p[1], _mm256_castpd256_pd128(xy13));
-  _mm_storeu_pd(p[2], _mm256_extractf128_pd(xy02, 1));
-  _mm_storeu_pd(p[3], _mm256_extractf128_pd(xy13, 1));
+  scatterPairs4(p, gx, gy);
   const __m128d z01 = _mm256_castpd256_pd128(gz);
   const __m128d z23 = _mm256_extractf128_pd(gz, 1);
   _mm_storel_pd(p[0] + 2, z01);

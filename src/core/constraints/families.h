@@ -101,9 +101,14 @@ void projectMaxDistanceIndependent(const Model&, const SolveContext&, std::uint3
 void projectIsometricBendingIndependent(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
 // The same for isometric bending: 4 lanes (AVX2, where the CPU has it) or 1.
 void projectIsometricBendingLanes(int lanes, const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
-// How many constraints the independent kernels project per instruction on this CPU.
+// Neo-Hookean tets: coupled tets four at a time (AVX2, where the CPU has it), the rest by the
+// scalar kernel; 1 lane is the scalar kernel. Both give the same bits; tests compare them.
+void projectNeoHookeanIndependent(const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
+void projectNeoHookeanLanes(int lanes, const Model&, const SolveContext&, std::uint32_t, std::uint32_t);
+// How many constraints (tets for neo-Hookean) the independent kernels project per instruction on this CPU.
 int distanceKernelLanes();
 int isometricBendingKernelLanes();
+int neoHookeanKernelLanes();
 
 }  // namespace pliant::detail
 
