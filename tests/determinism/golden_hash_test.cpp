@@ -44,6 +44,7 @@ constexpr GoldenRow kGolden[] = {
     {"two-cloths", 40, 2, 0xa5b5cb70ce67136a},
     {"cloth-100-2m", 10, 0, 0x54eb0d9415bc19fc},
     {"cloth-100-10m-bending", 10, 0, 0xb09eead8d1684096},
+    {"bunny-slope", 30, 1, 0xccf5a6a4c5bf284a},
     {"cloth-grid-64", 5, 0, 0x6d2184e701f7ccaf},
     {"cloth-grid-128", 2, 0, 0x41f9565faea10198},
     {"cloth-grid-256", 1, 0, 0x27fb535669a5149c},
