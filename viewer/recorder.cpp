@@ -95,7 +95,10 @@ nlohmann::json colliderShapeJson(const Collider& c) {
 
 ViewerRecorder::ViewerRecorder(const Scene& scene, int firstFrame, int lastFrame, std::size_t frameBudgetBytes)
     : scene_(&scene), firstFrame_(firstFrame), lastFrame_(lastFrame), budget_(frameBudgetBytes) {
-  const std::size_t bytesPerFrame = (scene.model->particleCount() * 12 + 2) / 3 * 4;
+  points_ = scene.model->particleCount();
+  for (const io::TopologyPart& part : scene.topology.parts)
+    if (part.skin) points_ += part.skin->vertexCount();
+  const std::size_t bytesPerFrame = (points_ * 12 + 2) / 3 * 4;
   const std::size_t frames = static_cast<std::size_t>(std::max(0, lastFrame - firstFrame)) + 1;
   if (bytesPerFrame > 0 && frames * bytesPerFrame > budget_) {
     // At most maxFrames kept: the ones on the stride plus the last one.
@@ -113,7 +116,19 @@ bool ViewerRecorder::keeps(int frame) const {
 
 void ViewerRecorder::record(int frame, const State& state) {
   if (!keeps(frame)) return;
-  positions_.push_back(pointsBase64(state.position));
+  if (points_ == state.position.size()) {
+    positions_.push_back(pointsBase64(state.position));
+  } else {
+    // Skins after the particles, in part order (as json() numbers their triangles).
+    drawn_.assign(state.position.begin(), state.position.end());
+    for (const io::TopologyPart& part : scene_->topology.parts)
+      if (part.skin) {
+        const std::size_t first = drawn_.size();
+        drawn_.resize(first + part.skin->vertexCount());
+        part.skin->pose(state.position, std::span<Vec3>(drawn_).subspan(first));
+      }
+    positions_.push_back(pointsBase64(drawn_));
+  }
   numbers_.push_back(frame);
   times_.push_back(state.time);
   for (std::uint32_t c = 0; c < colliderPoses_.size(); ++c) {
@@ -154,7 +169,7 @@ std::string ViewerRecorder::json() const {
   j["version"] = 1;
   j["scene"] = scene.name;
   j["description"] = scene.description;
-  j["particles"] = scene.model->particleCount();
+  j["particles"] = points_;  // points per frame: the particles, then the skins' vertices
   j["time_step_s"] = scene.settings.timeStep;
   nlohmann::json frames;
   frames["first"] = firstFrame_;
@@ -165,9 +180,25 @@ std::string ViewerRecorder::json() const {
   frames["times_s"] = times_;
   frames["positions"] = positions_;
   j["frames"] = std::move(frames);
-  const auto& triangles = scene.topology.triangles.empty() && !scene.topology.tets.empty()
-                              ? tetSurface(scene.topology.tets)
-                              : scene.topology.triangles;
+  std::vector<std::array<ParticleIndex, 3>> triangles = scene.topology.triangles.empty() && !scene.topology.tets.empty()
+                                                            ? tetSurface(scene.topology.tets)
+                                                            : scene.topology.triangles;
+  if (points_ != scene.model->particleCount()) {
+    // A skinned object draws its skin (numbered after the particles) instead of its tet boundary.
+    std::vector<char> skinned(scene.topology.triangles.size(), 0);
+    std::vector<std::array<ParticleIndex, 3>> skins;
+    auto next = static_cast<ParticleIndex>(scene.model->particleCount());
+    for (const io::TopologyPart& part : scene.topology.parts) {
+      if (!part.skin) continue;
+      for (std::size_t i = part.trianglesBegin; i < part.trianglesEnd && i < skinned.size(); ++i) skinned[i] = 1;
+      for (const auto& t : part.skin->triangles) skins.push_back({next + t[0], next + t[1], next + t[2]});
+      next += static_cast<ParticleIndex>(part.skin->vertexCount());
+    }
+    triangles.clear();
+    for (std::size_t i = 0; i < scene.topology.triangles.size(); ++i)
+      if (!skinned[i]) triangles.push_back(scene.topology.triangles[i]);
+    triangles.insert(triangles.end(), skins.begin(), skins.end());
+  }
   j["topology"] = {{"triangles", indicesBase64(triangles)}, {"lines", indicesBase64(scene.topology.lines)}};
   nlohmann::json colliders = nlohmann::json::array();
   for (std::size_t c = 0; c < scene.model->colliders.size(); ++c) {

@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,19 @@ namespace pliant {
 
 enum class BendingModel : std::uint8_t { None, Dihedral, Isometric };
 
+// A surface carried by a tet mesh (a "skin", addSoftBodyFromSurface): each skin vertex follows the
+// tet it lies in, x = sum_k w_k x_{tet_k} with its barycentric weights w at rest. Derived data: the
+// simulation never reads it; the frame writers draw an object's skin instead of its tet boundary.
+struct SurfaceSkin {
+  std::vector<std::array<ParticleIndex, 4>> tets;       // per skin vertex: its tet's particles (global)
+  std::vector<std::array<double, 4>> weights;           // per skin vertex: barycentric weights, sum 1
+  std::vector<std::array<std::uint32_t, 3>> triangles;  // skin vertex indices, counter-clockwise outside
+  std::size_t vertexCount() const { return weights.size(); }
+  // The skin vertices (m) over particle positions (or velocities, m/s) `x` of the whole model,
+  // into `out` (vertexCount() entries).
+  void pose(std::span<const Vec3> x, std::span<Vec3> out) const;
+};
+
 // What a generator made: particle range [firstParticle, firstParticle + particleCount) and the
 // surface triangles (global particle indices, counter-clockwise seen from the front/outside).
 struct GeneratedObject {
@@ -23,6 +38,8 @@ struct GeneratedObject {
   std::vector<std::array<ParticleIndex, 3>> triangles;
   std::vector<std::array<ParticleIndex, 4>> tets;
   std::uint32_t object = 0;  // index in Model::objects
+  // A surface drawn instead of the triangles above (addSoftBodyFromSurface), or null.
+  std::shared_ptr<const SurfaceSkin> skin;
 };
 
 // A rectangular cloth of nodesX x nodesY particles spanning sizeX x sizeY (m), lying in the plane
@@ -108,6 +125,59 @@ struct TetMeshDef {
 };
 GeneratedObject addTetMesh(ModelBuilder& builder, const std::vector<Vec3>& vertices,
                            const std::vector<std::array<std::uint32_t, 4>>& tets, const TetMeshDef& def);
+
+// A closed triangle surface embedded in a regular grid of tets (Müller et al. 2004, "Physically
+// Based Deformable Models" use the same idea; FEM "embedded meshes"): cubes of side cellSize over the
+// surface's bounds are kept when their centre is inside the solid (ray crossings counted with the
+// triangles' orientation: the winding number) or when the surface passes through them (sampled
+// at spacing cellSize / 4, every vertex included), and each kept cube is split into the six Kuhn
+// tets of addTetBox (shared nodes, conforming faces). Every surface vertex gets the kept tet that
+// holds it and its barycentric weights (SurfaceSkin, local node indices here).
+struct SurfaceEmbedding {
+  std::vector<Vec3> nodes;                              // m, the kept cubes' corners
+  std::vector<std::array<std::uint32_t, 4>> tets;       // positive, into nodes
+  std::vector<std::array<std::uint32_t, 4>> skinTets;   // per surface vertex, into nodes
+  std::vector<std::array<double, 4>> skinWeights;       // per surface vertex, sum 1
+  std::vector<std::array<std::uint32_t, 3>> triangles;  // the surface, outward counter-clockwise
+  double surfaceVolume = 0.0;                           // m^3, enclosed by the surface
+  double keptVolume = 0.0;                              // m^3, of the kept cubes (>= about surfaceVolume)
+  std::array<int, 3> cells{};                           // the grid's cubes along x, y, z
+};
+// Throws pliant::Error for a surface that is empty, open (an edge in one triangle), non-manifold
+// (an edge in three or more), inconsistently oriented, of zero volume or with a non-finite
+// coordinate, and for a cellSize that is not > 0 or gives more than maxCells grid cubes. An
+// inside-out surface (negative volume) is turned outward.
+SurfaceEmbedding embedSurface(const std::vector<Vec3>& vertices,
+                              const std::vector<std::array<std::uint32_t, 3>>& triangles, double cellSize,
+                              std::uint64_t maxCells = 50'000'000);
+// Grid cubes embedSurface would lay over a box of extent `extent` (m): an upper bound of the kept
+// ones, for a memory estimate before building.
+std::uint64_t embeddingGridCells(const Vec3& extent, double cellSize);
+
+// A soft body from a closed surface (issue 18): the surface's embedding tets simulate (as
+// addTetMesh: volume and edge constraints or a neo-Hookean material; tet nodes collide as soft
+// bodies do) and the surface is the object's skin (GeneratedObject::skin), which follows them.
+// The total mass is density times the volume the surface encloses, lumped from the tets.
+struct SoftBodyFromSurfaceDef {
+  std::string name = "softbody";
+  double cellSize = 0.05;           // m, side of the embedding grid's cubes
+  double density = 1000.0;          // kg/m^3 of the solid the surface encloses
+  Vec3 translation = Vec3::Zero();  // m, applied to the surface after `rotation`
+  Eigen::Quaterniond rotation = Eigen::Quaterniond::Identity();
+  ConstraintParameters volume;
+  ConstraintParameters edges;
+  bool addEdges = true;
+  double dampingFactor = 0.0;
+  // When set, every tet gets a neo-Hookean material instead (volume, edges and addEdges unused).
+  std::optional<NeoHookeanMaterial> neoHookean;
+};
+GeneratedObject addSoftBodyFromSurface(ModelBuilder& builder, const std::vector<Vec3>& vertices,
+                                       const std::vector<std::array<std::uint32_t, 3>>& triangles,
+                                       const SoftBodyFromSurfaceDef& def);
+// The same from an embedding already made (of the posed surface; def.translation and def.rotation
+// unused, cellSize too).
+GeneratedObject addSoftBodyFromSurface(ModelBuilder& builder, const SurfaceEmbedding& embedding,
+                                       const SoftBodyFromSurfaceDef& def);
 
 // A cloth from a triangle mesh: particle masses lumped from triangle areas (a third of each
 // triangle to each corner), distance constraints on every edge, bending on interior edges.

@@ -119,6 +119,9 @@ class GeneratedObject:
     def triangles(self) -> IndexArray: ...
     @property
     def tets(self) -> IndexArray: ...
+    @property
+    def skin_triangles(self) -> IndexArray: ...
+    def skin_points(self, positions: ArrayLike) -> FloatArray: ...
 
 class ModelBuilder:
     self_collision: bool
@@ -265,6 +268,21 @@ class ModelBuilder:
         *,
         name: str = ...,
         density: float = ...,
+        volume: ParametersLike = ...,
+        edges: ParametersLike = ...,
+        add_edges: bool = ...,
+        damping_factor: float = ...,
+        neo_hookean: Optional[Dict[str, float]] = ...,
+    ) -> GeneratedObject: ...
+    def add_soft_body_from_surface(
+        self,
+        vertices: ArrayLike,
+        triangles: ArrayLike,
+        *,
+        name: str = ...,
+        cell_size: float = ...,
+        density: float = ...,
+        translation: Vec3Like = ...,
         volume: ParametersLike = ...,
         edges: ParametersLike = ...,
         add_edges: bool = ...,

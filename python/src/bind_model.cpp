@@ -51,6 +51,14 @@ py::array indexRows(const std::vector<std::array<ParticleIndex, 4>>& rows) {
   return a;
 }
 
+// Points (k, 3) in m, a copy.
+py::array pointRows(const std::vector<Vec3>& points) {
+  py::array_t<double> a(std::vector<py::ssize_t>{static_cast<py::ssize_t>(points.size()), py::ssize_t{3}});
+  for (std::size_t i = 0; i < points.size(); ++i)
+    for (int k = 0; k < 3; ++k) a.mutable_data()[3 * i + k] = points[i][k];
+  return a;
+}
+
 }  // namespace
 
 void requireFile(const std::string& path) {
@@ -164,6 +172,21 @@ TetMeshDef tetMeshDef(const py::kwargs& kwargs) {
   TetMeshDef d;
   takeCommon(kw, d);
   kw.set("density", d.density, toDouble);
+  kw.set("volume", d.volume, toParameters);
+  kw.set("edges", d.edges, toParameters);
+  kw.set("add_edges", d.addEdges, toBool);
+  kw.set("neo_hookean", d.neoHookean, toNeoHookean);
+  kw.done();
+  return d;
+}
+
+SoftBodyFromSurfaceDef softBodyFromSurfaceDef(const py::kwargs& kwargs) {
+  Keywords kw("add_soft_body_from_surface", kwargs);
+  SoftBodyFromSurfaceDef d;
+  takeCommon(kw, d);
+  kw.set("cell_size", d.cellSize, toDouble);
+  kw.set("density", d.density, toDouble);
+  kw.set("translation", d.translation, toVec3);
   kw.set("volume", d.volume, toParameters);
   kw.set("edges", d.edges, toParameters);
   kw.set("add_edges", d.addEdges, toBool);
@@ -614,6 +637,29 @@ triangles and the tetrahedra (global particle indices), and its index in the mod
           "Surface triangles (m, 3), counter-clockwise seen from the front or outside.")
       .def_property_readonly(
           "tets", [](const GeneratedObject& g) { return readOnly(indexRows(g.tets)); }, "Tetrahedra (m, 4).")
+      .def_property_readonly(
+          "skin_triangles",
+          [](const GeneratedObject& g) {
+            return readOnly(indexRows(g.skin ? g.skin->triangles : std::vector<std::array<std::uint32_t, 3>>{}));
+          },
+          "The surface of a soft body from a surface (k, 3), indices into skin_points' rows; empty otherwise.")
+      .def(
+          "skin_points",
+          [](const GeneratedObject& g, py::object positions) {
+            const std::vector<Vec3> x = toVec3Array(positions, "skin_points: positions");
+            if (!g.skin) return pointRows({});
+            for (const auto& t : g.skin->tets)
+              for (ParticleIndex p : t)
+                if (p >= x.size())
+                  throw Error("skin_points: positions has " + std::to_string(x.size()) +
+                              " rows; expected the whole model's particles (at least " + std::to_string(p + 1) + ")");
+            std::vector<Vec3> out(g.skin->vertexCount());
+            g.skin->pose(x, out);
+            return pointRows(out);
+          },
+          py::arg("positions"),
+          "skin_points(positions) -> ndarray\n\nThe surface's vertices (k, 3) m over the model's particle "
+          "positions (e.g. state.positions): x = sum w_k x_k of the tet each lies in. Empty when there is no skin.")
       .def("__repr__", [](const GeneratedObject& g) {
         return "GeneratedObject(first_particle=" + std::to_string(g.firstParticle) +
                ", particle_count=" + std::to_string(g.particleCount) +
@@ -970,6 +1016,22 @@ damping (s): stable neo-Hookean tets instead of volume and edge constraints).)do
 A soft body from a tetrahedral mesh, vertices (n, 3) m and positive tets (m, 4) (see read_tet_mesh)
 (TetMeshDef): name='softbody', density=1000 (kg/m^3), volume=ConstraintParameters(),
 edges=ConstraintParameters(), add_edges=True, damping_factor=0.0, neo_hookean=None (as add_tet_box).)doc")
+      .def(
+          "add_soft_body_from_surface",
+          [](ModelBuilder& b, py::object vertices, py::object triangles, py::kwargs kw) {
+            return addSoftBodyFromSurface(b, toVec3Array(vertices, "add_soft_body_from_surface: vertices"),
+                                          toIndexRows<3>(triangles, "add_soft_body_from_surface: triangles"),
+                                          softBodyFromSurfaceDef(kw));
+          },
+          py::arg("vertices"), py::arg("triangles"),
+          R"doc(add_soft_body_from_surface(vertices, triangles, **fields) -> GeneratedObject
+
+A soft body from a closed, consistently oriented triangle surface, vertices (n, 3) m and triangles
+(m, 3): the surface is embedded in a grid of cubes split into tets, which simulate; each surface
+vertex follows its tet (GeneratedObject.skin_points gives the surface posed from positions)
+(SoftBodyFromSurfaceDef): name='softbody', cell_size=0.05 (m), density=1000 (kg/m^3 of the enclosed
+solid), translation=(0, 0, 0) (m), volume=ConstraintParameters(), edges=ConstraintParameters(),
+add_edges=True, damping_factor=0.0, neo_hookean=None (as add_tet_box).)doc")
       .def(
           "add_cloth_mesh",
           [](ModelBuilder& b, py::object vertices, py::object triangles, py::kwargs kw) {

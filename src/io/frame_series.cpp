@@ -26,6 +26,12 @@ namespace detail {
 
 PartView objectPart(const Topology& topology, const TopologyPart& p, const State& state) {
   PartView v;
+  if (p.skin) {
+    // A skinned part's points are its skin's, posed by FrameSeries (skinPart); no particle cells.
+    v.name = p.name;
+    v.triangles = p.skin->triangles;
+    return v;
+  }
   v.name = p.name;
   v.position = std::span<const Vec3>(state.position).subspan(p.firstParticle, p.particleCount);
   v.velocity = std::span<const Vec3>(state.velocity).subspan(p.firstParticle, p.particleCount);
@@ -315,11 +321,24 @@ FrameSeries::FrameSeries(std::string folder, const Model& model, const Topology&
   bodies_ = BodySurfaces(model);
   posedBodies_.resize(bodies_.size());
   stems_ = fileStems(partNames());
+  skinPosition_.resize(topology.parts.size());
+  skinVelocity_.resize(topology.parts.size());
+  for (std::size_t i = 0; i < topology.parts.size(); ++i)
+    if (topology.parts[i].skin) {
+      skinPosition_[i].resize(topology.parts[i].skin->vertexCount());
+      skinVelocity_[i].resize(topology.parts[i].skin->vertexCount());
+    }
   if (options.format == FrameFormat::Glb) {
     recording_ = std::make_unique<GltfRecording>();
     for (const TopologyPart& p : (topology.parts.empty() ? whole_ : topology).parts) {
       GltfRecording::Object o;
       o.name = p.name;
+      if (p.skin) {
+        o.pointCount = p.skin->vertexCount();
+        for (const auto& t : p.skin->triangles) o.triangles.insert(o.triangles.end(), t.begin(), t.end());
+        recording_->objects.push_back(std::move(o));
+        continue;
+      }
       o.pointCount = p.particleCount;
       for (std::size_t i = p.trianglesBegin; i < p.trianglesEnd; ++i)
         for (ParticleIndex q : topology.triangles[i]) o.triangles.push_back(q - p.firstParticle);
@@ -362,10 +381,17 @@ void FrameSeries::write(int frame, const State& state) {
     GltfRecording& r = *recording_;
     r.times.push_back(state.time);
     const auto& parts = (topology_.parts.empty() ? whole_ : topology_).parts;
-    for (std::size_t i = 0; i < parts.size(); ++i)
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      if (parts[i].skin) {
+        parts[i].skin->pose(state.position, skinPosition_[i]);
+        for (const Vec3& x : skinPosition_[i])
+          for (int d = 0; d < 3; ++d) r.objects[i].positions.push_back(static_cast<float>(x[d]));
+        continue;
+      }
       for (std::uint32_t k = 0; k < parts[i].particleCount; ++k)
         for (int d = 0; d < 3; ++d)
           r.objects[i].positions.push_back(static_cast<float>(state.position[parts[i].firstParticle + k][d]));
+    }
     for (std::size_t b = 0; b < bodies_.size(); ++b) {
       const ColliderPose pose = BodySurfaces::shapePose(model_, state, b);
       r.colliders[b].translation.push_back(pose.position);
@@ -383,7 +409,18 @@ void FrameSeries::write(int frame, const State& state) {
   if (topology_.parts.empty()) {
     if (!whole_.parts.empty()) parts.push_back(wholePart(topology_, state));
   } else {
-    for (const TopologyPart& p : topology_.parts) parts.push_back(objectPart(topology_, p, state));
+    for (std::size_t i = 0; i < topology_.parts.size(); ++i) {
+      const TopologyPart& p = topology_.parts[i];
+      PartView v = objectPart(topology_, p, state);
+      if (p.skin) {
+        // The skin follows its tets: x = sum_k w_k x_k, and so does its velocity.
+        p.skin->pose(state.position, skinPosition_[i]);
+        p.skin->pose(state.velocity, skinVelocity_[i]);
+        v.position = skinPosition_[i];
+        v.velocity = skinVelocity_[i];
+      }
+      parts.push_back(v);
+    }
   }
   for (std::size_t b = 0; b < bodies_.size(); ++b) {
     bodies_.pose(model_, state, b, posedBodies_[b]);

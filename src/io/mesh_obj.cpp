@@ -36,8 +36,9 @@ static_assert(std::is_same_v<tinyobj::real_t, double>, "compile with TINYOBJLOAD
 // checks every 'v' and 'f' line and hands tinyobjloader only those lines, rewritten in a plain
 // form. Its decimal conversion is not correctly rounded (0.30000000000000004 -> 0.3000000000000001),
 // so the coordinates returned are our own parse, checked against tinyobjloader's.
-TriangleMesh readObj(const std::string& path) {
-  const std::string text = readText(path, "an OBJ file (.obj)");
+TriangleMesh readObj(const std::string& path) { return readObjText(readText(path, "an OBJ file (.obj)"), path); }
+
+TriangleMesh readObjText(const std::string& text, const std::string& path) {
   LineReader in(path, text, '#');
   std::vector<Vec3> vertices;
   std::vector<std::size_t> faceLines;

@@ -74,6 +74,22 @@ void detail::checkFrameInput(const std::string& path, const Topology& topology, 
     inside("triangle", part.trianglesBegin, part.trianglesEnd, topology.triangles);
     inside("line", part.linesBegin, part.linesEnd, topology.lines);
     inside("tet", part.tetsBegin, part.tetsEnd, topology.tets);
+    if (part.skin) {
+      const SurfaceSkin& skin = *part.skin;
+      if (skin.tets.size() != skin.weights.size())
+        throw Error(what + ": its skin has " + std::to_string(skin.tets.size()) + " tets for " +
+                    std::to_string(skin.weights.size()) + " vertices; expected one per vertex");
+      for (std::size_t v = 0; v < skin.tets.size(); ++v)
+        for (ParticleIndex p : skin.tets[v])
+          if (p < part.firstParticle || p - part.firstParticle >= part.particleCount)
+            throw Error(what + ": skin vertex " + std::to_string(v) + " follows particle " + std::to_string(p) +
+                        ", which is not one of the part's");
+      for (std::size_t i = 0; i < skin.triangles.size(); ++i)
+        for (std::uint32_t v : skin.triangles[i])
+          if (v >= skin.vertexCount())
+            throw Error(what + ": skin triangle " + std::to_string(i) + " refers to skin vertex " + std::to_string(v) +
+                        "; expected an index below " + std::to_string(skin.vertexCount()));
+    }
   }
 }
 

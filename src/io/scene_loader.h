@@ -87,6 +87,7 @@ class SceneLoader {
   ObjectPlan parseCloth(const Node& o, const std::string& name);
   ObjectPlan parseRope(const Node& o, const std::string& name);
   ObjectPlan parseSoftBody(const Node& o, const std::string& name);
+  ObjectPlan parseSurfaceSoftBody(const Node& o, const TetMeshDef& tets);
   NeoHookeanMaterial parseNeoHookean(const Node& softBody);
   ObjectPlan parseBalloon(const Node& o, const std::string& name);
   ObjectPlan parseParticles(const Node& o, const std::string& name);

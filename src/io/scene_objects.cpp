@@ -12,6 +12,7 @@
 #include "pliant/builders.h"
 #include "pliant/error.h"
 #include "pliant/io/mesh_io.h"
+#include "pliant/io/scenes.h"
 #include "scene_loader.h"
 
 namespace pliant::scenefile {
@@ -241,6 +242,7 @@ void SceneLoader::parseObject(const Node& o) {
     part.linesEnd = topology.lines.size();
     part.tetsEnd = topology.tets.size();
     part.chain = plan.lines;
+    part.skin = made.skin;
     if (plan.uv) part.uv = plan.uv();
     topology.parts.push_back(std::move(part));
     if (radius >= 0.0) builder_.setParticleRadius(added.firstParticle, added.particleCount, radius);
@@ -433,9 +435,12 @@ NeoHookeanMaterial SceneLoader::parseNeoHookean(const Node& o) {
 }
 
 SceneLoader::ObjectPlan SceneLoader::parseSoftBody(const Node& o, const std::string& name) {
-  r_.allowOnly(o, {"type", "name", "box", "mesh", "transform", "density", "volume", "edges", "damping", "pins",
-                   "tethers", "particle_radius", "neo_hookean"});
-  if (r_.has(o, "box") == r_.has(o, "mesh")) r_.fail(o, "a soft body needs exactly one of \"box\" or \"mesh\"");
+  r_.allowOnly(o, {"type", "name", "box", "mesh", "surface", "cell_size", "transform", "density", "volume", "edges",
+                   "damping", "pins", "tethers", "particle_radius", "neo_hookean"});
+  if (int(r_.has(o, "box")) + int(r_.has(o, "mesh")) + int(r_.has(o, "surface")) != 1)
+    r_.fail(o, "a soft body needs exactly one of \"box\", \"mesh\" (tets) or \"surface\" (a closed OBJ surface)");
+  if (r_.has(o, "cell_size") && !r_.has(o, "surface"))
+    r_.fail(r_.child(o, "cell_size"), "\"cell_size\" belongs to a soft body from a \"surface\"");
   TetMeshDef def;
   def.name = name;
   def.density = r_.number(r_.child(o, "density"), 0.0, std::numeric_limits<double>::infinity(), true);
@@ -482,6 +487,7 @@ SceneLoader::ObjectPlan SceneLoader::parseSoftBody(const Node& o, const std::str
     plan.generate = [this, box] { return addTetBox(builder_, box); };
     return plan;
   }
+  if (r_.has(o, "surface")) return parseSurfaceSoftBody(o, def);
   const Node meshNode = r_.child(o, "mesh");
   auto mesh = std::make_shared<io::TetMesh>(io::readTetMesh(r_.resolve(r_.string(meshNode))));
   transformMesh(o, mesh->vertices);
@@ -495,6 +501,59 @@ SceneLoader::ObjectPlan SceneLoader::parseSoftBody(const Node& o, const std::str
   plan.size.triangles = plan.size.tets;
   plan.sizeField = meshNode.path;
   plan.generate = [this, mesh, def] { return addTetMesh(builder_, mesh->vertices, mesh->tets, def); };
+  return plan;
+}
+
+// A soft body from a closed surface (issue 18): the surface is embedded in a grid of tets of side
+// "cell_size" (embedSurface), which simulate; the surface is drawn as the object's skin.
+SceneLoader::ObjectPlan SceneLoader::parseSurfaceSoftBody(const Node& o, const TetMeshDef& tets) {
+  const Node surfaceNode = r_.child(o, "surface");
+  const std::string file = r_.string(surfaceNode);
+  // A built-in scene names its meshes relative to scenes/; they are embedded with it.
+  const std::string_view builtin = r_.source().rfind("builtin:", 0) == 0 ? builtinMeshText(file) : std::string_view();
+  const std::string shown = builtin.empty() ? r_.resolve(file) : "builtin:" + file;
+  io::TriangleMesh mesh = builtin.empty() ? io::readObj(shown) : io::readObjText(std::string(builtin), shown);
+  transformMesh(o, mesh.vertices);
+  const Node cellNode = r_.child(o, "cell_size");
+  const double cellSize = r_.number(cellNode, 0.0, 1e6, true);
+  // The grid's cubes bound the kept ones: checked against the memory budget before it is made.
+  Vec3 lo = mesh.vertices.front(), hi = lo;
+  for (const Vec3& v : mesh.vertices) {
+    lo = lo.cwiseMin(v);
+    hi = hi.cwiseMax(v);
+  }
+  const std::uint64_t cells = embeddingGridCells(hi - lo, cellSize);
+  const auto estimate = [&](std::uint64_t cubes, std::uint64_t nodes) {
+    SceneSize size;
+    size.particles = nodes;
+    size.tets = 6 * cubes;
+    // Kuhn split: 7 edges per cube and the far faces'; the tet boundary and the skin drawn.
+    if (tets.addEdges && !tets.neoHookean) size.distances = 7 * cubes + 3 * nodes;
+    size.triangles = 4 * cubes + mesh.triangles.size();
+    size.other = 2 * cells + mesh.vertices.size();  // the grid's scratch, the skin table
+    return size;
+  };
+  checkMemory(estimate(cells, embeddingGridCells(hi - lo + Vec3::Constant(cellSize), cellSize)), cellNode.path);
+  std::shared_ptr<const SurfaceEmbedding> embedding;
+  try {
+    embedding = std::make_shared<const SurfaceEmbedding>(embedSurface(mesh.vertices, mesh.triangles, cellSize));
+  } catch (const Error& e) {
+    r_.fail(surfaceNode, shown + ": " + e.what());
+  }
+  SoftBodyFromSurfaceDef def;
+  def.name = tets.name;
+  def.cellSize = cellSize;
+  def.density = tets.density;
+  def.volume = tets.volume;
+  def.edges = tets.edges;
+  def.addEdges = tets.addEdges;
+  def.dampingFactor = tets.dampingFactor;
+  def.neoHookean = tets.neoHookean;
+  ObjectPlan plan;
+  plan.particles = embedding->nodes.size();
+  plan.size = estimate(embedding->tets.size() / 6, plan.particles);
+  plan.sizeField = cellNode.path;
+  plan.generate = [this, embedding, def] { return addSoftBodyFromSurface(builder_, *embedding, def); };
   return plan;
 }
 

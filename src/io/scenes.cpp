@@ -14,9 +14,15 @@ struct EmbeddedScene {
   const char* description;
   std::string_view text;
 };
-// Generated into the build tree from scenes/*.json.
+struct EmbeddedMesh {
+  const char* name;
+  std::string_view text;
+};
+// Generated into the build tree from scenes/*.json and the meshes they name.
 extern const EmbeddedScene kEmbeddedScenes[];
 extern const std::size_t kEmbeddedSceneCount;
+extern const EmbeddedMesh kEmbeddedMeshes[];
+extern const std::size_t kEmbeddedMeshCount;
 }  // namespace detail
 
 namespace {
@@ -44,6 +50,12 @@ std::string builtinSceneText(const std::string& name) {
   const detail::EmbeddedScene* scene = findScene(name);
   if (!scene) return {};
   return std::string(scene->text);
+}
+
+std::string_view builtinMeshText(const std::string& path) {
+  for (std::size_t i = 0; i < detail::kEmbeddedMeshCount; ++i)
+    if (path == detail::kEmbeddedMeshes[i].name) return detail::kEmbeddedMeshes[i].text;
+  return {};
 }
 
 Scene makeBuiltinScene(const std::string& name) {

@@ -46,6 +46,26 @@ def test_every_generator_builds_what_it_says():
     assert [o["name"] for o in model.objects] == ["cloth", "chain", "beam", "balloon", "softbody", "cloth"]
 
 
+def test_soft_body_from_a_closed_surface_carries_it_as_a_skin():
+    # A unit cube surface, 12 outward triangles (issue 18).
+    corners = np.array([[i & 1, (i >> 1) & 1, (i >> 2) & 1] for i in range(8)], dtype=float)
+    triangles = [[0, 2, 3], [0, 3, 1], [4, 5, 7], [4, 7, 6], [0, 1, 5], [0, 5, 4],
+                 [2, 6, 7], [2, 7, 3], [0, 4, 6], [0, 6, 2], [1, 3, 7], [1, 7, 5]]
+    b = pliant.ModelBuilder()
+    body = b.add_soft_body_from_surface(corners, triangles, name="cube", cell_size=0.3, density=200,
+                                        translation=(0, 2, 0), neo_hookean={"youngs_modulus": 1e5, "poisson_ratio": 0.3})
+    model = b.build()
+    assert body.tets.shape[0] % 6 == 0 and body.tets.shape[0] > 0
+    assert body.skin_triangles.tolist() == triangles
+    assert model.masses[body.particles].sum() == pytest.approx(200.0)
+    state = pliant.State(model)
+    assert np.abs(body.skin_points(state.positions) - (corners + (0, 2, 0))).max() < 1e-12
+    state.positions[:] += (1.0, 0.0, 0.0)
+    assert np.abs(body.skin_points(state.positions) - (corners + (1, 2, 0))).max() < 1e-12
+    with pytest.raises(pliant.Error, match="the surface is open"):
+        b.add_soft_body_from_surface(corners, triangles[:-1], cell_size=0.3)
+
+
 def test_every_constraint_family_by_hand_and_its_parameters():
     b = pliant.ModelBuilder()
     p = b.add_particles([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0]], 1.0)

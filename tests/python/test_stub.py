@@ -82,13 +82,17 @@ def keyword_names(doc):
 
 def test_keyword_only_generators_match_their_docstrings():
     members = class_members(stub_names(stub_tree())["ModelBuilder"])
-    for name in ["add_cloth_grid", "add_chain", "add_tet_box", "add_tet_mesh", "add_cloth_mesh", "add_balloon"]:
+    for name in ["add_cloth_grid", "add_chain", "add_tet_box", "add_tet_mesh", "add_cloth_mesh", "add_balloon",
+                 "add_soft_body_from_surface"]:
         stub = {a.arg for a in members[name].args.kwonlyargs}
         doc = keyword_names(getattr(pliant.ModelBuilder, name).__doc__.split("\n\n", 1)[1])
         assert stub == doc, name
         # And the module accepts exactly those: an unknown keyword lists the accepted ones.
         try:
-            getattr(pliant.ModelBuilder(), name)(*([[[0, 0, 0]], [[0, 0, 0, 0]]] if "mesh" in name else []), unknown=1)
+            positional = [[[0, 0, 0]], [[0, 0, 0, 0]]] if "mesh" in name else []
+            if "surface" in name:
+                positional = [[[0, 0, 0]], [[0, 0, 0]]]
+            getattr(pliant.ModelBuilder(), name)(*positional, unknown=1)
         except TypeError as e:
             accepted = set(str(e).split("accepted: ")[1].rstrip(")").split(", "))
             assert accepted == stub, name

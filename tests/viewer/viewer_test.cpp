@@ -144,6 +144,33 @@ TEST(ViewerRecorder, KeepsEveryFrameWithinTheBudgetAndTheirPositionsAsFloat32) {
   EXPECT_DOUBLE_EQ(capsule.at("poses")[10][1].get<double>(), 2.0);
 }
 
+// Issue 18: a soft body from a surface is drawn as its skin, whose vertices follow the particles in
+// each frame's points, and whose triangles replace the tets' boundary.
+TEST(ViewerRecorder, DrawsASkinnedBodyAsItsSurface) {
+  const pliant::Scene scene = pliant::makeBuiltinScene("bunny-slope");
+  const pliant::io::TopologyPart& part = scene.topology.parts.front();
+  ASSERT_TRUE(part.skin);
+  const std::size_t particles = scene.model->particleCount(), skin = part.skin->vertexCount();
+  ViewerRecorder recorder(scene, 0, 0);
+  pliant::State state = pliant::State::fromModel(*scene.model);
+  for (pliant::Vec3& x : state.position) x.y() += 1.0;
+  recorder.record(0, state);
+  const nlohmann::json data = nlohmann::json::parse(recorder.json());
+  EXPECT_EQ(data.at("particles"), particles + skin);
+  const std::vector<float> points = floatsOf(data.at("frames").at("positions").front().get<std::string>());
+  ASSERT_EQ(points.size(), (particles + skin) * 3);
+  std::vector<pliant::Vec3> posed(skin);
+  part.skin->pose(state.position, posed);
+  for (std::size_t v = 0; v < skin; ++v)
+    for (int k = 0; k < 3; ++k)
+      EXPECT_EQ(points[3 * (particles + v) + std::size_t(k)], static_cast<float>(posed[v][k]));
+  const std::string triangles = base64Decode(data.at("topology").at("triangles").get<std::string>());
+  ASSERT_EQ(triangles.size(), part.skin->triangles.size() * 12);
+  std::uint32_t first = 0;
+  std::memcpy(&first, triangles.data(), 4);
+  EXPECT_EQ(first, particles + part.skin->triangles.front()[0]);
+}
+
 TEST(ViewerRecorder, SubsamplesAboveTheBudgetKeepingTheFirstAndLastFrames) {
   pliant::Scene scene = clothScene(10);  // 100 particles: 1600 base64 bytes a frame
   ViewerRecorder recorder(scene, 0, 100, 1600 * 20);

@@ -38,6 +38,8 @@ struct TetMesh {
 // are checked for syntax, then ignored); other statements (vt, vn, g, o, usemtl, mtllib, l, ...) are
 // skipped. A face that repeats a vertex is an error. Coordinates are correctly rounded doubles.
 TriangleMesh readObj(const std::string& path);
+// The same from the text of an OBJ file; errors name `path` (e.g. a built-in mesh's name).
+TriangleMesh readObjText(const std::string& text, const std::string& path);
 
 // Reads a TetGen mesh from `base`.node and `base`.ele (either path may be given with or without
 // its extension). Indices may start at 0 or 1 as the .node file declares. '#' starts a comment.

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pliant/builders.h"
 #include "pliant/math.h"
 #include "pliant/model.h"
 #include "pliant/state.h"
@@ -62,6 +63,10 @@ struct TopologyPart {
   bool chain = false;
   // Texture coordinates (u, v), dimensionless, one per particle of the part, or empty for none.
   std::vector<std::array<float, 2>> uv;
+  // A soft body from a surface (addSoftBodyFromSurface): its skin, drawn by FrameSeries instead of
+  // the part's triangles, lines and tets (its points are the skin's vertices, posed from the
+  // particles each frame; uv unused). Null for every other object.
+  std::shared_ptr<const SurfaceSkin> skin;
 };
 
 // What to draw of a state: triangles, line segments and tetrahedra over particle indices, and the
@@ -81,7 +86,8 @@ const char* frameFormatName(FrameFormat format);
 // default: about half the size for a moving cloth, a fifth near rest) or raw (faster to write).
 enum class VtuEncoding { Zlib, Raw };
 
-// Writes one frame of the whole topology as one mesh (its parts ignored). Vtk: an unstructured grid
+// Writes one frame of the whole topology as one mesh (its parts ignored: a part's skin is not drawn,
+// its tet boundary triangles are). Vtk: an unstructured grid
 // (points, triangles, lines, tets; point data velocity (m/s) and speed (m/s); field TIME (s)) as
 // legacy VTK 3.0 binary, or as VTK XML with appended data (encoded as `encoding` says) when `path`
 // ends in ".vtu". An empty topology draws every particle as a vertex cell.
@@ -157,7 +163,9 @@ class BodySurfaces {
 // The frames of a run, written as they come into `folder` (see pliant/run/run.h for the layout):
 //  - one part per object of the topology (one mesh when it has no parts and the model has particles
 //    or no bodies), one per rigid body named after it, posed by the state, and, unless `colliders`
-//    is false, one per collider, posed at the frame's time;
+//    is false, one per collider, posed at the frame's time; an object with a skin
+//    (TopologyPart::skin) is drawn as its skin (the surface it was made from, posed from its tets),
+//    not its tets;
 //  - Vtk: frames/frame_NNNNNN.vtu when there is one part, else frames/frame_NNNNNN.vtm, a VTK
 //    multiblock whose blocks are named after the parts, over frames/frame_NNNNNN_<part>.vtu; and
 //    scene.pvd, the collection of the frames (finish());
@@ -206,6 +214,8 @@ class FrameSeries {
   std::vector<std::string> stems_;        // file-name stem of each part (objects, bodies, then colliders)
   std::vector<std::vector<Vec3>> posed_;  // colliders
   std::vector<std::vector<Vec3>> posedBodies_;
+  // Per part, the skin's posed vertices (m) and velocities (m/s); empty for a part without a skin.
+  std::vector<std::vector<Vec3>> skinPosition_, skinVelocity_;
   std::vector<std::string> files_;
   std::uint64_t bytes_ = 0, finishedBytes_ = 0;
   std::vector<std::pair<double, std::string>> times_;  // each frame's time (s) and file for the .pvd

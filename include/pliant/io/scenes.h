@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pliant/io/output.h"
@@ -79,6 +80,9 @@ std::vector<std::string> builtinSceneNames();
 std::string builtinSceneDescription(const std::string& name);
 // The embedded JSON text of a built-in scene (identical to scenes/<name>.json).
 std::string builtinSceneText(const std::string& name);
+// The text of a mesh file a built-in scene names, by its path relative to scenes/ (e.g.
+// "meshes/bunny.obj", embedded with the scenes), or empty when there is none of that name.
+std::string_view builtinMeshText(const std::string& path);
 // Builds a built-in scene by name; throws pliant::Error for an unknown name (listing the known ones).
 Scene makeBuiltinScene(const std::string& name);
 

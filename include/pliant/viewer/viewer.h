@@ -31,7 +31,9 @@ constexpr std::size_t kFrameBudgetBytes = 40'000'000;
 // Name of the viewer data file inside a run's output folder.
 constexpr const char* kDataFileName = "viewer-data.json";
 
-// Records the frames [firstFrame, lastFrame] of a run, subsampled to fit `frameBudgetBytes`.
+// Records the frames [firstFrame, lastFrame] of a run, subsampled to fit `frameBudgetBytes`. An
+// object with a skin (io::TopologyPart::skin) is drawn as its skin: its vertices are appended to
+// each frame's points after the particles, and its triangles replace the object's tet boundary.
 class ViewerRecorder {
  public:
   ViewerRecorder(const Scene& scene, int firstFrame, int lastFrame, std::size_t frameBudgetBytes = kFrameBudgetBytes);
@@ -57,6 +59,9 @@ class ViewerRecorder {
   std::vector<std::vector<std::array<double, 7>>> colliderPoses_;  // per collider, per frame
   std::vector<std::vector<std::array<double, 7>>> bodyPoses_;      // per body, per frame (shape frame)
   std::vector<std::vector<std::array<double, 6>>> jointAnchors_;   // per joint, per frame: A's, B's (m)
+  // Points drawn per frame: the particles, then each skinned object's skin vertices (issue 18).
+  std::size_t points_ = 0;
+  std::vector<Vec3> drawn_;  // scratch of record(): the particles and skins of one frame
   int firstResidualFrame_ = 0;
   std::vector<double> residuals_;  // strain residual per simulated frame from firstResidualFrame_
 };
