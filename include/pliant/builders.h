@@ -145,4 +145,15 @@ GeneratedObject addBalloon(ModelBuilder& builder, const BalloonDef& def);
 std::size_t addTethers(ModelBuilder& builder, const std::vector<ParticleIndex>& anchors, ParticleIndex firstParticle,
                        std::uint32_t particleCount, const ConstraintParameters& params, double slack = 1.0);
 
+// Shape matching clusters for any object (cloth, tet mesh, particle cloud): with cellSize <= 0 or
+// infinite, one cluster of all `particles`; otherwise space is cut into cubic cells of edge
+// cellSize (m) from the particles' bounding-box corner, and each block of 2 x 2 x 2 neighbouring
+// cells (blocks one cell apart, so that they overlap by half, as Mueller et al. 2005 overlap their
+// clusters) holding at least 2 particles is a cluster. Every particle is in 1 to 8 clusters; the
+// clusters come in block order and list their particles in the given order. A particle alone in
+// all its blocks (an outlier) is in no cluster. Returns the index of
+// the first cluster added (Model::shapeMatchings) and their count in `count`.
+std::uint32_t addShapeMatchingClusters(ModelBuilder& builder, const std::vector<ParticleIndex>& particles,
+                                       double cellSize, const ShapeMatchingSettings& settings, std::uint32_t* count);
+
 }  // namespace pliant
