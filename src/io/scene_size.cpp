@@ -27,6 +27,7 @@ SceneSize& SceneSize::operator+=(const SceneSize& o) {
   collisionTriangles += o.collisionTriangles;
   contactParticles += o.contactParticles;
   gridNodes += o.gridNodes;
+  clusterMembers += o.clusterMembers;
   other += o.other;
   return *this;
 }
@@ -62,6 +63,9 @@ double estimateBytes(const SceneSize& s) {
   constexpr double kParticleContact = 72.0 + 8.0 + 1.0;
   constexpr double kGridNode = 8.0;  // a signed distance
   constexpr double kOther = 128.0;
+  // - a shape matching member: its index, rest offset and weight twice (builder, model), the
+  //   generator's cell and block lists; a cluster's own struct is shared by many members.
+  constexpr double kClusterMember = 160.0;
   const double candidates = static_cast<double>(surfaceCandidateBound(s.collisionParticles, s.collisionEdges));
   const double surfaceContacts = static_cast<double>(surfaceContactBound(s.collisionParticles));
   const double particleContacts = static_cast<double>(particleContactBound(s.contactParticles));
@@ -71,7 +75,8 @@ double estimateBytes(const SceneSize& s) {
          kCollisionEdge * static_cast<double>(s.collisionEdges) +
          kCollisionTriangle * static_cast<double>(s.collisionTriangles) + kCandidate * candidates +
          kSurfaceContact * surfaceContacts + kParticleContact * particleContacts +
-         kGridNode * static_cast<double>(s.gridNodes) + kOther * static_cast<double>(s.other);
+         kGridNode * static_cast<double>(s.gridNodes) + kOther * static_cast<double>(s.other) +
+         kClusterMember * static_cast<double>(s.clusterMembers);
 }
 
 std::string formatBytes(double bytes) {
@@ -100,6 +105,7 @@ std::string describeSize(const SceneSize& s) {
   item(s.collisionTriangles, "self-colliding triangles");
   item(s.contactParticles, "particles with a contact radius");
   item(s.gridNodes, "signed distance grid nodes");
+  item(s.clusterMembers, "shape matching cluster members");
   item(s.other, "other constraints");
   return out.empty() ? "nothing" : out;
 }

@@ -11,6 +11,7 @@
 
 #include "constraints/families.h"
 #include "pliant/io/model_bytes.h"
+#include "pliant/io/scenes.h"
 #include "pliant/pliant.h"
 
 namespace pliant {
@@ -436,6 +437,72 @@ TEST(ShapeMatching, ModelBytesRoundTrip) {
     return s.hash();
   };
   EXPECT_EQ(run(std::make_shared<const Model>(decoded)), run(m));
+}
+
+std::string sceneError(const std::string& block,
+                       const std::string& positions = "[[0, 0, 0], [0.1, 0, 0], [0, 0.1, 0]]") {
+  try {
+    (void)parseScene(R"({"objects": [{"type": "particles", "name": "p", "mass": 0.1, "positions": )" + positions +
+                         R"(, "shape_matching": )" + block + "}]}",
+                     "inline.json", "");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// Scene files: "shape_matching" on any object; errors name the JSON pointer.
+TEST(ShapeMatching, SceneFileBlock) {
+  const Scene scene = loadSceneFile(std::string(PLIANT_TEST_DATA_DIR) + "/scenes/shape_matching.json");
+  const Model& m = *scene.model;
+  ASSERT_GE(m.shapeMatchings.size(), 2u);
+  const ShapeMatchingConstraint& cloth = m.shapeMatchings.front();
+  EXPECT_EQ(cloth.mode, ShapeMatchingMode::Linear);
+  EXPECT_EQ(cloth.beta, 0.4);
+  EXPECT_TRUE(cloth.preserveVolume);
+  EXPECT_EQ(cloth.restRank, 2);  // a flat cloth
+  EXPECT_EQ(cloth.params.compliance, 1e-4);
+  EXPECT_EQ(cloth.params.damping, 0.5);
+  const ShapeMatchingConstraint& cloud = m.shapeMatchings.back();
+  EXPECT_EQ(cloud.mode, ShapeMatchingMode::Rigid);
+  EXPECT_EQ(cloud.memberCount, 5u);
+  // The cloth's clusters are its object's constraints (constraint_force probes index them).
+  EXPECT_EQ(scene.objects[0].constraintBegin[static_cast<int>(ConstraintFamily::ShapeMatching)], 0u);
+  EXPECT_EQ(scene.objects[0].constraintEnd[static_cast<int>(ConstraintFamily::ShapeMatching)],
+            m.shapeMatchings.size() - 1);
+  Solver solver(scene.model, scene.settings);
+  State state = State::fromModel(m);
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(solver.step(state).ok());
+
+  EXPECT_EQ(sceneError(R"({"mode": "linear", "beta": 1, "preserve_volume": false, "cluster_size": 0.05})"), "");
+  EXPECT_NE(
+      sceneError(R"({"mode": "quadratic"})").find(R"(/objects/0/shape_matching/mode: expected "rigid" or "linear")"),
+      std::string::npos);
+  EXPECT_NE(sceneError(R"({"beta": 0.5})").find(R"(/objects/0/shape_matching/beta: "beta" needs "mode": "linear")"),
+            std::string::npos);
+  EXPECT_NE(sceneError(R"({"mode": "linear", "beta": 2})").find("/objects/0/shape_matching/beta"), std::string::npos);
+  EXPECT_NE(sceneError(R"({"cluster_size": -1})").find("/objects/0/shape_matching/cluster_size"), std::string::npos);
+  EXPECT_NE(sceneError(R"({"compliance": -1})").find("/objects/0/shape_matching/compliance"), std::string::npos);
+  EXPECT_NE(sceneError(R"({"size": 1})").find("/objects/0/shape_matching: unknown field 'size'"), std::string::npos);
+  EXPECT_NE(
+      sceneError("{}", "[[0, 0, 0]]").find("/objects/0/shape_matching: shape matching cluster 0: needs at least 2"),
+      std::string::npos);
+}
+
+// The bad scene files of this family fail with the field named.
+TEST(ShapeMatching, BadSceneFiles) {
+  for (const auto& [file, expected] :
+       {std::pair<std::string, std::string>{"shape_matching_mode.json", "/objects/0/shape_matching/mode: expected"},
+        {"shape_matching_beta_rigid.json", "/objects/0/shape_matching/beta: \"beta\" needs"}}) {
+    const std::string path = std::string(PLIANT_TEST_DATA_DIR) + "/scenes/bad/" + file;
+    std::string message;
+    try {
+      (void)loadSceneFile(path);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    EXPECT_EQ(message.rfind(path + ": " + expected, 0), 0u) << message;
+  }
 }
 
 }  // namespace
