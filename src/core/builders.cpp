@@ -388,11 +388,11 @@ std::uint32_t addShapeMatchingClusters(ModelBuilder& builder, const std::vector<
                                        double cellSize, const ShapeMatchingSettings& settings, std::uint32_t* count) {
   const auto first = static_cast<std::uint32_t>(builder.model().shapeMatchings.size());
   std::uint32_t added = 0;
+  if (std::isnan(cellSize)) throw Error("shape matching clusters: cell size must be a number, got NaN");
   if (!(cellSize > 0.0) || std::isinf(cellSize)) {
     builder.addShapeMatchingCluster(particles, settings);
     added = 1;
   } else {
-    if (std::isnan(cellSize)) throw Error("shape matching clusters: cell size must be a number");
     Vec3 lower = Vec3::Constant(std::numeric_limits<double>::infinity());
     for (ParticleIndex p : particles) lower = lower.cwiseMin(builder.position(p));
     // Cell of each particle, and the number of cells along each axis.

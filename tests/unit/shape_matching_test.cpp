@@ -396,6 +396,8 @@ TEST(ShapeMatching, ClusterGeneratorCoversTheObject) {
     EXPECT_LE(memberships[p], 8);
   }
   EXPECT_NO_THROW((void)b.build());
+  EXPECT_THROW(addShapeMatchingClusters(b, particles, std::nan(""), rigid(), &count), Error);
+  EXPECT_THROW(addShapeMatchingClusters(b, particles, 1e-12, rigid(), &count), Error);  // 8e11 cells
 }
 
 // Energy probes: C^2 / (2 alpha) with C the mass-weighted RMS distance to the goals.
