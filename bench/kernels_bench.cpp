@@ -114,6 +114,30 @@ ModelPtr neoHookeanBoxModel() {
   return builder.build();
 }
 
+// The tet box's nodes with shape matching instead of volumes and edges: overlapping rigid clusters,
+// one per block of 2 x 2 x 2 cells of one node spacing (8 particles each, each particle in up to 8),
+// compliance 1e-6 m/N.
+ModelPtr shapeMatchedBoxModel() {
+  ModelBuilder builder;
+  TetBoxDef def;
+  def.cellsX = 40;
+  def.cellsY = 20;
+  def.cellsZ = 20;
+  def.size = Vec3(2.0, 1.0, 1.0);
+  def.volume.compliance = 1e-6;
+  def.addEdges = false;
+  const GeneratedObject box = addTetBox(builder, def);
+  builder.model().tetVolumes.clear();
+  std::vector<ParticleIndex> particles(box.particleCount);
+  for (std::uint32_t k = 0; k < box.particleCount; ++k) particles[k] = box.firstParticle + k;
+  ShapeMatchingSettings settings;
+  settings.params.compliance = 1e-6;
+  // Cells a little over the node spacing (0.05 m), so that rounding never splits a layer.
+  addShapeMatchingClusters(builder, particles, 0.0501, settings, nullptr);
+  for (std::uint32_t k = 0; k < box.particleCount; k += def.cellsX + 1) builder.fixParticle(box.firstParticle + k);
+  return builder.build();
+}
+
 void setDamping(Model& model, double beta) {
   for (auto& c : model.distances) c.params.damping = beta;
   // Tethers are hard (compliance 0), and damping scales with compliance: give them the stretch's.
@@ -126,6 +150,7 @@ void setDamping(Model& model, double beta) {
     c.deviatoric.damping = 1e-5 / c.deviatoric.compliance;
     c.hydrostatic.damping = 1e-5 / c.hydrostatic.compliance;
   }
+  for (auto& c : model.shapeMatchings) c.params.damping = beta;
 }
 
 // Warms the model up and predicts one substep exactly as Solver::advance does (stages 1 and 3).
@@ -167,6 +192,10 @@ const Fixture& tetBox() {
 }
 const Fixture& neoHookeanBox() {
   static const auto f = makeFixture(neoHookeanBoxModel(), 20);
+  return *f;
+}
+const Fixture& shapeMatchedBox() {
+  static const auto f = makeFixture(shapeMatchedBoxModel(), 20);
   return *f;
 }
 
@@ -219,6 +248,14 @@ void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), Constraint
   State s = f.start;
   detail::SolveContext ctx = makeContext(f.settings, mode, s);
   ctx.w = model.inverseMass.data();
+  // Gradients of the families of any size (shape matching clusters), as the Solver sizes them.
+  std::size_t members = 0, largest = 0;
+  for (const ShapeMatchingConstraint& c : model.shapeMatchings) {
+    members += c.memberCount;
+    largest = std::max<std::size_t>(largest, c.memberCount);
+  }
+  std::vector<Vec3> scratch(largest);
+  ctx.scratch = &scratch;
   ctx.lambda = s.lambda.data() + model.lambdaOffset[familyIndex];
 
   // One pass: batch by batch as the solver does on one thread, or the plain in-order loop.
@@ -246,6 +283,8 @@ void projectFamily(benchmark::State& bs, const Fixture& (*fixture)(), Constraint
   }
   bs.counters["ns_per_projection"] = nanosecondsPer(seconds, bs.iterations(), count);
   bs.counters["projections"] = count;
+  if (family == ConstraintFamily::ShapeMatching)
+    bs.counters["ns_per_particle"] = nanosecondsPer(seconds, bs.iterations(), static_cast<double>(members));
 
   s.position = f.start.position;
   s.lambda = f.start.lambda;
@@ -308,6 +347,8 @@ void registerBenchmarks() {
       {"dihedral_bending", ConstraintFamily::DihedralBending, dihedralCloth},
       {"tet_volume", ConstraintFamily::TetVolume, tetBox},
       {"neo_hookean", ConstraintFamily::NeoHookean, neoHookeanBox},  // per tet (two constraints)
+      // per cluster (ns_per_particle: per member of a cluster)
+      {"shape_matching", ConstraintFamily::ShapeMatching, shapeMatchedBox},
   };
   const VariantCase variants[] = {{"xpbd", Variant::Xpbd},
                                   {"xpbd_inorder", Variant::XpbdInOrder},

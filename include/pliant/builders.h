@@ -215,4 +215,16 @@ GeneratedObject addBalloon(ModelBuilder& builder, const BalloonDef& def);
 std::size_t addTethers(ModelBuilder& builder, const std::vector<ParticleIndex>& anchors, ParticleIndex firstParticle,
                        std::uint32_t particleCount, const ConstraintParameters& params, double slack = 1.0);
 
+// Shape matching clusters for any object (cloth, tet mesh, particle cloud): with cellSize <= 0 or
+// infinite, one cluster of all `particles`; otherwise space is cut into cubic cells of edge
+// cellSize (m) from the particles' bounding-box corner, and each block of 2 x 2 x 2 neighbouring
+// cells (blocks one cell apart, so that they overlap by half, as Mueller et al. 2005 overlap their
+// clusters) holding at least 2 particles is a cluster. Every particle is in at most 8 clusters, and
+// in none only when it is alone in all its blocks (an outlier); the clusters come in block order
+// and list their particles in the given order. Returns the index of the first cluster added
+// (Model::shapeMatchings) and their count in `count` (may be null). NaN cell sizes and cells too
+// small for the object's extent (over 1e9 along an axis) throw pliant::Error.
+std::uint32_t addShapeMatchingClusters(ModelBuilder& builder, const std::vector<ParticleIndex>& particles,
+                                       double cellSize, const ShapeMatchingSettings& settings, std::uint32_t* count);
+
 }  // namespace pliant

@@ -48,7 +48,8 @@ struct ConstraintParameters {
   X(TetVolume, tetVolumes, "tet-volume", TetVolumeConstraint)                             \
   X(GlobalVolume, globalVolumes, "global-volume", GlobalVolumeConstraint)                 \
   X(Generic, generics, "generic", GenericConstraint)                                      \
-  X(NeoHookean, neoHookeans, "neo-hookean", NeoHookeanConstraint)
+  X(NeoHookean, neoHookeans, "neo-hookean", NeoHookeanConstraint)                         \
+  X(ShapeMatching, shapeMatchings, "shape-matching", ShapeMatchingConstraint)
 
 enum class ConstraintFamily : std::uint8_t {
 #define PLIANT_FAMILY_ENUMERATOR(Enumerator, array, name, Struct) Enumerator,
@@ -63,7 +64,8 @@ inline constexpr int kConstraintFamilyCount = 0
 const char* familyName(ConstraintFamily family);
 
 // Scalar constraints (multipliers) per entry of a family's array: 2 for a neo-Hookean tet (its
-// deviatoric and hydrostatic constraints), 1 for every other family.
+// deviatoric and hydrostatic constraints), 1 for every other family (a shape matching cluster is
+// one constraint however many particles it has).
 constexpr std::uint32_t constraintsPerEntry(ConstraintFamily family) {
   return family == ConstraintFamily::NeoHookean ? 2 : 1;
 }
@@ -219,6 +221,54 @@ struct NeoHookeanMaterial {
     m.poissonRatio = lambda / (2.0 * (lambda + mu));
     return m;
   }
+};
+
+// How a shape matching cluster deforms its rest shape to find its goal positions (Mueller,
+// Heidelberger, Teschner & Gross 2005, "Meshless deformations based on shape matching", sec. 3-4).
+enum class ShapeMatchingMode : std::uint8_t {
+  // g_i = R q_i + c: the best-fitting rigid copy of the rest shape, R the rotation of the polar
+  // decomposition of A_pq = sum_i m_i p_i q_i^T.
+  Rigid,
+  // g_i = (beta A + (1 - beta) R) q_i + c with A = A_pq A_qq^-1, the best-fitting linear map
+  // (optionally scaled to det A = 1 to preserve volume).
+  Linear,
+};
+
+// Shape matching over a cluster of particles (Mueller et al. 2005), one XPBD constraint per cluster:
+//   C = sqrt(sum_i m_i |x_i - g_i|^2 / M)   (m; M = sum_i m_i, the cluster's mass-weighted RMS
+// distance to its goal positions g_i = T q_i + c, c the centre of mass, q_i the rest offsets from
+// the rest centre of mass). The energy C^2 / (2 alpha) pulls every particle towards its goal; with
+// compliance 0 one projection moves every (free) particle exactly onto its goal, Mueller's update
+// with alpha = 1, and the PBD stiffness k moves it the fraction k of the way (Mueller's alpha).
+// The members are Model::shapeMatchingParticles[firstMember .. firstMember + memberCount), with
+// rest offsets q_i (m) and fit weights m_i (kg) at the same positions of shapeMatchingRestOffsets and
+// shapeMatchingWeights. src/core/constraints/shape_matching.cpp explains the choice.
+// Compliance unit: m/N (m^2/J); damping: N s/m.
+struct ShapeMatchingConstraint {
+  std::uint32_t firstMember = 0;
+  std::uint32_t memberCount = 0;
+  ShapeMatchingMode mode = ShapeMatchingMode::Rigid;
+  // Linear mode: the rank of A_qq (3 for a solid cluster, 2 flat, 1 collinear); volume
+  // preservation scales A by |det A|^(-1/rank), which keeps volume, area or length.
+  std::uint8_t restRank = 3;
+  bool preserveVolume = true;  // linear mode: scale A to |det A| = 1 (see restRank)
+  double beta = 0.0;           // linear mode: blend of the linear map and the rotation, in [0, 1]
+  double totalWeight = 0.0;    // kg, M = sum of the fit weights
+  // Linear mode: the pseudo-inverse of A_qq = sum_i m_i q_i q_i^T (1/(kg m^2)) and the projector
+  // onto A_qq's null space (dimensionless; zero for a solid cluster), through which A acts as R.
+  Mat3 restInverse = Mat3::Zero();
+  Mat3 restNullProjector = Mat3::Zero();
+  ConstraintParameters params;
+};
+
+// What ModelBuilder::addShapeMatchingCluster and the cluster generators take.
+struct ShapeMatchingSettings {
+  ShapeMatchingMode mode = ShapeMatchingMode::Rigid;
+  double beta = 0.5;           // linear mode only, in [0, 1]: 1 is the pure linear map, 0 rigid
+  bool preserveVolume = true;  // linear mode only
+  // Compliance (m/N) and damping (N s/m) in XPBD, stiffness in [0, 1] in PBD mode (see
+  // ShapeMatchingConstraint).
+  ConstraintParameters params;
 };
 
 }  // namespace pliant

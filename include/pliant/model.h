@@ -99,6 +99,13 @@ struct Model {
   std::vector<GenericBatchFunction> genericBatchFunctions;
   std::vector<ParticleIndex> genericParticles;
   std::vector<NeoHookeanConstraint> neoHookeans;
+  // Shape matching clusters; their members, one entry each, cluster after cluster (a particle may
+  // be a member of many clusters): the particle, its rest offset q_i from the cluster's rest centre
+  // of mass (m) and its weight in the fit m_i (kg).
+  std::vector<ShapeMatchingConstraint> shapeMatchings;
+  std::vector<ParticleIndex> shapeMatchingParticles;
+  std::vector<Vec3> shapeMatchingRestOffsets;
+  std::vector<double> shapeMatchingWeights;
 
   // Rigid bodies and joints (pliant/bodies.h), stepped in the same substeps and Gauss-Seidel passes.
   std::vector<RigidBody> bodies;
@@ -195,6 +202,13 @@ class ModelBuilder {
   // entry index (its constraints are 2i and 2i + 1).
   std::uint32_t addNeoHookeanTet(ParticleIndex p0, ParticleIndex p1, ParticleIndex p2, ParticleIndex p3,
                                  const NeoHookeanMaterial& material);
+
+  // A shape matching cluster (see ShapeMatchingConstraint) over `particles` (at least 2, each once),
+  // with the current positions as its rest shape and the particles' masses as fit weights (a
+  // particle of mass 0, fixed, weighs as the mean of the others, so that it anchors the cluster;
+  // all of mass 0 weigh 1 kg each). Returns its index; throws pliant::Error naming the bad field.
+  std::uint32_t addShapeMatchingCluster(std::span<const ParticleIndex> particles,
+                                        const ShapeMatchingSettings& settings);
 
   // Contact radius (m, >= 0) of one particle; 0 by default.
   void setParticleRadius(ParticleIndex particle, double radius);

@@ -114,6 +114,21 @@ ChainDef chainDef(const py::kwargs& kwargs) {
 
 // A neo-Hookean material from a dict: youngs_modulus (Pa) and poisson_ratio, or lame_mu and
 // lame_lambda (Pa); damping (s) optional. The builder checks the ranges.
+// The settings of add_shape_matching_cluster(s): mode 'rigid' or 'linear', beta, preserve_volume, params.
+ShapeMatchingSettings toShapeMatching(py::handle mode, py::handle beta, py::handle preserveVolume, py::handle params,
+                                      const std::string& fn) {
+  ShapeMatchingSettings s;
+  const std::string name = toString(mode, fn + "mode");
+  if (name == "rigid") s.mode = ShapeMatchingMode::Rigid;
+  else if (name == "linear") s.mode = ShapeMatchingMode::Linear;
+  else throw py::value_error(fn + "mode: expected 'rigid' or 'linear', got '" + name + "'");
+  s.beta = toDouble(beta, fn + "beta");
+  if (!(s.beta >= 0.0 && s.beta <= 1.0)) throw py::value_error(fn + "beta: expected a number in [0, 1]");
+  s.preserveVolume = toBool(preserveVolume, fn + "preserve_volume");
+  s.params = toParameters(params, fn + "params");
+  return s;
+}
+
 std::optional<NeoHookeanMaterial> toNeoHookean(py::handle value, const std::string& field) {
   if (value.is_none()) return std::nullopt;
   if (!PyDict_Check(value.ptr()))
@@ -353,6 +368,9 @@ py::array constraintParticles(const Model& m, ConstraintFamily family, py::handl
     case ConstraintFamily::GlobalVolume:
       throw py::value_error(
           "constraint_particles: a global volume constraint has a whole mesh; use volume_triangles(index)");
+    case ConstraintFamily::ShapeMatching:
+      throw py::value_error(
+          "constraint_particles: a shape matching cluster has any number of particles; use cluster_particles(index)");
     case ConstraintFamily::Generic: {
       if (m.generics.empty())
         return readOnly(py::array_t<std::uint32_t>(std::vector<py::ssize_t>{py::ssize_t{0}, py::ssize_t{0}}));
@@ -397,6 +415,9 @@ py::array restValues(const Model& m, ConstraintFamily family, py::handle owner) 
       throw py::value_error("rest_values: generic constraints keep their rest state in their function");
     case ConstraintFamily::NeoHookean:
       return field(m.neoHookeans, &NeoHookeanConstraint::restVolume);  // per tet
+    case ConstraintFamily::ShapeMatching:
+      throw py::value_error(
+          "rest_values: a shape matching cluster's rest shape is per particle; use cluster_particles");
   }
   throw py::value_error("rest_values: unknown family");
 }
@@ -839,6 +860,40 @@ build() returns an immutable Model; the builder can go on and build again.)doc")
           "2021) with the current positions as rest shape; material is a dict of youngs_modulus (Pa) and "
           "poisson_ratio, or lame_mu and lame_lambda (Pa), and damping (s). Its constraints are 2i and 2i + 1.")
       .def(
+          "add_shape_matching_cluster",
+          [](ModelBuilder& b, py::object particles, py::object mode, py::object beta, py::object preserveVolume,
+             py::object params) {
+            const std::string fn = "add_shape_matching_cluster: ";
+            const std::vector<ParticleIndex> p = toIndexArray(particles, fn + "particles");
+            return b.addShapeMatchingCluster(p, toShapeMatching(mode, beta, preserveVolume, params, fn));
+          },
+          py::arg("particles"), py::arg("mode") = "rigid", py::arg("beta") = 0.5, py::arg("preserve_volume") = true,
+          py::arg("params") = py::none(),
+          "add_shape_matching_cluster(particles, mode='rigid', beta=0.5, preserve_volume=True, params=None) -> "
+          "int\n\nA shape matching cluster (Mueller et al. 2005) over `particles` (at least 2) with the current "
+          "positions as rest shape: one constraint C = sqrt(sum m_i |x_i - g_i|^2 / M) (m; compliance m/N) "
+          "pulling each particle to its goal g_i on the best-fitting rigid copy ('rigid') or the blend of the "
+          "linear fit and the rotation ('linear', beta in [0, 1], optionally volume-preserving).")
+      .def(
+          "add_shape_matching_clusters",
+          [](ModelBuilder& b, py::object particles, py::object clusterSize, py::object mode, py::object beta,
+             py::object preserveVolume, py::object params) {
+            const std::string fn = "add_shape_matching_clusters: ";
+            const std::vector<ParticleIndex> p = toIndexArray(particles, fn + "particles");
+            const double size = toDouble(clusterSize, fn + "cluster_size");
+            if (!(size >= 0.0) || std::isinf(size))
+              throw py::value_error(fn + "cluster_size must be a finite length >= 0 m (0: one cluster)");
+            std::uint32_t count = 0;
+            const std::uint32_t first =
+                addShapeMatchingClusters(b, p, size, toShapeMatching(mode, beta, preserveVolume, params, fn), &count);
+            return py::make_tuple(first, count);
+          },
+          py::arg("particles"), py::arg("cluster_size") = 0.0, py::arg("mode") = "rigid", py::arg("beta") = 0.5,
+          py::arg("preserve_volume") = true, py::arg("params") = py::none(),
+          "add_shape_matching_clusters(particles, cluster_size=0.0, mode='rigid', beta=0.5, preserve_volume=True, "
+          "params=None) -> (first, count)\n\nShape matching clusters for any object: one over all `particles` "
+          "(cluster_size 0), or one per block of 2 x 2 x 2 cells of edge cluster_size (m), overlapping by a cell.")
+      .def(
           "add_global_volume",
           [](ModelBuilder& b, py::object triangles, py::object pressure, py::object params) {
             const auto t = toIndexRows<3>(triangles, "add_global_volume: triangles");
@@ -1217,6 +1272,19 @@ parameters through a Solver, positions and forces through a State.)doc")
             return readOnly(out);
           },
           py::arg("index"), "volume_triangles(index) -> ndarray\n\nTriangles (m, 3) of a global volume constraint.")
+      .def(
+          "cluster_particles",
+          [](const Model& model, py::object index) {
+            const int i = toInt(index, "cluster_particles: index");
+            if (i < 0 || static_cast<std::size_t>(i) >= model.shapeMatchings.size())
+              throw py::index_error("cluster_particles: no shape matching cluster " + std::to_string(i));
+            const ShapeMatchingConstraint& c = model.shapeMatchings[static_cast<std::size_t>(i)];
+            py::array_t<std::uint32_t> out(static_cast<py::ssize_t>(c.memberCount));
+            std::memcpy(out.mutable_data(), model.shapeMatchingParticles.data() + c.firstMember,
+                        c.memberCount * sizeof(ParticleIndex));
+            return readOnly(out);
+          },
+          py::arg("index"), "cluster_particles(index) -> ndarray\n\nThe particles of a shape matching cluster.")
       .def(
           "generic_particles",
           [](const Model& model, py::object index) {

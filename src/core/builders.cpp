@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numbers>
 #include <unordered_map>
@@ -381,6 +382,50 @@ std::size_t addTethers(ModelBuilder& builder, const std::vector<ParticleIndex>& 
     }
   }
   return added;
+}
+
+std::uint32_t addShapeMatchingClusters(ModelBuilder& builder, const std::vector<ParticleIndex>& particles,
+                                       double cellSize, const ShapeMatchingSettings& settings, std::uint32_t* count) {
+  const auto first = static_cast<std::uint32_t>(builder.model().shapeMatchings.size());
+  std::uint32_t added = 0;
+  if (std::isnan(cellSize)) throw Error("shape matching clusters: cell size must be a number, got NaN");
+  if (!(cellSize > 0.0) || std::isinf(cellSize)) {
+    builder.addShapeMatchingCluster(particles, settings);
+    added = 1;
+  } else {
+    Vec3 lower = Vec3::Constant(std::numeric_limits<double>::infinity());
+    for (ParticleIndex p : particles) lower = lower.cwiseMin(builder.position(p));
+    // Cell of each particle, and the number of cells along each axis.
+    std::vector<std::array<std::int64_t, 3>> cells(particles.size());
+    std::array<std::int64_t, 3> cellCount{1, 1, 1};
+    for (std::size_t i = 0; i < particles.size(); ++i)
+      for (int a = 0; a < 3; ++a) {
+        const double cell = std::floor((builder.position(particles[i])[a] - lower[a]) / cellSize);
+        if (!(cell < 1e9)) throw Error("shape matching clusters: cell size too small for the object's extent");
+        cells[i][a] = static_cast<std::int64_t>(cell);
+        cellCount[a] = std::max(cellCount[a], cells[i][a] + 1);
+      }
+    // Block b covers cells b and b + 1 on each axis, for b in [0, max(cellCount - 2, 0)].
+    std::map<std::array<std::int64_t, 3>, std::vector<ParticleIndex>> blocks;
+    for (std::size_t i = 0; i < particles.size(); ++i) {
+      std::array<std::int64_t, 3> lo{}, hi{};
+      for (int a = 0; a < 3; ++a) {
+        const std::int64_t last = std::max<std::int64_t>(cellCount[a] - 2, 0);
+        lo[a] = std::clamp<std::int64_t>(cells[i][a] - 1, 0, last);
+        hi[a] = std::clamp<std::int64_t>(cells[i][a], 0, last);
+      }
+      for (std::int64_t x = lo[0]; x <= hi[0]; ++x)
+        for (std::int64_t y = lo[1]; y <= hi[1]; ++y)
+          for (std::int64_t z = lo[2]; z <= hi[2]; ++z) blocks[{x, y, z}].push_back(particles[i]);
+    }
+    for (const auto& [block, members] : blocks) {
+      if (members.size() < 2) continue;
+      builder.addShapeMatchingCluster(members, settings);
+      ++added;
+    }
+  }
+  if (count != nullptr) *count = added;
+  return first;
 }
 
 }  // namespace pliant

@@ -192,6 +192,55 @@ std::uint32_t ModelBuilder::addNeoHookeanTet(ParticleIndex p0, ParticleIndex p1,
   return static_cast<std::uint32_t>(model_.neoHookeans.size() - 1);
 }
 
+std::uint32_t ModelBuilder::addShapeMatchingCluster(std::span<const ParticleIndex> particles,
+                                                    const ShapeMatchingSettings& settings) {
+  const std::string where = describe("shape matching cluster", model_.shapeMatchings.size());
+  checkParameters(settings.params, where);
+  if (settings.mode != ShapeMatchingMode::Rigid && settings.mode != ShapeMatchingMode::Linear)
+    throw Error(where + ": mode must be rigid or linear");
+  if (!(settings.beta >= 0.0 && settings.beta <= 1.0))
+    throw Error(where + ": beta must be in [0, 1], got " + formatNumber(settings.beta));
+  if (particles.size() < 2)
+    throw Error(where + ": needs at least 2 particles, got " + std::to_string(particles.size()));
+  if (particles.size() > std::numeric_limits<std::uint32_t>::max()) throw Error(where + ": too many particles");
+  for (ParticleIndex p : particles) checkIndex(p, particleCount(), where);
+  std::vector<ParticleIndex> sorted(particles.begin(), particles.end());
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw Error(where + ": particle " + std::to_string(*std::adjacent_find(sorted.begin(), sorted.end())) +
+                " is listed twice");
+  // Fit weights: the masses; a particle of mass 0 (fixed) weighs as the mean of the others.
+  std::vector<double> weights(particles.size());
+  double massSum = 0.0;
+  std::size_t massive = 0;
+  for (std::size_t i = 0; i < particles.size(); ++i) {
+    weights[i] = model_.mass[particles[i]];
+    if (weights[i] > 0.0) {
+      massSum += weights[i];
+      ++massive;
+    }
+  }
+  const double meanMass = massive > 0 ? massSum / static_cast<double>(massive) : 1.0;
+  for (double& m : weights)
+    if (!(m > 0.0)) m = meanMass;
+  ShapeMatchingConstraint c;
+  c.firstMember = static_cast<std::uint32_t>(model_.shapeMatchingParticles.size());
+  c.memberCount = static_cast<std::uint32_t>(particles.size());
+  c.mode = settings.mode;
+  c.beta = settings.mode == ShapeMatchingMode::Linear ? settings.beta : 0.0;
+  c.preserveVolume = settings.preserveVolume;
+  c.params = settings.params;
+  std::vector<Vec3> offsets(particles.size());
+  detail::shapeMatchingRestShape(model_.initialPosition.data(), particles.data(), weights.data(), c, offsets.data());
+  if (!c.restInverse.allFinite() || !(c.totalWeight > 0.0) || !std::isfinite(c.totalWeight))
+    throw Error(where + ": the rest shape gives non-finite matrices (coordinates or masses out of range)");
+  model_.shapeMatchingParticles.insert(model_.shapeMatchingParticles.end(), particles.begin(), particles.end());
+  model_.shapeMatchingRestOffsets.insert(model_.shapeMatchingRestOffsets.end(), offsets.begin(), offsets.end());
+  model_.shapeMatchingWeights.insert(model_.shapeMatchingWeights.end(), weights.begin(), weights.end());
+  model_.shapeMatchings.push_back(c);
+  return static_cast<std::uint32_t>(model_.shapeMatchings.size() - 1);
+}
+
 std::uint32_t ModelBuilder::addGlobalVolume(std::span<const std::array<ParticleIndex, 3>> triangles, double pressure,
                                             const ConstraintParameters& params) {
   const std::string where = describe("global volume constraint", model_.globalVolumes.size());

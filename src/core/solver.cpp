@@ -85,6 +85,8 @@ Solver::Solver(ModelPtr model, const SolverSettings& settings)
     values = std::max(values, group);
   }
   for (const GlobalVolumeConstraint& c : model_->globalVolumes) scratch = std::max<std::size_t>(scratch, c.vertexCount);
+  for (const ShapeMatchingConstraint& c : model_->shapeMatchings)
+    scratch = std::max<std::size_t>(scratch, c.memberCount);
   scratch_.resize(scratch);
   valueScratch_.resize(values);
   replan();

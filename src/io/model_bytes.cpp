@@ -1,10 +1,11 @@
-// Model bytes (version 2, little-endian). After the header ("PLIANTMD", u32 version, u32 flags 0)
+// Model bytes (version 3, little-endian). After the header ("PLIANTMD", u32 version, u32 flags 0)
 // every Model field follows in declaration order: arrays as a u64 count then their elements,
 // doubles as their bit patterns (so a decoded model is bit-identical), indices as u32, flags as u8,
 // strings as a u64 length then their bytes, a mesh collider's signed distance grid in full (its
 // distances are not recomputed). Functions are not written; lambda offsets are recomputed. The last
 // 8 bytes are FNV-1a 64 over every preceding byte. Version 2 appends the neo-Hookean tets, the rigid bodies (their
-// shapes in full: a hull's faces and edges, a mesh's grid) and the joints.
+// shapes in full: a hull's faces and edges, a mesh's grid) and the joints; version 3 the shape
+// matching clusters and their members (after the joints).
 #include "pliant/io/model_bytes.h"
 
 #include <bit>
@@ -22,19 +23,19 @@ namespace pliant::io {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'L', 'I', 'A', 'N', 'T', 'M', 'D'};
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 
 // A field added to these structs must be written and read below; the sizes (x86-64 with libstdc++,
 // the platform Pliant targets) make the compiler say so.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(Model) == 832, "Model changed: update encodeModel and decodeModel");
+static_assert(sizeof(Model) == 936, "Model changed: update encodeModel and decodeModel");
 static_assert(sizeof(Collider) == 176, "Collider changed: update encodeModel and decodeModel");
 static_assert(sizeof(SignedDistanceGrid) == 128, "SignedDistanceGrid changed: update encodeModel and decodeModel");
 static_assert(sizeof(AttachmentConstraint) == 72 && sizeof(DistanceConstraint) == 40 &&
                   sizeof(MaxDistanceConstraint) == 40 && sizeof(DihedralBendingConstraint) == 48 &&
                   sizeof(IsometricBendingConstraint) == 72 && sizeof(TetVolumeConstraint) == 48 &&
                   sizeof(GlobalVolumeConstraint) == 56 && sizeof(SimObject) == 64 &&
-                  sizeof(NeoHookeanConstraint) == 160,
+                  sizeof(NeoHookeanConstraint) == 160 && sizeof(ShapeMatchingConstraint) == 200,
               "a constraint or object struct changed: update encodeModel and decodeModel");
 static_assert(sizeof(RigidBody) == 400 && sizeof(Joint) == 224 && sizeof(BodyShape) == 80 && sizeof(ConvexHull) == 224,
               "a body, joint or shape struct changed: update encodeModel and decodeModel");
@@ -351,6 +352,21 @@ std::string encodeModel(const Model& model) {
     w.f64(j.driveTarget);
     w.params(j.driveParams);
   });
+  w.array(model.shapeMatchings, [&](const ShapeMatchingConstraint& c) {
+    w.u32(c.firstMember);
+    w.u32(c.memberCount);
+    w.u8(static_cast<std::uint8_t>(c.mode));
+    w.u8(c.restRank);
+    w.u8(c.preserveVolume ? 1 : 0);
+    w.f64(c.beta);
+    w.f64(c.totalWeight);
+    for (int k = 0; k < 9; ++k) w.f64(c.restInverse.data()[k]);
+    for (int k = 0; k < 9; ++k) w.f64(c.restNullProjector.data()[k]);
+    w.params(c.params);
+  });
+  w.array(model.shapeMatchingParticles, [&](ParticleIndex p) { w.u32(p); });
+  w.array(model.shapeMatchingRestOffsets, [&](const Vec3& v) { w.vec3(v); });
+  w.array(model.shapeMatchingWeights, [&](double m) { w.f64(m); });
   return w.finish();
 }
 
@@ -579,6 +595,24 @@ Model decodeModel(std::string_view bytes, const std::string& source) {
     j.driveTarget = body.f64();
     j.driveParams = body.params();
   });
+  body.array(m.shapeMatchings, 195, "shape matching cluster", [&](ShapeMatchingConstraint& c) {
+    c.firstMember = body.u32();
+    c.memberCount = body.u32();
+    const std::uint8_t mode = body.u8();
+    if (mode > static_cast<std::uint8_t>(ShapeMatchingMode::Linear))
+      body.fail("shape matching mode " + std::to_string(mode) + "; expected 0 or 1");
+    c.mode = static_cast<ShapeMatchingMode>(mode);
+    c.restRank = body.u8();
+    c.preserveVolume = body.flag();
+    c.beta = body.f64();
+    c.totalWeight = body.f64();
+    for (int k = 0; k < 9; ++k) c.restInverse.data()[k] = body.f64();
+    for (int k = 0; k < 9; ++k) c.restNullProjector.data()[k] = body.f64();
+    c.params = body.params();
+  });
+  body.array(m.shapeMatchingParticles, 4, "shape matching member", [&](ParticleIndex& p) { p = body.u32(); });
+  body.array(m.shapeMatchingRestOffsets, 24, "shape matching rest offset", [&](Vec3& v) { v = body.vec3(); });
+  body.array(m.shapeMatchingWeights, 8, "shape matching weight", [&](double& v) { v = body.f64(); });
   if (body.left() != 0) body.fail(std::to_string(body.left()) + " bytes of trailing data");
   // Global volumes index their triangle and vertex ranges; Model::validate checks the particles.
   for (std::size_t i = 0; i < m.globalVolumes.size(); ++i) {

@@ -45,7 +45,7 @@ ConstraintFamily parseFamily(const SceneReader& r, const Node& node) {
   }
   r.fail(node, "unknown constraint family '" + name +
                    "' (expected attachment, distance, max_distance, dihedral_bending, isometric_bending, "
-                   "tet_volume, global_volume, generic or neo_hookean)");
+                   "tet_volume, global_volume, generic, neo_hookean or shape_matching)");
 }
 
 // Piecewise-linear path through keyframes, held constant before the first and after the last.

@@ -89,6 +89,12 @@ class SceneLoader {
   ObjectPlan parseSoftBody(const Node& o, const std::string& name);
   ObjectPlan parseSurfaceSoftBody(const Node& o, const TetMeshDef& tets);
   NeoHookeanMaterial parseNeoHookean(const Node& softBody);
+  // An object's "shape_matching" block: the clusters' settings and cell size (m; 0: one cluster).
+  struct ShapeMatchingBlock {
+    ShapeMatchingSettings settings;
+    double cellSize = 0.0;
+  };
+  ShapeMatchingBlock parseShapeMatching(const Node& block);
   ObjectPlan parseBalloon(const Node& o, const std::string& name);
   ObjectPlan parseParticles(const Node& o, const std::string& name);
   // Colliders and contact (scene_colliders.cpp).

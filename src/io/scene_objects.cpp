@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -209,7 +210,16 @@ void SceneLoader::parseObject(const Node& o) {
       demands_.push_back({t.path, size});
     }
   }
-  queue([this, o, index, plan, radius, tethers, tetherParams, slack, anchorCount] {
+  // Shape matching clusters over the object's particles, made once they exist.
+  std::optional<ShapeMatchingBlock> shapeMatching;
+  if (r_.has(o, "shape_matching")) {
+    shapeMatching = parseShapeMatching(r_.child(o, "shape_matching"));
+    SceneSize size;
+    // One cluster: each particle once; overlapping blocks of cells: at most 8 times.
+    size.clusterMembers = plan.particles * (shapeMatching->cellSize > 0.0 ? 8 : 1);
+    demands_.push_back({o.path + "/shape_matching", size});
+  }
+  queue([this, o, index, plan, radius, tethers, tetherParams, slack, anchorCount, shapeMatching] {
     const auto before = familyCounts(builder_.model());
     GeneratedObject made;
     try {
@@ -273,13 +283,23 @@ void SceneLoader::parseObject(const Node& o) {
       }
       addTethers(builder_, anchors, added.firstParticle, added.particleCount, tetherParams, slack);
     }
+    if (shapeMatching) {
+      std::vector<ParticleIndex> members(added.particleCount);
+      for (std::uint32_t k = 0; k < added.particleCount; ++k) members[k] = added.firstParticle + k;
+      const Node block = r_.child(o, "shape_matching");
+      try {
+        addShapeMatchingClusters(builder_, members, shapeMatching->cellSize, shapeMatching->settings, nullptr);
+      } catch (const Error& e) {
+        r_.fail(block, e.what());
+      }
+    }
     added.constraintEnd = familyCounts(builder_.model());
   });
 }
 
 SceneLoader::ObjectPlan SceneLoader::parseCloth(const Node& o, const std::string& name) {
   r_.allowOnly(o, {"type", "name", "grid", "mesh", "transform", "mass", "stretch", "bending", "damping", "pins",
-                   "tethers", "particle_radius", "self_collision"});
+                   "tethers", "particle_radius", "self_collision", "shape_matching"});
   if (r_.has(o, "grid") == r_.has(o, "mesh")) r_.fail(o, "a cloth needs exactly one of \"grid\" or \"mesh\"");
   const double mass = r_.number(r_.child(o, "mass"), 0.0, std::numeric_limits<double>::infinity(), true);
   const ConstraintParameters stretch =
@@ -403,6 +423,27 @@ SceneLoader::ObjectPlan SceneLoader::parseRope(const Node& o, const std::string&
   return plan;
 }
 
+// "shape_matching": {"mode": "rigid" | "linear", "beta", "preserve_volume", "cluster_size" (m; absent
+// or 0: one cluster of the whole object), "compliance" (m/N), "damping" (N s/m), "stiffness"}.
+SceneLoader::ShapeMatchingBlock SceneLoader::parseShapeMatching(const Node& n) {
+  ShapeMatchingBlock block;
+  block.settings.params = r_.material(n, {"mode", "beta", "preserve_volume", "cluster_size"});
+  if (r_.has(n, "mode")) {
+    const Node m = r_.child(n, "mode");
+    const std::string mode = r_.string(m);
+    if (mode == "rigid") block.settings.mode = ShapeMatchingMode::Rigid;
+    else if (mode == "linear") block.settings.mode = ShapeMatchingMode::Linear;
+    else r_.fail(m, "expected \"rigid\" or \"linear\", got \"" + mode + "\"");
+  }
+  const bool linear = block.settings.mode == ShapeMatchingMode::Linear;
+  for (const char* key : {"beta", "preserve_volume"})
+    if (r_.has(n, key) && !linear) r_.fail(r_.child(n, key), std::string("\"") + key + "\" needs \"mode\": \"linear\"");
+  block.settings.beta = r_.number(n, "beta", block.settings.beta, 0.0, 1.0);
+  if (r_.has(n, "preserve_volume")) block.settings.preserveVolume = r_.boolean(r_.child(n, "preserve_volume"));
+  block.cellSize = r_.number(n, "cluster_size", 0.0, 0.0, 1e6);
+  return block;
+}
+
 // "neo_hookean": {"youngs_modulus", "poisson_ratio"} or {"lame_mu", "lame_lambda"}, and "damping" (s).
 NeoHookeanMaterial SceneLoader::parseNeoHookean(const Node& o) {
   if (r_.has(o, "volume") || r_.has(o, "edges"))
@@ -436,7 +477,7 @@ NeoHookeanMaterial SceneLoader::parseNeoHookean(const Node& o) {
 
 SceneLoader::ObjectPlan SceneLoader::parseSoftBody(const Node& o, const std::string& name) {
   r_.allowOnly(o, {"type", "name", "box", "mesh", "surface", "cell_size", "transform", "density", "volume", "edges",
-                   "damping", "pins", "tethers", "particle_radius", "neo_hookean"});
+                   "damping", "pins", "tethers", "particle_radius", "neo_hookean", "shape_matching"});
   if (int(r_.has(o, "box")) + int(r_.has(o, "mesh")) + int(r_.has(o, "surface")) != 1)
     r_.fail(o, "a soft body needs exactly one of \"box\", \"mesh\" (tets) or \"surface\" (a closed OBJ surface)");
   if (r_.has(o, "cell_size") && !r_.has(o, "surface"))
@@ -559,7 +600,7 @@ SceneLoader::ObjectPlan SceneLoader::parseSurfaceSoftBody(const Node& o, const T
 
 SceneLoader::ObjectPlan SceneLoader::parseBalloon(const Node& o, const std::string& name) {
   r_.allowOnly(o, {"type", "name", "centre", "radius", "rings", "segments", "mass", "stretch", "pressure", "volume",
-                   "damping", "pins", "tethers", "particle_radius"});
+                   "damping", "pins", "tethers", "particle_radius", "shape_matching"});
   BalloonDef def;
   def.name = name;
   def.centre = r_.vec3(o, "centre", def.centre);
@@ -584,7 +625,7 @@ SceneLoader::ObjectPlan SceneLoader::parseBalloon(const Node& o, const std::stri
 
 SceneLoader::ObjectPlan SceneLoader::parseParticles(const Node& o, const std::string& name) {
   r_.allowOnly(o, {"type", "name", "positions", "velocities", "mass", "masses", "damping", "pins", "tethers",
-                   "particle_radius"});
+                   "particle_radius", "shape_matching"});
   const Node positions = r_.child(o, "positions");
   r_.array(positions, 1);
   const std::size_t n = positions.json.size();

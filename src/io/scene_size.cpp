@@ -27,6 +27,7 @@ SceneSize& SceneSize::operator+=(const SceneSize& o) {
   collisionTriangles += o.collisionTriangles;
   contactParticles += o.contactParticles;
   gridNodes += o.gridNodes;
+  clusterMembers += o.clusterMembers;
   other += o.other;
   bodies += o.bodies;
   joints += o.joints;
@@ -70,6 +71,9 @@ double estimateBytes(const SceneSize& s) {
   constexpr double kBody = 32768.0;
   // - a joint: Joint (about 350 bytes, twice) and its State multipliers and impulses.
   constexpr double kJoint = 1024.0;
+  // - a shape matching member: its index, rest offset and weight twice (builder, model), the
+  //   generator's cell and block lists; a cluster's own struct is shared by many members.
+  constexpr double kClusterMember = 160.0;
   const double candidates = static_cast<double>(surfaceCandidateBound(s.collisionParticles, s.collisionEdges));
   const double surfaceContacts = static_cast<double>(surfaceContactBound(s.collisionParticles));
   const double particleContacts = static_cast<double>(particleContactBound(s.contactParticles));
@@ -80,7 +84,8 @@ double estimateBytes(const SceneSize& s) {
          kCollisionTriangle * static_cast<double>(s.collisionTriangles) + kCandidate * candidates +
          kSurfaceContact * surfaceContacts + kParticleContact * particleContacts +
          kGridNode * static_cast<double>(s.gridNodes) + kOther * static_cast<double>(s.other) +
-         kBody * static_cast<double>(s.bodies) + kJoint * static_cast<double>(s.joints);
+         kBody * static_cast<double>(s.bodies) + kJoint * static_cast<double>(s.joints) +
+         kClusterMember * static_cast<double>(s.clusterMembers);
 }
 
 std::string formatBytes(double bytes) {
@@ -109,6 +114,7 @@ std::string describeSize(const SceneSize& s) {
   item(s.collisionTriangles, "self-colliding triangles");
   item(s.contactParticles, "particles with a contact radius");
   item(s.gridNodes, "signed distance grid nodes");
+  item(s.clusterMembers, "shape matching cluster members");
   item(s.other, "other constraints");
   item(s.bodies, "rigid bodies");
   item(s.joints, "joints");

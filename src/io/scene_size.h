@@ -20,6 +20,7 @@ struct SceneSize {
   std::uint64_t collisionTriangles = 0;
   std::uint64_t contactParticles = 0;  // particles of radius > 0 (particle-particle contacts)
   std::uint64_t gridNodes = 0;         // signed distance grids of mesh colliders
+  std::uint64_t clusterMembers = 0;    // shape matching: particles counted once per cluster they are in
   std::uint64_t other = 0;             // single constraints, attachments, kinematic particles
   std::uint64_t bodies = 0;            // rigid bodies
   std::uint64_t joints = 0;

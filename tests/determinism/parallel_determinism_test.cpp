@@ -120,6 +120,30 @@ ModelPtr balloon(bool contacts) {
   return b.build();
 }
 
+// A cloth whose overlapping shape matching clusters (linear mode, cells of 0.2 m) share particles
+// with each other and with the edges: the clusters are projected serially in index order between
+// the edges' parallel colours.
+ModelPtr shapeMatchedCloth() {
+  ModelBuilder b;
+  ClothGridDef def;
+  def.nodesX = 16;
+  def.nodesY = 12;
+  def.origin = Vec3(-0.5, 1.0, -0.5);
+  def.stretch.compliance = 1e-6;
+  const GeneratedObject c = addClothGrid(b, def);
+  b.fixParticle(c.firstParticle);
+  b.fixParticle(c.firstParticle + 15);
+  std::vector<ParticleIndex> particles;
+  for (std::uint32_t i = 0; i < c.particleCount; ++i) particles.push_back(c.firstParticle + i);
+  ShapeMatchingSettings settings;
+  settings.mode = ShapeMatchingMode::Linear;
+  settings.beta = 0.3;
+  settings.params.compliance = 1e-4;
+  settings.params.damping = 1.0;
+  addShapeMatchingClusters(b, particles, 0.2, settings, nullptr);
+  return b.build();
+}
+
 std::vector<Case> cases() {
   SolverSettings xpbd = SolverSettings::smallSteps(6);
   xpbd.parallelBlockSize = kSmallBlock;
@@ -140,6 +164,7 @@ std::vector<Case> cases() {
       {"tet_beam_contacts", [] { return tetBeam(true); }, xpbd, 60},
       {"balloon", [] { return balloon(false); }, xpbd},
       {"balloon_contacts", [] { return balloon(true); }, xpbd, 60},
+      {"shape_matching_cloth", [] { return shapeMatchedCloth(); }, xpbd},
   };
 }
 

@@ -279,3 +279,58 @@ def test_neo_hookean_material_from_python():
     for p in [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)]:
         tet.add_particle(p, 1.0)
     assert tet.add_neo_hookean_tet(0, 1, 2, 3, {"youngs_modulus": 1e5, "poisson_ratio": 0.2, "damping": 0.01}) == 0
+
+
+def test_shape_matching_clusters_from_python():
+    # A hard rigid cluster released from a deformed pose comes back to a rotated copy of its rest
+    # shape in one step, with its centre of mass kept (V22); overlapping clusters cover a cloth;
+    # models with clusters pickle; bad input names the argument.
+    import pickle
+
+    b = pliant.ModelBuilder()
+    rest = np.array([(0, 0, 0), (0.3, 0, 0), (0, 0.3, 0), (0, 0, 0.3), (0.3, 0.3, 0.3)], dtype=float)
+    particles = [b.add_particle(p, 1.0 + i) for i, p in enumerate(rest)]
+    assert b.add_shape_matching_cluster(particles) == 0
+    model = b.build()
+    assert model.constraint_count("shape-matching") == 1
+    np.testing.assert_array_equal(model.cluster_particles(0), particles)
+    state = pliant.State(model)
+    noise = [[0.02, -0.01, 0.0], [0.0, 0.03, 0.01], [-0.02, 0.0, 0.0], [0.0, 0.0, 0.04], [0.01, 0.0, -0.02]]
+    deformed = rest + np.array(noise)
+    state.positions[:] = deformed
+    solver = pliant.Solver(model, pliant.SolverSettings(substeps=1, gravity=(0, 0, 0)))
+    state = step_n(solver, state, 1)
+    x = state.positions.copy()
+
+    def distances(p):
+        return np.linalg.norm(p[:, None, :] - p[None, :, :], axis=2)
+
+    np.testing.assert_allclose(distances(x), distances(rest), atol=1e-12)
+    masses = np.arange(1.0, 6.0)
+    np.testing.assert_allclose(masses @ x, masses @ deformed, atol=1e-13)
+
+    cloth = pliant.ModelBuilder()
+    sheet = cloth.add_cloth_grid(nodes_x=9, nodes_y=5, size_x=0.8, size_y=0.4)
+    first, count = cloth.add_shape_matching_clusters(
+        sheet.particles, cluster_size=0.25, mode="linear", beta=0.3, params={"compliance": 1e-4}
+    )
+    assert (first, count) == (0, 3)
+    cloth_model = cloth.build()
+    covered = np.unique(np.concatenate([cloth_model.cluster_particles(i) for i in range(count)]))
+    np.testing.assert_array_equal(covered, sheet.particles)
+    copy = pickle.loads(pickle.dumps(cloth_model))
+    assert copy.constraint_count("shape-matching") == 3
+    settings = pliant.SolverSettings(substeps=4)
+    assert (
+        step_n(pliant.Solver(copy, settings), pliant.State(copy), 5).hash()
+        == step_n(pliant.Solver(cloth_model, settings), pliant.State(cloth_model), 5).hash()
+    )
+
+    with pytest.raises(ValueError, match="add_shape_matching_cluster: mode: expected 'rigid' or 'linear'"):
+        b.add_shape_matching_cluster(particles, mode="quadratic")
+    with pytest.raises(ValueError, match="add_shape_matching_cluster: beta"):
+        b.add_shape_matching_cluster(particles, mode="linear", beta=2.0)
+    with pytest.raises(pliant.Error, match="at least 2 particles"):
+        b.add_shape_matching_cluster([0])
+    with pytest.raises(IndexError, match="no shape matching cluster 5"):
+        model.cluster_particles(5)

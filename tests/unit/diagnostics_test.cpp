@@ -300,7 +300,16 @@ TEST(Diagnostics, ResidualIsZeroForEveryFamilyAtRest) {
   balloon.rings = 4;
   balloon.segments = 6;
   balloon.centre = Vec3(-3, 0, 0);
-  addBalloon(b, balloon);
+  const GeneratedObject ball = addBalloon(b, balloon);
+  // Shape matching clusters over the balloon's surface: C = 0 at rest, in either mode.
+  std::vector<ParticleIndex> surface;
+  for (std::uint32_t k = 0; k < ball.particleCount; ++k) surface.push_back(ball.firstParticle + k);
+  ShapeMatchingSettings clusters;
+  clusters.mode = ShapeMatchingMode::Linear;
+  clusters.params.compliance = 1e-5;
+  addShapeMatchingClusters(b, surface, 0.3, clusters, nullptr);
+  clusters.mode = ShapeMatchingMode::Rigid;
+  addShapeMatchingClusters(b, surface, 0.0, clusters, nullptr);
   b.addAttachment(0, b.position(0), ConstraintParameters{});
   const ModelPtr m = b.build();
   for (int f = 0; f < kConstraintFamilyCount; ++f) {

@@ -122,4 +122,8 @@ bool isometricBendingWeights(const Vec3& x0, const Vec3& x1, const Vec3& x2, con
 // C at the rest shape of neo-Hookean constraint i (scalar index, see ConstraintRef): sqrt 3 for a
 // deviatoric one, 1 - gamma for a hydrostatic one. Energies are reported relative to it.
 double neoHookeanRestValue(const Model& model, std::uint32_t i);
+// Rest shape of a shape matching cluster whose memberCount is set: its rest offsets q_i (m, into
+// restOffsets[0 .. memberCount)), total weight, and A_qq's pseudo-inverse, null projector and rank.
+void shapeMatchingRestShape(const Vec3* restPositions, const ParticleIndex* particles, const double* weights,
+                            ShapeMatchingConstraint& con, Vec3* restOffsets);
 }  // namespace pliant::detail
