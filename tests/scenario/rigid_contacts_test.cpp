@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <numbers>
@@ -86,6 +87,7 @@ TEST(V13_BodyContact, BoxRestsOnTheGroundWithoutDrift) {
     deepest = std::min(deepest, lowestCorner(*model, state, 0, half));
     drift = std::max(drift, (state.bodyPosition[0] - settled).norm());
   }
+  std::printf("[measured] resting box: deepest corner %.3g m, drift %.3g m over 5 s\n", deepest, drift);
   EXPECT_GT(deepest, -1e-6) << "penetration";
   EXPECT_LT(drift, 1e-6);
   EXPECT_LT(state.bodyVelocity[0].norm(), 1e-4);
@@ -114,6 +116,8 @@ TEST(V13_BodyContact, SlidingBoxDeceleratesAtDynamicFrictionAndStops) {
   EXPECT_NEAR(deceleration, mu * kG, 0.02 * mu * kG);
   ASSERT_TRUE(run(solver, state, 90));  // 2 s: long stopped
   const double expected = v0 * v0 / (2.0 * mu * kG);
+  std::printf("[measured] sliding box: deceleration %.5g m/s^2 (mu_d g %.5g), stop %.5g m (v0^2/(2 mu_d g) %.5g)\n",
+              deceleration, mu * kG, state.bodyPosition[0].x(), expected);
   EXPECT_NEAR(state.bodyPosition[0].x(), expected, 0.02 * expected);
   EXPECT_LT(state.bodyVelocity[0].norm(), 1e-3);
 }
@@ -154,6 +158,8 @@ TEST(V13_BodyContact, BoxOnInclineSticksIffStaticFrictionAtLeastTanTheta) {
   EXPECT_LT(std::abs(stuck.distance), 1e-5);
   const InclineRun sliding = boxOnIncline(theta, {0.4, 0.3, 0.0}, 1.0);
   const double expected = kG * (std::sin(theta) - 0.3 * std::cos(theta));
+  std::printf("[measured] incline tan 0.5: mu_s 0.6 moved %.3g m in 2 s; mu_s 0.4 accelerates at %.5g m/s^2 (%.5g)\n",
+              stuck.distance, sliding.acceleration, kG * (std::sin(theta) - 0.3 * std::cos(theta)));
   EXPECT_GT(sliding.distance, 0.1);
   EXPECT_NEAR(sliding.acceleration, expected, 0.02 * expected);
 }
@@ -181,6 +187,8 @@ TEST(V16_BodyContact, SphereRollsDownAnInclineWithoutSlipping) {
     const double v2 = state.bodyVelocity[0].dot(down);
     const double acceleration = (v2 - v1) / (state.time - t1);
     const double expected = (mu > 0.0 ? 5.0 / 7.0 : 1.0) * kG * std::sin(theta);
+    std::printf("[measured] sphere on 20 deg incline, mu %.1f: acceleration %.5g m/s^2 (expected %.5g)\n", mu,
+                acceleration, expected);
     EXPECT_NEAR(acceleration, expected, 0.02 * expected);
     const Vec3 contactVelocity = state.bodyVelocity[0] + state.bodyAngularVelocity[0].cross(-radius * normal);
     if (mu > 0.0) EXPECT_LT(contactVelocity.norm(), 0.01 * v2);
@@ -209,6 +217,7 @@ TEST(V14_BodyContact, BouncingSphereReachesApexESquaredH) {
       if (bounced) apex = std::max(apex, state.bodyPosition[0].y() - radius);
     }
     ASSERT_TRUE(bounced);
+    std::printf("[measured] bounce e %.1f: apex %.5g m (e^2 H %.5g)\n", e, apex, e * e * H);
     EXPECT_NEAR(apex, e * e * H, 0.02 * e * e * H);
   }
 }
@@ -256,6 +265,8 @@ TEST(V16_BodyContact, BoxColumnsRestWithoutDriftOrJitter) {
     Solver solver(model, settings());
     State state = State::fromModel(*model);
     const Rest rest = restOver(solver, state, 5.0);
+    std::printf("[measured] column of %d boxes: drift %.3g m over 5 s, speed %.3g m/s, top sunk %.3g m\n", count,
+                rest.drift, rest.speed, (2 * count - 1) * 0.1 - state.bodyPosition[count - 1].y());
     EXPECT_LT(rest.drift, 1e-5);
     EXPECT_LT(rest.speed, 1e-4);
     // Each box sits on the one below: the top one's centre at (2 count - 1) half sizes, sunk by at
@@ -298,6 +309,8 @@ TEST(V16_BodyContact, CapsuleAndConvexHullRestOnTheGround) {
   const Rest rest = restOver(solver, state, 5.0);
   EXPECT_LT(rest.drift, 1e-5);
   EXPECT_LT(rest.speed, 1e-4);
+  std::printf("[measured] capsule and hull: drift %.3g m, speed %.3g m/s, heights off by %.3g and %.3g m\n", rest.drift,
+              rest.speed, state.bodyPosition[0].y() - 0.05, state.bodyPosition[1].y() - 0.08);
   EXPECT_NEAR(state.bodyPosition[0].y(), 0.05, 1e-5);
   EXPECT_NEAR(state.bodyPosition[1].y(), 0.08, 1e-5);
 }
@@ -327,6 +340,8 @@ TEST(V16_BodyContact, MeshBodyRestsOnABox) {
   const Rest rest = restOver(solver, state, 5.0);
   EXPECT_LT(rest.drift, 1e-5);
   EXPECT_LT(rest.speed, 1e-4);
+  std::printf("[measured] mesh cube on box: drift %.3g m, speed %.3g m/s, height off by %.3g m\n", rest.drift,
+              rest.speed, state.bodyPosition[1].y() - 0.9);
   EXPECT_NEAR(state.bodyPosition[1].y(), 0.9, 1e-5);
 }
 
