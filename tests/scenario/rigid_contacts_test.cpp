@@ -276,6 +276,34 @@ TEST(V16_BodyContact, BoxColumnsRestWithoutDriftOrJitter) {
   }
 }
 
+// V16 body-body, issue 17: a pyramid of 10 levels (55 boxes of 0.2 m, each level's boxes 2 cm apart
+// and resting on two of the level below) should rest 10 s: every box within 1e-4 m of where it
+// settled, speeds below 1e-3 m/s at the end. It does not yet: measured, it collapses (drift 2.5 m,
+// the top box 1.8 m down; 41 s to run). Columns rest (above), so the suspects are a box resting on
+// two others (two manifolds met once per pass, each solved to convergence on its own, so the first
+// lifts the upper box by one edge and turns it into the second) and the partial face overlap of the
+// staggered boxes. Disabled until that is solved.
+TEST(V16_BodyContact, DISABLED_TenLevelBoxPyramidRests) {
+  const ContactMaterial material{0.6, 0.5, 0.0};
+  const Vec3 half(0.1, 0.1, 0.1);
+  const double pitch = 0.22;
+  ModelBuilder builder;
+  builder.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), material));
+  for (int level = 0; level < 10; ++level)
+    for (int i = 0; i < 10 - level; ++i)
+      builder.addBody(
+          boxBody(Vec3((i + 0.5 * level - 4.5) * pitch, (2 * level + 1) * half.y(), 0.0), half, 1.0, material));
+  const ModelPtr model = builder.build();
+  ASSERT_EQ(model->bodyCount(), 55u);
+  Solver solver(model, settings());
+  State state = State::fromModel(*model);
+  const Rest rest = restOver(solver, state, 10.0);
+  std::printf("[measured] 10-level pyramid: drift %.3g m over 10 s, speed %.3g m/s, top sunk %.3g m\n", rest.drift,
+              rest.speed, 1.9 - state.bodyPosition[54].y());
+  EXPECT_LT(rest.drift, 1e-4);
+  EXPECT_LT(rest.speed, 1e-3);
+}
+
 // V13/V16: a capsule lying on the ground, and a convex hull (a hexagonal prism) standing on it, rest
 // 5 s: drift below 1e-5 m, centres at their resting heights within 1e-5 m.
 TEST(V16_BodyContact, CapsuleAndConvexHullRestOnTheGround) {
