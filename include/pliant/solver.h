@@ -35,7 +35,7 @@
 //                    position and angle corrections, Mueller et al. 2020 eqs. 2-13), then the
 //                    bodies' contacts (on one thread, in their order: the normal correction with
 //                    the generalised inverse masses, then static friction on the material points'
-//                    tangential motion while within mu_s lambda_n, eqs. 26-28), then
+//                    tangential motion while within mu_s lambda_n, sec. 3.5), then
 //                    particle-particle contacts, then surface contacts, then collider contacts
 //                    (last, so obstacles win); contacts are hard unilateral constraints with
 //                    Coulomb friction at position level (static: undo the tangential motion;

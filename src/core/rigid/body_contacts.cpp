@@ -10,11 +10,11 @@
 //   up to four points per pair; each becomes a contact that keeps its two material points in its
 //   sides' frames and the normal n (A to B), frozen for the substep.
 // - Position solve, after the joints: C = (p_B - p_A) . n with p = x + q r evaluated at the current
-//   poses ([M20] eq. 26 with the sign of our normal), a hard unilateral constraint (alpha = 0) whose
-//   correction uses the generalised inverse masses w = 1/m + (r x n)^T I^-1 (r x n) ([M20] eqs. 2-9,
+//   poses ([M20] sec. 3.5, d = (p1 - p2) . n with the sign of our normal), a hard unilateral constraint (alpha = 0)
+//   whose correction uses the generalised inverse masses w = 1/m + (r x n)^T I^-1 (r x n) ([M20] eqs. 2-9,
 //   rigid/corrections.h). Overlap present at the start of the substep is removed at most at
 //   maxDepenetrationVelocity, as for particles (the rest is an allowance added to C).
-// - Static friction ([M20] eqs. 27-28): the material points' relative motion in the substep,
+// - Static friction ([M20] sec. 3.5): the material points' relative motion in the substep,
 //   dp = (p_A - p_A^n) - (p_B - p_B^n), has a tangential part dp_t that is undone as a positional
 //   correction when the accumulated tangential multiplier stays within mu_s lambda_n; otherwise the
 //   contact slides and dynamic friction acts in the velocity pass.
@@ -228,14 +228,14 @@ void BodyContacts::project(const Model& model, const SolveContext& ctx, State& s
         BodyContact& k = contacts_[j];
         const Vec3& n = k.normal;
         const Vec3 rA = a.q * k.localA, rB = b.q * k.localB;
-        // [M20] eq. 26: the penetration along the frozen normal; C >= 0 grows when A moves along -n.
+        // [M20] sec. 3.5: the penetration along the frozen normal; C >= 0 grows when A moves along -n.
         const double C = (b.x + rB - a.x - rA).dot(n) + k.allowance;
         solvePositional(a, b, rA, rB, -n, C, 0.0, hard, k.lambda, true, ctx);
       }
       for (std::size_t j = begin; j < end; ++j) {
         BodyContact& k = contacts_[j];
         if (!(k.lambda > 0.0) || !(k.material.staticFriction > 0.0)) continue;
-        // [M20] eqs. 27-28: the tangential part of the material points' relative motion in the
+        // [M20] sec. 3.5: the tangential part of the material points' relative motion in the
         // substep is undone while the friction multiplier stays within mu_s lambda_n.
         const Vec3& n = k.normal;
         const Vec3 rA = a.q * k.localA, rB = b.q * k.localB;
