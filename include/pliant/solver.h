@@ -22,11 +22,20 @@
 //                    x^n to the prediction (continuous collision: the cubic coplanarity test,
 //                    collision/ccd.h), oriented by the side they came from. Their candidate pairs
 //                    come from a broad phase over boxes swept to the predicted end of the step, run
-//                    in the first substep and again only if a particle leaves its box
+//                    in the first substep and again only if a particle leaves its box.
+//                    Rigid bodies (rigid/body_contacts.cpp, Mueller et al. 2020 sec. 3.5): a sorted
+//                    sweep over the bodies' bounds at their predicted poses gives the pairs with a
+//                    dynamic body that no joint connects, in index order, then each dynamic body
+//                    against each collider whose bounds it meets; collideShapes turns each pair into
+//                    up to four contacts (BodyContact: material points fixed in each side's frame,
+//                    the normal frozen for the substep), within contactMargin
 //     4. reset       lambda = 0 (XPBD: multipliers are accumulated only within one substep)
 //     5. project     `iterations` Gauss-Seidel passes: the families in ConstraintFamily order, then
 //                    the joints between rigid bodies (in index order, on one thread: generalised
-//                    position and angle corrections, Mueller et al. 2020 eqs. 2-13), then
+//                    position and angle corrections, Mueller et al. 2020 eqs. 2-13), then the
+//                    bodies' contacts (on one thread, in their order: the normal correction with
+//                    the generalised inverse masses, then static friction on the material points'
+//                    tangential motion while within mu_s lambda_n, sec. 3.5), then
 //                    particle-particle contacts, then surface contacts, then collider contacts
 //                    (last, so obstacles win); contacts are hard unilateral constraints with
 //                    Coulomb friction at position level (static: undo the tangential motion;
@@ -39,7 +48,9 @@
 //                    v = (x - x^n) / h, omega from q (q^n)^-1, damped likewise
 //     7. velocity pass  on contacts that pushed (lambda > 0): restitution with the 2|g|h threshold
 //                    (Mueller et al. 2020, sec. 3.6), and dynamic friction when settings ask for it
-//                    there
+//                    there. Bodies: after their velocities, on their contacts that pushed:
+//                    restitution as for particles and dynamic friction as a tangential impulse of at
+//                    most mu_d lambda_n / h (eqs. 29-34)
 //   8. damping      momentum-conserving damping per object (seed 000), once per step
 //   9. check        NaN/Inf (of particles and bodies), a move past the divergence bound (relative to
 //                   the model's size and speeds; for bodies, of the centre of mass), a
@@ -217,12 +228,33 @@ struct Contact {
   Vec3 friction = Vec3::Zero();
 };
 
+// A contact of a rigid body found by the collide stage of a substep ([M20] sec. 3.5): one point of
+// the manifold that collideShapes gives for a pair of bodies, or of a body and a collider. The two
+// material points (one on each side, fixed in that side's frame for the substep) and the normal are
+// frozen for the substep; the constraint is C = (p_B - p_A) . normal + allowance >= 0 with
+// p = x + q local evaluated at the current poses.
+struct BodyContact {
+  BodyIndex bodyA = 0;           // index in Model::bodies
+  BodyIndex bodyB = kWorldBody;  // the other body, or kWorldBody for a collider
+  std::int32_t collider = -1;    // index in Model::colliders, or -1 for a body pair
+  Vec3 localA = Vec3::Zero();    // m, A's material point in A's body frame (from its centre of mass)
+  Vec3 localB = Vec3::Zero();    // m, B's in B's body frame, or in the collider's frame
+  Vec3 normal = Vec3::UnitY();   // unit, world, from A to B
+  double allowance = 0.0;        // m, overlap tolerated in this substep (maxDepenetrationVelocity)
+  double normalVelocity = 0.0;   // m/s, velocity of A relative to B along -normal before the solve (< 0: approaching)
+  double lambda = 0.0;           // accumulated normal multiplier (kg m); normal force = lambda / h^2 (N)
+  // Accumulated static friction multiplier (kg m), a tangential vector: |friction| <= mu_s lambda.
+  Vec3 friction = Vec3::Zero();
+  ContactMaterial material;  // the pair's: friction coefficients' geometric mean, the larger restitution
+};
+
 namespace detail {
 class ThreadTuner;
 class ConstraintProjection;
 class ParticleContacts;
 class SurfaceContacts;
 class ColliderContacts;
+class BodyContacts;
 struct StepTrace;
 }  // namespace detail
 
@@ -277,6 +309,9 @@ class Solver {
   const std::vector<Contact>& lastColliderContacts() const;
   const std::vector<Contact>& lastParticleContacts() const;
   const std::vector<SurfaceContact>& lastSurfaceContacts() const;
+  // The rigid bodies' contacts of the last substep, in solve order (body pairs by index, then bodies
+  // against colliders), with their multipliers. Valid until the next step.
+  const std::vector<BodyContact>& lastBodyContacts() const;
   std::size_t lastContactCount() const;
   // Surface contact work of the last step: how many times the broad phase ran (1 per step unless a
   // particle left the box it was given, see surface_contacts.cpp) and how many candidate pairs the
@@ -330,6 +365,7 @@ class Solver {
   std::unique_ptr<detail::ParticleContacts> particleContacts_;
   std::unique_ptr<detail::SurfaceContacts> surfaceContacts_;
   std::unique_ptr<detail::ColliderContacts> colliderContacts_;
+  std::unique_ptr<detail::BodyContacts> bodyContacts_;
   friend struct SolverAccess;
 };
 

@@ -22,6 +22,7 @@
 #include "pliant/error.h"
 #include "pliant/parallel.h"
 #include "pliant/rigid_shapes.h"
+#include "rigid/body_contacts.h"
 #include "rigid/body_integration.h"
 #include "rigid/joints.h"
 #include "step_check.h"
@@ -71,7 +72,8 @@ Solver::Solver(ModelPtr model, const SolverSettings& settings)
       constraints_(std::make_unique<detail::ConstraintProjection>()),
       particleContacts_(std::make_unique<detail::ParticleContacts>()),
       surfaceContacts_(std::make_unique<detail::SurfaceContacts>()),
-      colliderContacts_(std::make_unique<detail::ColliderContacts>()) {
+      colliderContacts_(std::make_unique<detail::ColliderContacts>()),
+      bodyContacts_(std::make_unique<detail::BodyContacts>()) {
   if (!model_) throw Error("solver: no model given");
   model_->validate();
   settings.validate();
@@ -94,6 +96,7 @@ Solver::Solver(ModelPtr model, const SolverSettings& settings)
   particleContacts_->prepare(*model_);
   surfaceContacts_->prepare(*model_);
   colliderContacts_->prepare(*model_);
+  bodyContacts_->prepare(*model_);
 }
 
 Solver::~Solver() = default;
@@ -214,6 +217,7 @@ void Solver::setConstraintParameters(ConstraintRef constraint, const ConstraintP
 const std::vector<Contact>& Solver::lastColliderContacts() const { return colliderContacts_->contacts(); }
 const std::vector<Contact>& Solver::lastParticleContacts() const { return particleContacts_->contacts(); }
 const std::vector<SurfaceContact>& Solver::lastSurfaceContacts() const { return surfaceContacts_->contacts(); }
+const std::vector<BodyContact>& Solver::lastBodyContacts() const { return bodyContacts_->contacts(); }
 std::size_t Solver::lastContactCount() const {
   return colliderContacts_->contacts().size() + particleContacts_->contacts().size() +
          surfaceContacts_->contacts().size();
@@ -380,6 +384,7 @@ bool Solver::collide(StepFrame& f, const State& state) {
   colliderContacts_->collide(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
   particleContacts_->collide(model, settings_, state, f.h);
   surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
+  bodyContacts_->collide(model, settings_, state, f.h, f.substepStart, f.substepEnd);
   // More contacts than their bound: the step stops here and is refused (Solver::step).
   if (contactOverflow_.empty()) contactOverflow_ = particleContacts_->overflow();
   if (contactOverflow_.empty()) contactOverflow_ = surfaceContacts_->overflow();
@@ -431,6 +436,9 @@ bool Solver::project(StepFrame& f, State& state) {
     f.projections += model.joints.size();
     const std::int64_t badJoint = detail::projectJoints(model, f.ctx, state, f.trace != nullptr);
     if (badJoint >= 0 && f.trace->joint < 0) f.trace->joint = badJoint;
+    // The bodies' contacts after their joints (on one thread, in their sorted order).
+    f.projections += bodyContacts_->contacts().size();
+    bodyContacts_->project(model, f.ctx, state);
     f.projections += lastContactCount();
     if (!particleContacts_->project(model, settings_, state, f.trace)) return false;
     if (!surfaceContacts_->project(model, settings_, state, f.trace)) return false;
@@ -446,6 +454,7 @@ void Solver::updateVelocities(StepFrame& f, State& state) {
   const Model& model = *model_;
   // Bodies every substep: their prediction reads these velocities.
   detail::updateBodyVelocities(model, settings_, state, f.h, f.pass.dampingFactor);
+  bodyContacts_->velocityPass(model, settings_, state, f.h);
   if (f.velocities == StepFrame::Velocities::DeferredWhenNoContact && f.substep + 1 < settings_.substeps &&
       lastContactCount() == 0) {
     f.velocitiesPending = true;

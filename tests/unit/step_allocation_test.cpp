@@ -153,6 +153,38 @@ TEST(StepAllocation, BodiesAndJointsAllocateNothing) {
   EXPECT_EQ(allocations.load(), 0);
 }
 
+// Rigid body contacts (rigid/body_contacts.h) too: a column of boxes and a sphere on the ground and
+// on each other, so the broad phase, the narrow phase and the contact list run every substep.
+TEST(StepAllocation, BodyContactsAllocateNothing) {
+  ModelBuilder b;
+  b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.5, 0.4, 0.2}));
+  for (int k = 0; k < 4; ++k) {
+    BodyDefinition body;
+    body.shape.kind = BodyShapeKind::Box;
+    body.shape.halfExtents = Vec3(0.1, 0.1, 0.1);
+    body.pose.position = Vec3(0.01 * k, 0.1 + 0.2 * k, 0.0);
+    body.material = {0.5, 0.4, 0.2};
+    b.addBody(body);
+  }
+  BodyDefinition ball;
+  ball.shape.kind = BodyShapeKind::Sphere;
+  ball.shape.radius = 0.1;
+  ball.pose.position = Vec3(0.5, 0.3, 0.0);
+  ball.velocity = Vec3(-1.0, 0.0, 0.0);
+  b.addBody(ball);
+  const ModelPtr model = b.build();
+  Solver solver(model, SolverSettings::smallSteps(8));
+  State state = State::fromModel(*model);
+  ASSERT_TRUE(solver.run(state, 2).ok());
+  allocations = 0;
+  counting = true;
+  const StepResult r = solver.run(state, 30);
+  counting = false;
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_GE(solver.lastBodyContacts().size(), 16u);
+}
+
 TEST(StepAllocation, TheCounterSeesAnAllocation) {
   allocations = 0;
   counting = true;

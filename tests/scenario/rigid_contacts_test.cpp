@@ -1,0 +1,377 @@
+// Scenario tests of rigid body contacts against closed forms (docs/validation.md V13, V14, V16;
+// Mueller et al. 2020 sec. 3.5-3.6): resting contact without drift, sliding friction decelerating
+// at mu_d g, sticking on an incline iff mu_s >= tan(theta), rolling without slipping at
+// (5/7) g sin(theta), restitution's apex e^2 H, and resting stacks of bodies of every shape kind.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "pliant/io/mesh_io.h"
+#include "pliant/pliant.h"
+
+namespace pliant {
+namespace {
+
+constexpr double kG = 9.81;
+constexpr int kSubsteps = 20;
+
+BodyDefinition boxBody(const Vec3& centre, const Vec3& halfExtents, double mass, const ContactMaterial& material,
+                       const Quat& rotation = Quat::Identity()) {
+  BodyDefinition def;
+  def.name = "box";
+  def.shape.kind = BodyShapeKind::Box;
+  def.shape.halfExtents = halfExtents;
+  def.mass = mass;
+  def.pose.position = centre;
+  def.pose.rotation = rotation;
+  def.material = material;
+  return def;
+}
+
+BodyDefinition sphereBody(const Vec3& centre, double radius, double mass, const ContactMaterial& material) {
+  BodyDefinition def;
+  def.name = "sphere";
+  def.shape.kind = BodyShapeKind::Sphere;
+  def.shape.radius = radius;
+  def.mass = mass;
+  def.pose.position = centre;
+  def.material = material;
+  return def;
+}
+
+SolverSettings settings() { return SolverSettings::smallSteps(kSubsteps); }
+
+// Runs `steps` steps; returns false (with a failure) when a step is refused.
+bool run(Solver& solver, State& state, int steps) {
+  const StepResult r = solver.run(state, steps);
+  EXPECT_TRUE(r.ok()) << r.message;
+  return r.ok();
+}
+
+// The lowest point of a box body below its centre (m), for its current orientation.
+double lowestCorner(const Model& model, const State& state, std::size_t body, const Vec3& halfExtents) {
+  const ColliderPose pose = model.bodies[body].shapePose(state.bodyPosition[body], state.bodyRotation[body]);
+  double lowest = std::numeric_limits<double>::infinity();
+  for (int corner = 0; corner < 8; ++corner) {
+    const Vec3 local((corner & 1 ? 1 : -1) * halfExtents.x(), (corner & 2 ? 1 : -1) * halfExtents.y(),
+                     (corner & 4 ? 1 : -1) * halfExtents.z());
+    lowest = std::min(lowest, (pose.position + pose.rotation * local).y());
+  }
+  return lowest;
+}
+
+// V13 for bodies: a box resting on the ground plane stays on it: its lowest corner is within 1e-6 m
+// of the plane (a substep's sag under gravity is g h^2 = 2.5e-6 m here, undone by the solve) and it
+// drifts less than 1e-6 m over 5 s.
+TEST(V13_BodyContact, BoxRestsOnTheGroundWithoutDrift) {
+  const ContactMaterial material{0.5, 0.4, 0.0};
+  const Vec3 half(0.2, 0.1, 0.15);
+  ModelBuilder builder;
+  builder.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), material));
+  builder.addBody(boxBody(Vec3(0.0, half.y(), 0.0), half, 2.0, material));
+  const ModelPtr model = builder.build();
+  Solver solver(model, settings());
+  State state = State::fromModel(*model);
+  ASSERT_TRUE(run(solver, state, 60));
+  const Vec3 settled = state.bodyPosition[0];
+  double deepest = 0.0, drift = 0.0;
+  for (int step = 0; step < 300; ++step) {
+    ASSERT_TRUE(run(solver, state, 1));
+    deepest = std::min(deepest, lowestCorner(*model, state, 0, half));
+    drift = std::max(drift, (state.bodyPosition[0] - settled).norm());
+  }
+  std::printf("[measured] resting box: deepest corner %.3g m, drift %.3g m over 5 s\n", deepest, drift);
+  EXPECT_GT(deepest, -1e-6) << "penetration";
+  EXPECT_LT(drift, 1e-6);
+  EXPECT_LT(state.bodyVelocity[0].norm(), 1e-4);
+  EXPECT_FALSE(solver.lastBodyContacts().empty());
+}
+
+// V13 for bodies: a box sliding on the ground at v0 decelerates at mu_d g (dynamic friction of the
+// velocity pass, [M20] eq. 30) and stops after v0^2 / (2 mu_d g), within 2%.
+TEST(V13_BodyContact, SlidingBoxDeceleratesAtDynamicFrictionAndStops) {
+  const double mu = 0.4, v0 = 3.0;
+  const ContactMaterial material{mu, mu, 0.0};
+  const Vec3 half(0.1, 0.1, 0.1);
+  ModelBuilder builder;
+  builder.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), material));
+  BodyDefinition def = boxBody(Vec3(0.0, half.y(), 0.0), half, 1.0, material);
+  def.velocity = Vec3(v0, 0.0, 0.0);
+  builder.addBody(def);
+  const ModelPtr model = builder.build();
+  Solver solver(model, settings());
+  State state = State::fromModel(*model);
+  ASSERT_TRUE(run(solver, state, 12));  // 0.2 s
+  const double v1 = state.bodyVelocity[0].x(), t1 = state.time;
+  ASSERT_TRUE(run(solver, state, 18));  // 0.5 s
+  const double v2 = state.bodyVelocity[0].x(), t2 = state.time;
+  const double deceleration = (v1 - v2) / (t2 - t1);
+  EXPECT_NEAR(deceleration, mu * kG, 0.02 * mu * kG);
+  ASSERT_TRUE(run(solver, state, 90));  // 2 s: long stopped
+  const double expected = v0 * v0 / (2.0 * mu * kG);
+  std::printf("[measured] sliding box: deceleration %.5g m/s^2 (mu_d g %.5g), stop %.5g m (v0^2/(2 mu_d g) %.5g)\n",
+              deceleration, mu * kG, state.bodyPosition[0].x(), expected);
+  EXPECT_NEAR(state.bodyPosition[0].x(), expected, 0.02 * expected);
+  EXPECT_LT(state.bodyVelocity[0].norm(), 1e-3);
+}
+
+// A box on a plane inclined by theta, placed on it at rest. Returns how far it moved down the slope
+// in `seconds`, and its acceleration along it over the last half.
+struct InclineRun {
+  double distance = 0.0;      // m
+  double acceleration = 0.0;  // m/s^2
+};
+InclineRun boxOnIncline(double theta, const ContactMaterial& material, double seconds) {
+  const Vec3 half(0.1, 0.1, 0.1);
+  const Quat tilt(Eigen::AngleAxisd(theta, Vec3::UnitZ()));  // the slope descends towards -x
+  const Vec3 normal = tilt * Vec3::UnitY();
+  ModelBuilder builder;
+  builder.addCollider(Collider::plane(Vec3::Zero(), normal, material));
+  builder.addBody(boxBody(half.y() * normal, half, 1.0, material, tilt));
+  const ModelPtr model = builder.build();
+  Solver solver(model, settings());
+  State state = State::fromModel(*model);
+  const Vec3 down = tilt * Vec3(-1.0, 0.0, 0.0);
+  const int steps = static_cast<int>(std::lround(seconds * 60.0));
+  InclineRun result;
+  if (!run(solver, state, steps / 2)) return result;
+  const double v1 = state.bodyVelocity[0].dot(down), t1 = state.time;
+  if (!run(solver, state, steps - steps / 2)) return result;
+  result.distance = (state.bodyPosition[0] - half.y() * normal).dot(down);
+  result.acceleration = (state.bodyVelocity[0].dot(down) - v1) / (state.time - t1);
+  return result;
+}
+
+// V13 for bodies: a box on a slope of tan(theta) = 0.5 sticks with mu_s = 0.6 (it moves less than
+// 1e-5 m in 2 s) and slides with mu_s = 0.4, accelerating at g (sin(theta) - mu_d cos(theta))
+// within 2%.
+TEST(V13_BodyContact, BoxOnInclineSticksIffStaticFrictionAtLeastTanTheta) {
+  const double theta = std::atan(0.5);
+  const InclineRun stuck = boxOnIncline(theta, {0.6, 0.3, 0.0}, 2.0);
+  EXPECT_LT(std::abs(stuck.distance), 1e-5);
+  const InclineRun sliding = boxOnIncline(theta, {0.4, 0.3, 0.0}, 1.0);
+  const double expected = kG * (std::sin(theta) - 0.3 * std::cos(theta));
+  std::printf("[measured] incline tan 0.5: mu_s 0.6 moved %.3g m in 2 s; mu_s 0.4 accelerates at %.5g m/s^2 (%.5g)\n",
+              stuck.distance, sliding.acceleration, kG * (std::sin(theta) - 0.3 * std::cos(theta)));
+  EXPECT_GT(sliding.distance, 0.1);
+  EXPECT_NEAR(sliding.acceleration, expected, 0.02 * expected);
+}
+
+// V16 with contacts: a sphere on a slope of 20 degrees rolls without slipping when mu_s allows it
+// (mu_s >= (2/7) tan(theta)): its centre accelerates at (5/7) g sin(theta) (solid sphere,
+// I = 2/5 m r^2), within 2%, and its contact point does not slip (|v - omega x r| below 1% of v).
+// Frictionless, it slides at g sin(theta) without turning.
+TEST(V16_BodyContact, SphereRollsDownAnInclineWithoutSlipping) {
+  const double theta = 20.0 * std::numbers::pi / 180.0, radius = 0.1;
+  const Quat tilt(Eigen::AngleAxisd(theta, Vec3::UnitZ()));
+  const Vec3 normal = tilt * Vec3::UnitY(), down = tilt * Vec3(-1.0, 0.0, 0.0);
+  for (double mu : {0.5, 0.0}) {
+    SCOPED_TRACE(testing::Message() << "mu " << mu);
+    const ContactMaterial material{mu, mu, 0.0};
+    ModelBuilder builder;
+    builder.addCollider(Collider::plane(Vec3::Zero(), normal, material));
+    builder.addBody(sphereBody(radius * normal, radius, 1.0, material));
+    const ModelPtr model = builder.build();
+    Solver solver(model, settings());
+    State state = State::fromModel(*model);
+    ASSERT_TRUE(run(solver, state, 30));
+    const double v1 = state.bodyVelocity[0].dot(down), t1 = state.time;
+    ASSERT_TRUE(run(solver, state, 30));
+    const double v2 = state.bodyVelocity[0].dot(down);
+    const double acceleration = (v2 - v1) / (state.time - t1);
+    const double expected = (mu > 0.0 ? 5.0 / 7.0 : 1.0) * kG * std::sin(theta);
+    std::printf("[measured] sphere on 20 deg incline, mu %.1f: acceleration %.5g m/s^2 (expected %.5g)\n", mu,
+                acceleration, expected);
+    EXPECT_NEAR(acceleration, expected, 0.02 * expected);
+    const Vec3 contactVelocity = state.bodyVelocity[0] + state.bodyAngularVelocity[0].cross(-radius * normal);
+    if (mu > 0.0) EXPECT_LT(contactVelocity.norm(), 0.01 * v2);
+    else EXPECT_LT(state.bodyAngularVelocity[0].norm(), 1e-9);
+  }
+}
+
+// V14 for bodies: a sphere dropped from H onto the ground with restitution e rebounds to e^2 H
+// (within 2%: the O(h) error of where in a substep the impact falls).
+TEST(V14_BodyContact, BouncingSphereReachesApexESquaredH) {
+  const double H = 1.0, radius = 0.1;
+  for (double e : {0.5, 0.8}) {
+    SCOPED_TRACE(testing::Message() << "e " << e);
+    const ContactMaterial material{0.0, 0.0, e};
+    ModelBuilder builder;
+    builder.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), material));
+    builder.addBody(sphereBody(Vec3(0.0, radius + H, 0.0), radius, 1.0, material));
+    const ModelPtr model = builder.build();
+    Solver solver(model, settings());
+    State state = State::fromModel(*model);
+    bool bounced = false;
+    double apex = 0.0;
+    for (int step = 0; step < 90; ++step) {  // 1.5 s: the first flight up ends before
+      ASSERT_TRUE(run(solver, state, 1));
+      if (state.bodyVelocity[0].y() > 0.0) bounced = true;
+      if (bounced) apex = std::max(apex, state.bodyPosition[0].y() - radius);
+    }
+    ASSERT_TRUE(bounced);
+    std::printf("[measured] bounce e %.1f: apex %.5g m (e^2 H %.5g)\n", e, apex, e * e * H);
+    EXPECT_NEAR(apex, e * e * H, 0.02 * e * e * H);
+  }
+}
+
+// A column of `count` boxes of 0.2 m on the ground, each resting on the one below (body-body
+// contacts).
+ModelPtr boxColumn(int count, const ContactMaterial& material) {
+  ModelBuilder builder;
+  builder.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), material));
+  const Vec3 half(0.1, 0.1, 0.1);
+  for (int k = 0; k < count; ++k) builder.addBody(boxBody(Vec3(0.0, (2 * k + 1) * half.y(), 0.0), half, 1.0, material));
+  return builder.build();
+}
+
+// Drift of every body from where it was after a settling second, over `seconds`, and the largest
+// speed at the end.
+struct Rest {
+  double drift = 0.0;                                       // m
+  double speed = 0.0;                                       // m/s
+  double lowest = std::numeric_limits<double>::infinity();  // m, lowest body centre seen
+};
+Rest restOver(Solver& solver, State& state, double seconds) {
+  Rest rest;
+  if (!run(solver, state, 60)) return rest;
+  const std::vector<Vec3> settled = state.bodyPosition;
+  const int steps = static_cast<int>(std::lround(seconds * 60.0));
+  for (int step = 0; step < steps; ++step) {
+    if (!run(solver, state, 1)) return rest;
+    for (std::size_t b = 0; b < settled.size(); ++b) {
+      rest.drift = std::max(rest.drift, (state.bodyPosition[b] - settled[b]).norm());
+      rest.lowest = std::min(rest.lowest, state.bodyPosition[b].y());
+    }
+  }
+  for (const Vec3& v : state.bodyVelocity) rest.speed = std::max(rest.speed, v.norm());
+  return rest;
+}
+
+// V13/V16 body-body: a box resting on a box, and a column of 5 boxes, rest 5 s without drift (every
+// box within 1e-5 m of where it settled) or jitter (speeds below 1e-4 m/s at the end).
+TEST(V16_BodyContact, BoxColumnsRestWithoutDriftOrJitter) {
+  const ContactMaterial material{0.6, 0.5, 0.0};
+  for (int count : {2, 5}) {
+    SCOPED_TRACE(testing::Message() << count << " boxes");
+    const ModelPtr model = boxColumn(count, material);
+    Solver solver(model, settings());
+    State state = State::fromModel(*model);
+    const Rest rest = restOver(solver, state, 5.0);
+    std::printf("[measured] column of %d boxes: drift %.3g m over 5 s, speed %.3g m/s, top sunk %.3g m\n", count,
+                rest.drift, rest.speed, (2 * count - 1) * 0.1 - state.bodyPosition[count - 1].y());
+    EXPECT_LT(rest.drift, 1e-5);
+    EXPECT_LT(rest.speed, 1e-4);
+    // Each box sits on the one below: the top one's centre at (2 count - 1) half sizes, sunk by at
+    // most 2e-5 m per level (pairs meet once per pass, so each contact keeps about a substep's sag,
+    // g h^2 = 7e-6 m, of the weight above it).
+    EXPECT_NEAR(state.bodyPosition[count - 1].y(), (2 * count - 1) * 0.1, 2e-5 * count);
+  }
+}
+
+// V16 body-body, issue 17: a pyramid of 10 levels (55 boxes of 0.2 m, each level's boxes 2 cm apart
+// and resting on two of the level below) should rest 10 s: every box within 1e-4 m of where it
+// settled, speeds below 1e-3 m/s at the end. It does not yet: measured, it collapses (drift 2.5 m,
+// the top box 1.8 m down; 41 s to run). Columns rest (above), so the suspects are a box resting on
+// two others (two manifolds met once per pass, each solved to convergence on its own, so the first
+// lifts the upper box by one edge and turns it into the second) and the partial face overlap of the
+// staggered boxes. Disabled until that is solved.
+TEST(V16_BodyContact, DISABLED_TenLevelBoxPyramidRests) {
+  const ContactMaterial material{0.6, 0.5, 0.0};
+  const Vec3 half(0.1, 0.1, 0.1);
+  const double pitch = 0.22;
+  ModelBuilder builder;
+  builder.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), material));
+  for (int level = 0; level < 10; ++level)
+    for (int i = 0; i < 10 - level; ++i)
+      builder.addBody(
+          boxBody(Vec3((i + 0.5 * level - 4.5) * pitch, (2 * level + 1) * half.y(), 0.0), half, 1.0, material));
+  const ModelPtr model = builder.build();
+  ASSERT_EQ(model->bodyCount(), 55u);
+  Solver solver(model, settings());
+  State state = State::fromModel(*model);
+  const Rest rest = restOver(solver, state, 10.0);
+  std::printf("[measured] 10-level pyramid: drift %.3g m over 10 s, speed %.3g m/s, top sunk %.3g m\n", rest.drift,
+              rest.speed, 1.9 - state.bodyPosition[54].y());
+  EXPECT_LT(rest.drift, 1e-4);
+  EXPECT_LT(rest.speed, 1e-3);
+}
+
+// V13/V16: a capsule lying on the ground, and a convex hull (a hexagonal prism) standing on it, rest
+// 5 s: drift below 1e-5 m, centres at their resting heights within 1e-5 m.
+TEST(V16_BodyContact, CapsuleAndConvexHullRestOnTheGround) {
+  const ContactMaterial material{0.6, 0.5, 0.0};
+  ModelBuilder builder;
+  builder.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), material));
+  BodyDefinition capsule;
+  capsule.shape.kind = BodyShapeKind::Capsule;
+  capsule.shape.radius = 0.05;
+  capsule.shape.halfHeight = 0.15;
+  capsule.mass = 1.0;
+  capsule.material = material;
+  capsule.pose.position = Vec3(0.0, 0.05, 0.0);
+  capsule.pose.rotation = Quat(Eigen::AngleAxisd(std::numbers::pi / 2, Vec3::UnitZ()));  // axis along x
+  builder.addBody(capsule);
+  std::vector<Vec3> points;
+  for (int k = 0; k < 6; ++k) {
+    const double angle = k * std::numbers::pi / 3;
+    for (double y : {-0.08, 0.08}) points.emplace_back(0.1 * std::cos(angle), y, 0.1 * std::sin(angle));
+  }
+  BodyDefinition hull;
+  hull.shape.kind = BodyShapeKind::ConvexHull;
+  hull.shape.hull = std::make_shared<const ConvexHull>(buildConvexHull(points, "hexagonal prism"));
+  hull.mass = 1.0;
+  hull.material = material;
+  hull.pose.position = Vec3(0.5, 0.08, 0.0);
+  builder.addBody(hull);
+  const ModelPtr model = builder.build();
+  Solver solver(model, settings());
+  State state = State::fromModel(*model);
+  const Rest rest = restOver(solver, state, 5.0);
+  EXPECT_LT(rest.drift, 1e-5);
+  EXPECT_LT(rest.speed, 1e-4);
+  std::printf("[measured] capsule and hull: drift %.3g m, speed %.3g m/s, heights off by %.3g and %.3g m\n", rest.drift,
+              rest.speed, state.bodyPosition[0].y() - 0.05, state.bodyPosition[1].y() - 0.08);
+  EXPECT_NEAR(state.bodyPosition[0].y(), 0.05, 1e-5);
+  EXPECT_NEAR(state.bodyPosition[1].y(), 0.08, 1e-5);
+}
+
+// V16: a mesh body (the closed unit cube of tests/data, through its signed distance grid) resting on
+// a dynamic box on the ground: both rest 5 s (drift below 1e-5 m), the mesh's centre at its resting
+// height within 1e-5 m (its grid is exact on the cube's flat faces).
+TEST(V16_BodyContact, MeshBodyRestsOnABox) {
+  const ContactMaterial material{0.6, 0.5, 0.0};
+  const io::TriangleMesh mesh = io::readObj(std::string(PLIANT_TEST_DATA_DIR) + "/meshes/sdf_cube.obj");
+  const auto grid = std::make_shared<const SignedDistanceGrid>(
+      SignedDistanceGrid::build(mesh.vertices, mesh.triangles, {}, "sdf_cube.obj"));
+  ModelBuilder builder;
+  builder.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), material));
+  builder.addBody(boxBody(Vec3(0.0, 0.2, 0.0), Vec3(0.6, 0.2, 0.6), 20.0, material));
+  BodyDefinition def;
+  def.name = "mesh cube";
+  def.shape.kind = BodyShapeKind::Mesh;
+  def.shape.grid = grid;
+  def.mass = 5.0;
+  def.material = material;
+  def.pose.position = Vec3(0.0, 0.9, 0.0);  // its bottom face (0.5 m below) on the box's top (0.4 m)
+  builder.addBody(def);
+  const ModelPtr model = builder.build();
+  Solver solver(model, settings());
+  State state = State::fromModel(*model);
+  const Rest rest = restOver(solver, state, 5.0);
+  EXPECT_LT(rest.drift, 1e-5);
+  EXPECT_LT(rest.speed, 1e-4);
+  std::printf("[measured] mesh cube on box: drift %.3g m, speed %.3g m/s, height off by %.3g m\n", rest.drift,
+              rest.speed, state.bodyPosition[1].y() - 0.9);
+  EXPECT_NEAR(state.bodyPosition[1].y(), 0.9, 1e-5);
+}
+
+}  // namespace
+}  // namespace pliant
