@@ -68,28 +68,30 @@ struct JointSolve {
                               unilateral, ctx);
   }
 
-  // The anchors together and K angular rows along the columns of U (`angle` rad, growing when A
-  // turns along them) as one block (corrections.h, solveJointBlock).
-  template <int K>
-  void block(const Eigen::Matrix<double, 3, K>& U, const Eigen::Matrix<double, K, 1>& angle) {
-    using Vector = Eigen::Matrix<double, 3 + K, 1>;
+  // A's point at offset rA (world) and B's anchor held together along the P columns of D, and K
+  // angular rows along the columns of U (`angle` rad, growing when A turns along them), as one
+  // block (corrections.h, solveJointBlock).
+  template <int P, int K>
+  void block(const Eigen::Matrix<double, 3, P>& D, const Vec3& rA, const Eigen::Matrix<double, 3, K>& U,
+             const Eigen::Matrix<double, K, 1>& angle) {
+    using Vector = Eigen::Matrix<double, P + K, 1>;
     Vector multiplier;
-    multiplier.template head<3>() = linearBefore + linear;
+    multiplier.template head<P>() = D.transpose() * (linearBefore + linear);
     if constexpr (K > 0) multiplier.template tail<K>() = U.transpose() * (angularBefore + angular);
     Vector rate = Vector::Zero();
     if (damped(joint.params, ctx)) {
-      const Vec3 moveA = a.x + offsetA() - (a.xPrev + a.qPrev * joint.localAnchor[0]);
+      const Vec3 moveA = a.x + rA - (a.xPrev + a.qPrev * (a.q.conjugate() * rA));
       const Vec3 moveB = b.x + offsetB() - (b.xPrev + b.qPrev * joint.localAnchor[1]);
-      rate.template head<3>() = moveA - moveB;
+      rate.template head<P>() = D.transpose() * (moveA - moveB);
       if constexpr (K > 0)
         rate.template tail<K>() =
             U.transpose() * (rotationVector(a.q * a.qPrev.conjugate()) - rotationVector(b.q * b.qPrev.conjugate()));
     }
-    const Vec3 gap = a.x + offsetA() - b.x - offsetB();
+    const Eigen::Matrix<double, P, 1> gap = D.transpose() * (a.x + rA - b.x - offsetB());
     const Vector delta =
-        solveJointBlock<K>(a, b, offsetA(), offsetB(), gap, U, angle, rate, joint.params, multiplier, ctx);
-    linear += delta.template head<3>();
-    lambda[kPosition] = multiplier.template head<3>().norm();
+        solveJointBlock<P, K>(a, b, rA, offsetB(), D, gap, U, angle, rate, joint.params, multiplier, ctx);
+    linear += D * delta.template head<P>();
+    lambda[kPosition] = multiplier.template head<P>().norm();
     if constexpr (K > 0) {
       angular += U * delta.template tail<K>();
       lambda[kAngular] = multiplier.template tail<K>().norm();
@@ -100,7 +102,7 @@ struct JointSolve {
   // turns) and the anchors together.
   void fixed() {
     const Vec3 theta = rotationVector(frameA() * frameB().conjugate());
-    block<3>(Mat3::Identity(), theta);
+    block<3, 3>(Mat3::Identity(), offsetA(), Mat3::Identity(), theta);
   }
 
   // Keeps phi, the angle of B about the unit axis n relative to A (turning A about n lowers it),
@@ -138,7 +140,7 @@ struct JointSolve {
     Eigen::Matrix<double, 3, 2> across;
     across.col(0) = frame * Vec3::UnitY();
     across.col(1) = frame * Vec3::UnitZ();
-    block<2>(across, across.transpose() * theta);
+    block<3, 2>(Mat3::Identity(), offsetA(), across, across.transpose() * theta);
   }
 
   void spherical() {
@@ -163,32 +165,27 @@ struct JointSolve {
         limitAngle(n, signedAngle(yA, yB, n), joint.lower, joint.upper, kLimit);
       }
     }
-    block<0>(Eigen::Matrix<double, 3, 0>(), Eigen::Matrix<double, 0, 1>());
+    block<3, 0>(Mat3::Identity(), offsetA(), Eigen::Matrix<double, 3, 0>(), Eigen::Matrix<double, 0, 1>());
   }
 
-  // Prismatic: equal orientations (corrections.h, solveAngularVector), then the positional parts.
+  // Prismatic: equal orientations and B's anchor on A's axis line (held to the point of that line
+  // nearest to it, along the two directions across the axis) as one block, then the limits.
   void prismatic() {
-    {
-      const Vec3 theta = rotationVector(frameA() * frameB().conjugate());
-      Vec3 rate = Vec3::Zero();
-      if (damped(joint.params, ctx))
-        rate = rotationVector(a.q * a.qPrev.conjugate()) - rotationVector(b.q * b.qPrev.conjugate());
-      Vec3 alignment = angularBefore;
-      angular += solveAngularVector(a, b, theta, rate, joint.params, alignment, ctx);
-      lambda[kAngular] = alignment.norm();
-    }
-    const Vec3 axis = frameA() * Vec3::UnitX();
+    const Quat frame = frameA();
+    const Vec3 axis = frame * Vec3::UnitX();
     const auto offset = [&] { return Vec3(b.x + offsetB() - a.x - offsetA()); };
-    Vec3 d = offset();
-    const Vec3 perpendicular = d - d.dot(axis) * axis;
-    const double length = perpendicular.norm();
-    if (length > 0.0) positionalPart(-perpendicular / length, length, joint.params, kPosition, false);
+    Eigen::Matrix<double, 3, 2> across;
+    across.col(0) = frame * Vec3::UnitY();
+    across.col(1) = frame * Vec3::UnitZ();
+    const Vec3 theta = rotationVector(frame * frameB().conjugate());
+    block<2, 3>(across, offsetA() + offset().dot(axis) * axis, Mat3::Identity(), theta);
     if (!std::isinf(joint.lower) || !std::isinf(joint.upper)) {
-      const double s = offset().dot(axis);
+      const Vec3 along = frameA() * Vec3::UnitX();
+      const double s = offset().dot(along);
       const bool lowerSide =
           std::isinf(joint.upper) || (!std::isinf(joint.lower) && s < 0.5 * (joint.lower + joint.upper));
-      if (lowerSide) positionalPart(-axis, s - joint.lower, joint.params, kLimit, true);
-      else positionalPart(axis, joint.upper - s, joint.params, kLimit, true);
+      if (lowerSide) positionalPart(-along, s - joint.lower, joint.params, kLimit, true);
+      else positionalPart(along, joint.upper - s, joint.params, kLimit, true);
     }
   }
 
