@@ -1,8 +1,9 @@
 // Joints ([M20] sec. 3.3). Each joint is projected as a short sequence of generalised corrections
 // (rigid/corrections.h): its scalar angular parts first (drive, limits), then its anchors and its
-// orientation constraint (hinge: the axes aligned, fixed: the frames equal) as one block
-// (solveJointBlock: scalar rows one after the other, as [M20] does, let a chain flutter). Each part
-// keeps a multiplier (a block: its norms) in State::jointLambda; the corrections' sums give the
+// orientation constraint (hinge: the axes aligned; fixed and prismatic: the frames equal) as one
+// block (solveJointBlock: scalar rows one after the other, as [M20] does, let a hinge chain flutter
+// out of its plane), then a prismatic joint's limits. Each part keeps a multiplier (a block: the
+// norms of its positional and angular parts) in State::jointLambda; the corrections' sums give the
 // joint force and couple.
 #include "rigid/joints.h"
 
