@@ -89,8 +89,9 @@ TEST_F(CliBodies, HingeChainOutputsCarryBodyPartsPosesAndCounts) {
   for (const char* column : {"top_hinge.fx", "top_hinge.fy", "top_hinge.tz", "tip.x", "tip.qw", "tip.wz", "momentum.px",
                              "momentum.Lz", "energy.kinetic", "energy.gravitational", "energy.total"})
     EXPECT_THAT(header, HasSubstr(column));
-  // Energy: the hinges do no work, so kinetic + gravitational stays where it started (XPBD loses a
-  // little to its implicit steps; 1 % of the energy the chain has turned into motion).
+  // Energy: the hinges do no work, so kinetic + gravitational stays where it started, less what
+  // XPBD's implicit steps lose, first order in h (docs/validation.md V16: 1.05 % of the kinetic
+  // energy by frame 10 at 20 substeps, halving with each doubling of the substeps); 2 % of it.
   const std::vector<std::string> probeRows = splitLines(readFile(path("vtk/probes.csv")));
   const auto last = lastRow(path("vtk/probes.csv"));
   const std::vector<std::string> firstCells = splitCells(probeRows[1]);
@@ -99,7 +100,7 @@ TEST_F(CliBodies, HingeChainOutputsCarryBodyPartsPosesAndCounts) {
   for (std::size_t i = 0; i < names.size(); ++i)
     if (names[i] == "energy.total") firstTotal = std::stod(firstCells[i]);
   EXPECT_GT(last.at("energy.kinetic"), 1.0);
-  EXPECT_NEAR(last.at("energy.total"), firstTotal, 0.01 * last.at("energy.kinetic"));
+  EXPECT_NEAR(last.at("energy.total"), firstTotal, 0.02 * last.at("energy.kinetic"));
   // viewer-data.json: each body's triangles once and its pose per kept frame, the joints' anchors.
   const nlohmann::json viewer = nlohmann::json::parse(readFile(path("vtk/viewer-data.json")));
   const std::size_t kept = viewer.at("frames").at("numbers").size();

@@ -13,6 +13,7 @@
 #include "pliant/bodies.h"
 #include "pliant/builders.h"
 #include "pliant/colliders.h"
+#include "pliant/io/scenes.h"
 #include "pliant/model.h"
 #include "pliant/parallel.h"
 #include "pliant/rigid_shapes.h"
@@ -115,12 +116,13 @@ TEST(StepAllocation, StepsAfterTheFirstAllocateNothing) {
   setThreadCount(saved);
 }
 
-// Rigid bodies and joints (pliant/bodies.h) too: a chain of boxes on hinge, spherical and fixed joints.
+// Rigid bodies and joints (pliant/bodies.h) too: a chain of boxes on hinge, spherical, fixed and
+// prismatic joints (each solved as one block, rigid/corrections.h).
 TEST(StepAllocation, BodiesAndJointsAllocateNothing) {
   ModelBuilder b;
   BodyIndex above = kWorldBody;
-  const JointKind kinds[3] = {JointKind::Hinge, JointKind::Spherical, JointKind::Fixed};
-  for (int k = 0; k < 3; ++k) {
+  const JointKind kinds[4] = {JointKind::Hinge, JointKind::Spherical, JointKind::Fixed, JointKind::Prismatic};
+  for (int k = 0; k < 4; ++k) {
     BodyDefinition body;
     body.shape.kind = BodyShapeKind::Box;
     body.shape.halfExtents = Vec3(0.2, 0.05, 0.05);
@@ -144,6 +146,21 @@ TEST(StepAllocation, BodiesAndJointsAllocateNothing) {
   const ModelPtr model = b.build();
   Solver solver(model, SolverSettings::smallSteps(8));
   State state = State::fromModel(*model);
+  ASSERT_TRUE(solver.run(state, 2).ok());
+  allocations = 0;
+  counting = true;
+  const StepResult r = solver.run(state, 20);
+  counting = false;
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(allocations.load(), 0);
+}
+
+// The built-in car: hinges with speed drives between a chassis and sphere wheels rolling on the
+// ground.
+TEST(StepAllocation, DrivenCarAllocatesNothing) {
+  const Scene scene = makeBuiltinScene("car");
+  Solver solver(scene.model, scene.settings);
+  State state = State::fromModel(*scene.model);
   ASSERT_TRUE(solver.run(state, 2).ok());
   allocations = 0;
   counting = true;

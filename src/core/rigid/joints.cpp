@@ -1,7 +1,10 @@
 // Joints ([M20] sec. 3.3). Each joint is projected as a short sequence of generalised corrections
-// (rigid/corrections.h): its angular parts first (alignment, drive, limits), then its positional
-// part at the anchors as they are after the turns, as [M20] does. Each part keeps its own scalar
-// multiplier in State::jointLambda; the corrections' sums give the joint force and couple.
+// (rigid/corrections.h): its scalar angular parts first (drive, limits), then its anchors and its
+// orientation constraint (hinge: the axes aligned; fixed and prismatic: the frames equal) as one
+// block (solveJointBlock: scalar rows one after the other, as [M20] does, let a hinge chain flutter
+// out of its plane), then a prismatic joint's limits. Each part keeps a multiplier (a block: the
+// norms of its positional and angular parts) in State::jointLambda; the corrections' sums give the
+// joint force and couple.
 #include "rigid/joints.h"
 
 #include <algorithm>
@@ -35,9 +38,11 @@ struct JointSolve {
   BodySide& a;
   BodySide& b;
   double* lambda;
-  Vec3 linear = Vec3::Zero();     // sum of the positional corrections on A
-  Vec3 angular = Vec3::Zero();    // sum of the angular corrections on A
-  Vec3 alignment = Vec3::Zero();  // alignFrames' vector multiplier (kg m^2 rad), this substep
+  Vec3 linear = Vec3::Zero();   // sum of the positional corrections on A
+  Vec3 angular = Vec3::Zero();  // sum of the angular corrections on A
+  // The corrections on A summed over this substep's earlier passes: the block's multipliers.
+  Vec3 linearBefore = Vec3::Zero();
+  Vec3 angularBefore = Vec3::Zero();
 
   Quat frameA() const { return a.q * joint.localFrame[0]; }
   Quat frameB() const { return b.q * joint.localFrame[1]; }
@@ -64,27 +69,41 @@ struct JointSolve {
                               unilateral, ctx);
   }
 
-  // Equal orientations of the two frames: the rotation vector of QA QB^-1 grows when A turns. All
-  // three components at once (corrections.h, solveAngularVector: a scalar correction along
-  // theta/|theta| makes a thin body's twist grow). Fixed and Prismatic joints have no other angular
-  // part, so its vector multiplier is the angular correction on A summed over this substep's
-  // earlier passes (`alignment`); lambda[kAngular] keeps its norm.
-  void alignFrames() {
-    const Vec3 theta = rotationVector(frameA() * frameB().conjugate());
-    Vec3 rate = Vec3::Zero();
-    if (damped(joint.params, ctx))
-      rate = rotationVector(a.q * a.qPrev.conjugate()) - rotationVector(b.q * b.qPrev.conjugate());
-    angular += solveAngularVector(a, b, theta, rate, joint.params, alignment, ctx);
-    lambda[kAngular] = alignment.norm();
+  // A's point at offset rA (world) and B's anchor held together along the P columns of D, and K
+  // angular rows along the columns of U (`angle` rad, growing when A turns along them), as one
+  // block (corrections.h, solveJointBlock).
+  template <int P, int K>
+  void block(const Eigen::Matrix<double, 3, P>& D, const Vec3& rA, const Eigen::Matrix<double, 3, K>& U,
+             const Eigen::Matrix<double, K, 1>& angle) {
+    using Vector = Eigen::Matrix<double, P + K, 1>;
+    Vector multiplier;
+    multiplier.template head<P>() = D.transpose() * (linearBefore + linear);
+    if constexpr (K > 0) multiplier.template tail<K>() = U.transpose() * (angularBefore + angular);
+    Vector rate = Vector::Zero();
+    if (damped(joint.params, ctx)) {
+      const Vec3 moveA = a.x + rA - (a.xPrev + a.qPrev * (a.q.conjugate() * rA));
+      const Vec3 moveB = b.x + offsetB() - (b.xPrev + b.qPrev * joint.localAnchor[1]);
+      rate.template head<P>() = D.transpose() * (moveA - moveB);
+      if constexpr (K > 0)
+        rate.template tail<K>() =
+            U.transpose() * (rotationVector(a.q * a.qPrev.conjugate()) - rotationVector(b.q * b.qPrev.conjugate()));
+    }
+    const Eigen::Matrix<double, P, 1> gap = D.transpose() * (a.x + rA - b.x - offsetB());
+    const Vector delta =
+        solveJointBlock<P, K>(a, b, rA, offsetB(), D, gap, U, angle, rate, joint.params, multiplier, ctx);
+    linear += D * delta.template head<P>();
+    lambda[kPosition] = multiplier.template head<P>().norm();
+    if constexpr (K > 0) {
+      angular += U * delta.template tail<K>();
+      lambda[kAngular] = multiplier.template tail<K>().norm();
+    }
   }
 
-  // The frames' x axes aligned ([M20] sec. 3.3.1: the rotation taking B's axis to A's).
-  void alignAxes() {
-    const Vec3 axisA = frameA() * Vec3::UnitX();
-    const Vec3 axisB = frameB() * Vec3::UnitX();
-    const Vec3 c = axisB.cross(axisA);
-    const double s = c.norm();
-    if (s > 0.0) angularPart(c / s, std::atan2(s, axisA.dot(axisB)), joint.params, kAngular, false);
+  // Fixed: equal orientations of the two frames (the rotation vector of QA QB^-1 grows when A
+  // turns) and the anchors together.
+  void fixed() {
+    const Vec3 theta = rotationVector(frameA() * frameB().conjugate());
+    block<3, 3>(Mat3::Identity(), offsetA(), Mat3::Identity(), theta);
   }
 
   // Keeps phi, the angle of B about the unit axis n relative to A (turning A about n lowers it),
@@ -98,7 +117,6 @@ struct JointSolve {
   }
 
   void hinge() {
-    alignAxes();
     const Vec3 axis = frameA() * Vec3::UnitX();
     const auto angleNow = [&] {
       return signedAngle(frameA() * Vec3::UnitY(), frameB() * Vec3::UnitY(), frameA() * Vec3::UnitX());
@@ -113,7 +131,17 @@ struct JointSolve {
       angularPart(-axis, wrapAngle(angleNow() - before) - joint.driveTarget * ctx.h, joint.driveParams, kDrive, false);
     }
     limitAngle(frameA() * Vec3::UnitX(), angleNow(), joint.lower, joint.upper, kLimit);
-    anchorsTogether();
+    // The axes aligned ([M20] sec. 3.3.1: the rotation taking B's axis to A's, c = axisB x axisA,
+    // perpendicular to A's axis): its two components across A's axis, with the anchors.
+    const Quat frame = frameA();
+    const Vec3 axisA = frame * Vec3::UnitX();
+    const Vec3 c = (frameB() * Vec3::UnitX()).cross(axisA);
+    const double s = c.norm();
+    const Vec3 theta = s > 0.0 ? Vec3(c * (std::atan2(s, axisA.dot(frameB() * Vec3::UnitX())) / s)) : Vec3::Zero();
+    Eigen::Matrix<double, 3, 2> across;
+    across.col(0) = frame * Vec3::UnitY();
+    across.col(1) = frame * Vec3::UnitZ();
+    block<3, 2>(Mat3::Identity(), offsetA(), across, across.transpose() * theta);
   }
 
   void spherical() {
@@ -138,30 +166,28 @@ struct JointSolve {
         limitAngle(n, signedAngle(yA, yB, n), joint.lower, joint.upper, kLimit);
       }
     }
-    anchorsTogether();
+    block<3, 0>(Mat3::Identity(), offsetA(), Eigen::Matrix<double, 3, 0>(), Eigen::Matrix<double, 0, 1>());
   }
 
+  // Prismatic: equal orientations and B's anchor on A's axis line (held to the point of that line
+  // nearest to it, along the two directions across the axis) as one block, then the limits.
   void prismatic() {
-    alignFrames();
-    const Vec3 axis = frameA() * Vec3::UnitX();
+    const Quat frame = frameA();
+    const Vec3 axis = frame * Vec3::UnitX();
     const auto offset = [&] { return Vec3(b.x + offsetB() - a.x - offsetA()); };
-    Vec3 d = offset();
-    const Vec3 perpendicular = d - d.dot(axis) * axis;
-    const double length = perpendicular.norm();
-    if (length > 0.0) positionalPart(-perpendicular / length, length, joint.params, kPosition, false);
+    Eigen::Matrix<double, 3, 2> across;
+    across.col(0) = frame * Vec3::UnitY();
+    across.col(1) = frame * Vec3::UnitZ();
+    const Vec3 theta = rotationVector(frame * frameB().conjugate());
+    block<2, 3>(across, offsetA() + offset().dot(axis) * axis, Mat3::Identity(), theta);
     if (!std::isinf(joint.lower) || !std::isinf(joint.upper)) {
-      const double s = offset().dot(axis);
+      const Vec3 along = frameA() * Vec3::UnitX();
+      const double s = offset().dot(along);
       const bool lowerSide =
           std::isinf(joint.upper) || (!std::isinf(joint.lower) && s < 0.5 * (joint.lower + joint.upper));
-      if (lowerSide) positionalPart(-axis, s - joint.lower, joint.params, kLimit, true);
-      else positionalPart(axis, joint.upper - s, joint.params, kLimit, true);
+      if (lowerSide) positionalPart(-along, s - joint.lower, joint.params, kLimit, true);
+      else positionalPart(along, joint.upper - s, joint.params, kLimit, true);
     }
-  }
-
-  void anchorsTogether() {
-    const Vec3 d = a.x + offsetA() - b.x - offsetB();
-    const double length = d.norm();
-    if (length > 0.0) positionalPart(d / length, length, joint.params, kPosition, false);
   }
 
   void distance() {
@@ -186,12 +212,12 @@ std::int64_t projectJoints(const Model& model, const SolveContext& ctx, State& s
     BodySide b = BodySide::load(model, state, joint.bodies[1]);
     if (!a.movable && !b.movable) continue;
     JointSolve solve{joint, ctx, a, b, state.jointLambda.data() + kJointMultipliers * j};
-    // The angular corrections on A summed over this substep's earlier passes (see alignFrames).
-    solve.alignment = -state.jointAngularImpulse[j];
+    // What A received over this substep's earlier passes (State keeps what B received).
+    solve.linearBefore = -state.jointLinearImpulse[j];
+    solve.angularBefore = -state.jointAngularImpulse[j];
     switch (joint.kind) {
       case JointKind::Fixed:
-        solve.alignFrames();
-        solve.anchorsTogether();
+        solve.fixed();
         break;
       case JointKind::Spherical:
         solve.spherical();
