@@ -29,13 +29,19 @@
 //                    against each collider whose bounds it meets; collideShapes turns each pair into
 //                    up to four contacts (BodyContact: material points fixed in each side's frame,
 //                    the normal frozen for the substep), within contactMargin
+//                    Particles on bodies (rigid/particle_coupling.cpp): each movable particle
+//                    within its radius + contactMargin of a body's shape (shapeDistance at the
+//                    predicted pose), in (particle, body) order, except the body it is attached to
 //     4. reset       lambda = 0 (XPBD: multipliers are accumulated only within one substep)
 //     5. project     `iterations` Gauss-Seidel passes: the families in ConstraintFamily order, then
 //                    the joints between rigid bodies (in index order, on one thread: generalised
 //                    position and angle corrections, Mueller et al. 2020 eqs. 2-13), then the
 //                    bodies' contacts (on one thread, in their order: the normal correction with
 //                    the generalised inverse masses, then static friction on the material points'
-//                    tangential motion while within mu_s lambda_n, sec. 3.5), then
+//                    tangential motion while within mu_s lambda_n, sec. 3.5), then the coupling
+//                    of particles and bodies (body attachments, then particle-body contacts with
+//                    static friction: one correction shared by the particle and the body through
+//                    w = w_p + 1/m + (r x n)^T I^-1 (r x n), eq. 2), then
 //                    particle-particle contacts, then surface contacts, then collider contacts
 //                    (last, so obstacles win); contacts are hard unilateral constraints with
 //                    Coulomb friction at position level (static: undo the tangential motion;
@@ -51,6 +57,7 @@
 //                    there. Bodies: after their velocities, on their contacts that pushed:
 //                    restitution as for particles and dynamic friction as a tangential impulse of at
 //                    most mu_d lambda_n / h (eqs. 29-34)
+//                    Particle-body contacts last, likewise, as equal and opposite impulses
 //   8. damping      momentum-conserving damping per object (seed 000), once per step
 //   9. check        NaN/Inf (of particles and bodies), a move past the divergence bound (relative to
 //                   the model's size and speeds; for bodies, of the centre of mass), a
