@@ -176,8 +176,8 @@ void ParticleCoupling::project(const Model& model, const SolveContext& ctx, Stat
       if (length > 0.0) {
         const Vec3 t = tangential / length;
         const double wt = w[p] + s.positionalWeight(r, t);
-        const Vec3 total = k.friction - (length / wt) * t;
-        if (wt > 0.0 && total.norm() <= muS * k.lambda) {
+        const Vec3 total = k.friction - (length / wt) * t;  // wt >= w_p > 0: contacts have movable particles
+        if (total.norm() <= muS * k.lambda) {
           const Vec3 impulse = total - k.friction;
           k.friction = total;
           x[p] += w[p] * impulse;
