@@ -1015,11 +1015,11 @@ point inside the function instead.)doc")
             const int index = toInt(body, "add_body_attachment: body");
             if (index < 0) throw py::value_error("add_body_attachment: body: expected a body index >= 0");
             const ParticleIndex particle = toParticle(p, "add_body_attachment: particle");
-            return b.addBodyAttachment(particle, static_cast<BodyIndex>(index),
-                                       point.is_none() ? b.position(particle)
-                                                       : toVec3(point, "add_body_attachment: point"),
-                                       toParameters(params, "add_body_attachment: params"),
-                                       toDouble(rest, "add_body_attachment: rest_distance"));
+            return b.addBodyAttachment(
+                particle, static_cast<BodyIndex>(index),
+                point.is_none() ? b.position(particle) : toVec3(point, "add_body_attachment: point"),
+                toParameters(params, "add_body_attachment: params"),
+                toDouble(rest, "add_body_attachment: rest_distance"));
           },
           py::arg("particle"), py::arg("body"), py::arg("point") = py::none(), py::arg("params") = py::none(),
           py::arg("rest_distance") = 0.0,

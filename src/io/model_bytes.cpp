@@ -37,8 +37,8 @@ static_assert(sizeof(AttachmentConstraint) == 72 && sizeof(DistanceConstraint) =
                   sizeof(GlobalVolumeConstraint) == 56 && sizeof(SimObject) == 64 &&
                   sizeof(NeoHookeanConstraint) == 160 && sizeof(ShapeMatchingConstraint) == 200,
               "a constraint or object struct changed: update encodeModel and decodeModel");
-static_assert(sizeof(RigidBody) == 400 && sizeof(Joint) == 224 && sizeof(BodyShape) == 80 && sizeof(ConvexHull) == 224 &&
-                  sizeof(BodyAttachment) == 64,
+static_assert(sizeof(RigidBody) == 400 && sizeof(Joint) == 224 && sizeof(BodyShape) == 80 &&
+                  sizeof(ConvexHull) == 224 && sizeof(BodyAttachment) == 64,
               "a body, joint or shape struct changed: update encodeModel and decodeModel");
 #endif
 

@@ -52,7 +52,7 @@ TEST(V16_Coupling, RopeCarryingABoxFeelsItsWeightThroughTheAttachment) {
   settings.velocityDamping = 1.0;  // 1/s: the rope's sideways modes settle too
   Solver solver(model, settings);
   State state = State::fromModel(*model);
-  ASSERT_TRUE(solver.run(state, 600).ok());  // 10 s: the box's bounce on the compliant attachment settles
+  ASSERT_TRUE(solver.run(state, 600).ok());          // 10 s: the box's bounce on the compliant attachment settles
   const Vec3 force = solver.bodyAttachmentForce(0);  // on the rope's end
   EXPECT_NEAR(-force.y(), m * kG, 1e-3 * m * kG);
   EXPECT_LT(force.head<1>().norm() + std::abs(force.z()), 1e-6 * m * kG);

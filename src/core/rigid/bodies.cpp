@@ -197,7 +197,7 @@ std::uint32_t ModelBuilder::addBodyAttachment(ParticleIndex particle, BodyIndex 
   // The body frame at time 0 (a kinematic body's from its paths, as State::fromModel places it).
   const RigidBody& b = model_.bodies[body];
   const ColliderPose pose = b.motion == BodyMotion::Kinematic ? bodyPose(model_, body, 0.0)
-                                                               : ColliderPose{b.initialPosition, b.initialRotation};
+                                                              : ColliderPose{b.initialPosition, b.initialRotation};
   if (restDistance < 0.0) restDistance = (model_.initialPosition[particle] - point).norm();
   detail::checkLength(restDistance, where, "rest distance");
   BodyAttachment a;

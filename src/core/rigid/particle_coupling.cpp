@@ -92,8 +92,8 @@ void ParticleCoupling::collide(const Model& model, const SolverSettings& setting
   const std::size_t bodies = model.bodyCount();
   for (std::size_t b = 0; b < bodies; ++b) {
     const RigidBody& body = model.bodies[b];
-    shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), margin + maxRadius,
-                lower_[b], upper_[b]);
+    shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), margin + maxRadius, lower_[b],
+                upper_[b]);
   }
   for (std::size_t i = 0; i < model.particleCount(); ++i) {
     if (model.inverseMass[i] == 0.0) continue;
@@ -115,7 +115,8 @@ void ParticleCoupling::collide(const Model& model, const SolverSettings& setting
       k.body = bi;
       // Overlap present at the start of the substep is removed at most at maxDepenetrationVelocity.
       Vec3 nBefore;
-      const double d0 = shapeDistance(body.shape, body.shapePose(s.xPrev, s.qPrev), state.previousPosition[i], nBefore) - r;
+      const double d0 =
+          shapeDistance(body.shape, body.shapePose(s.xPrev, s.qPrev), state.previousPosition[i], nBefore) - r;
       if (d0 < 0.0) k.allowance = std::max(0.0, -d0 - cap);
       const Vec3 surface = x - (d + r) * n;
       k.normalVelocity = n.dot(state.velocity[i] - pointVelocity(s, state, bi, surface - s.x, h));
