@@ -455,7 +455,7 @@ bool Solver::project(StepFrame& f, State& state) {
     bodyContacts_->project(model, f.ctx, state);
     // Particles coupled with bodies (attachments, then contacts), after the bodies' own constraints.
     f.projections += model.bodyAttachments.size() + coupling_->contacts().size();
-    coupling_->project(model, f.ctx, state);
+    if (!coupling_->project(model, f.ctx, state, f.trace)) return false;
     f.projections += lastContactCount();
     if (!particleContacts_->project(model, settings_, state, f.trace)) return false;
     if (!surfaceContacts_->project(model, settings_, state, f.trace)) return false;
@@ -771,6 +771,13 @@ StepResult Solver::diagnose(State& state) {
         message << " after the per-object damping of object " << trace.object
                 << (name.empty() ? std::string() : " '" + name + "'")
                 << " (check its damping and its particles' motion)";
+        break;
+      }
+      case Culprit::BodyCoupling: {
+        message << " after projecting its " << (trace.bodyAttachment ? "attachment to" : "contact with") << " body "
+                << trace.body;
+        const std::string& name = model_->bodies[static_cast<std::size_t>(trace.body)].name;
+        if (!name.empty()) message << " '" << name << "'";
         break;
       }
       case Culprit::Prediction:

@@ -125,7 +125,13 @@ void ParticleCoupling::collide(const Model& model, const SolverSettings& setting
   }
 }
 
-void ParticleCoupling::project(const Model& model, const SolveContext& ctx, State& state) {
+bool ParticleCoupling::project(const Model& model, const SolveContext& ctx, State& state, StepTrace* trace) {
+  const auto culprit = [&](ParticleIndex p, BodyIndex body, bool attachment) {
+    if (!trace || !trace->check(state, p, StepTrace::Culprit::BodyCoupling)) return false;
+    trace->body = body;
+    trace->bodyAttachment = attachment;
+    return true;
+  };
   Vec3* x = state.position.data();
   const Vec3* xPrev = state.previousPosition.data();
   const double* w = model.inverseMass.data();
@@ -150,6 +156,7 @@ void ParticleCoupling::project(const Model& model, const SolveContext& ctx, Stat
     attachmentImpulse_[c] += impulse;
     s.applyPositional(r, -impulse);
     s.store(state, a.body);
+    if (culprit(p, a.body, true)) return false;
   }
   // Contacts, in (particle, body) order.
   const ConstraintParameters hard{};  // alpha = 0, stiffness 1: contacts are hard in both modes
@@ -187,7 +194,9 @@ void ParticleCoupling::project(const Model& model, const SolveContext& ctx, Stat
       }
     }
     s.store(state, k.body);
+    if (culprit(p, k.body, false)) return false;
   }
+  return true;
 }
 
 void ParticleCoupling::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) {

@@ -11,6 +11,7 @@
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "step_check.h"
 
 namespace pliant::detail {
 
@@ -26,7 +27,8 @@ class ParticleCoupling {
   // Stage 4: the attachments' multipliers and impulse sums to 0.
   void reset();
   // Stage 5: one pass over the body attachments, then the particle-body contacts, on one thread.
-  void project(const Model& model, const SolveContext& ctx, State& state);
+  // False when `trace` found the culprit (a particle made bad by one of them).
+  bool project(const Model& model, const SolveContext& ctx, State& state, StepTrace* trace);
   // Stage 7: restitution and dynamic friction of the contacts that pushed, as equal and opposite
   // impulses on the particle and the body (after both have their velocities).
   void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h);
