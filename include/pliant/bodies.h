@@ -146,6 +146,19 @@ struct JointDefinition {
 // drive.
 inline constexpr int kJointMultipliers = 4;
 
+// Coupling of particles and bodies [M20, sec. 3.2]: a particle held at a material point of a body,
+// C = |x_p - (x_b + R_b localPoint)| - restDistance, solved in the Gauss-Seidel pass after the joints
+// and body contacts with the generalised inverse mass w = w_p + 1/m + (r x n)^T I^-1 (r x n) ([M20]
+// eq. 2). The body receives the opposite correction; a static or kinematic body (w_b = 0) is a
+// (moving) target. Compliance unit: m/N; damping as ConstraintParameters.
+struct BodyAttachment {
+  ParticleIndex particle = 0;
+  BodyIndex body = 0;
+  Vec3 localPoint = Vec3::Zero();  // m, the material point in the body frame
+  double restDistance = 0.0;       // m
+  ConstraintParameters params;
+};
+
 struct Model;
 // The body frame's pose (centre of mass, body frame -> world) of body `body` at `time` (s): from
 // its paths for a kinematic body, its initial pose otherwise.

@@ -112,6 +112,8 @@ struct Model {
   std::vector<PathFunction> bodyPaths;              // see RigidBody::path
   std::vector<RotationFunction> bodyRotationPaths;  // see RigidBody::rotationPath
   std::vector<Joint> joints;
+  // Particles held at points of bodies (pliant/bodies.h: BodyAttachment).
+  std::vector<BodyAttachment> bodyAttachments;
 
   // Offsets of each family in State::lambda (filled by ModelBuilder::build).
   std::array<std::uint32_t, kConstraintFamilyCount + 1> lambdaOffset{};
@@ -225,6 +227,11 @@ class ModelBuilder {
   // Adds a joint between two bodies (or a body and the world, kWorldBody), its frames taken from
   // the bodies' initial poses. Returns its index in Model::joints.
   std::uint32_t addJoint(const JointDefinition& joint);
+  // Holds `particle` at the material point of `body` that is at `point` (m, world) at time 0 (see
+  // BodyAttachment; restDistance < 0 means the current distance of the particle from the point).
+  // Returns its index in Model::bodyAttachments.
+  std::uint32_t addBodyAttachment(ParticleIndex particle, BodyIndex body, const Vec3& point,
+                                  const ConstraintParameters& params, double restDistance = 0.0);
 
   // Registers triangles (particle indices) for surface contact; returns the index of the first in
   // Model::collisionTriangles. They collide only while Model::selfCollision is on (see there);

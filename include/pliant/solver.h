@@ -29,13 +29,19 @@
 //                    against each collider whose bounds it meets; collideShapes turns each pair into
 //                    up to four contacts (BodyContact: material points fixed in each side's frame,
 //                    the normal frozen for the substep), within contactMargin
+//                    Particles on bodies (rigid/particle_coupling.cpp): each movable particle
+//                    within its radius + contactMargin of a body's shape (shapeDistance at the
+//                    predicted pose), in (particle, body) order, except the body it is attached to
 //     4. reset       lambda = 0 (XPBD: multipliers are accumulated only within one substep)
 //     5. project     `iterations` Gauss-Seidel passes: the families in ConstraintFamily order, then
 //                    the joints between rigid bodies (in index order, on one thread: generalised
 //                    position and angle corrections, Mueller et al. 2020 eqs. 2-13), then the
 //                    bodies' contacts (on one thread, in their order: the normal correction with
 //                    the generalised inverse masses, then static friction on the material points'
-//                    tangential motion while within mu_s lambda_n, sec. 3.5), then
+//                    tangential motion while within mu_s lambda_n, sec. 3.5), then the coupling
+//                    of particles and bodies (body attachments, then particle-body contacts with
+//                    static friction: one correction shared by the particle and the body through
+//                    w = w_p + 1/m + (r x n)^T I^-1 (r x n), eq. 2), then
 //                    particle-particle contacts, then surface contacts, then collider contacts
 //                    (last, so obstacles win); contacts are hard unilateral constraints with
 //                    Coulomb friction at position level (static: undo the tangential motion;
@@ -51,6 +57,7 @@
 //                    there. Bodies: after their velocities, on their contacts that pushed:
 //                    restitution as for particles and dynamic friction as a tangential impulse of at
 //                    most mu_d lambda_n / h (eqs. 29-34)
+//                    Particle-body contacts last, likewise, as equal and opposite impulses
 //   8. damping      momentum-conserving damping per object (seed 000), once per step
 //   9. check        NaN/Inf (of particles and bodies), a move past the divergence bound (relative to
 //                   the model's size and speeds; for bodies, of the centre of mass), a
@@ -248,6 +255,20 @@ struct BodyContact {
   ContactMaterial material;  // the pair's: friction coefficients' geometric mean, the larger restitution
 };
 
+// A contact of a particle with a rigid body's shape ([M20] sec. 3.5, coupling of particles and
+// bodies): C = phi_body(x) - r + allowance >= 0 with phi the shape's signed distance at the body's
+// current pose, r the particle's radius; its correction is shared by the particle and the body with
+// the generalised inverse mass w = w_p + 1/m + (r_b x n)^T I^-1 (r_b x n).
+struct ParticleBodyContact {
+  ParticleIndex particle = 0;
+  BodyIndex body = 0;
+  double allowance = 0.0;       // m, overlap tolerated in this substep (maxDepenetrationVelocity)
+  double normalVelocity = 0.0;  // m/s, of the particle relative to the body's surface before the solve
+  double lambda = 0.0;          // accumulated multiplier (kg m); normal force = lambda / h^2 (N)
+  // Accumulated static friction multiplier (kg m), a tangential vector: |friction| <= mu_s lambda.
+  Vec3 friction = Vec3::Zero();
+};
+
 namespace detail {
 class ThreadTuner;
 class ConstraintProjection;
@@ -255,6 +276,7 @@ class ParticleContacts;
 class SurfaceContacts;
 class ColliderContacts;
 class BodyContacts;
+class ParticleCoupling;
 struct StepTrace;
 }  // namespace detail
 
@@ -312,6 +334,12 @@ class Solver {
   // The rigid bodies' contacts of the last substep, in solve order (body pairs by index, then bodies
   // against colliders), with their multipliers. Valid until the next step.
   const std::vector<BodyContact>& lastBodyContacts() const;
+  // The particles' contacts with bodies of the last substep, in solve order (by particle, then
+  // body), with their multipliers. Valid until the next step.
+  const std::vector<ParticleBodyContact>& lastParticleBodyContacts() const;
+  // Force (N) that body attachment `attachment` exerted on its particle in the last substep
+  // (lambda n / h^2, [M20] sec. 3.2); the body feels the opposite. Zero before the first step.
+  Vec3 bodyAttachmentForce(std::size_t attachment) const;
   std::size_t lastContactCount() const;
   // Surface contact work of the last step: how many times the broad phase ran (1 per step unless a
   // particle left the box it was given, see surface_contacts.cpp) and how many candidate pairs the
@@ -366,6 +394,7 @@ class Solver {
   std::unique_ptr<detail::SurfaceContacts> surfaceContacts_;
   std::unique_ptr<detail::ColliderContacts> colliderContacts_;
   std::unique_ptr<detail::BodyContacts> bodyContacts_;
+  std::unique_ptr<detail::ParticleCoupling> coupling_;
   friend struct SolverAccess;
 };
 

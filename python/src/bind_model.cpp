@@ -1010,6 +1010,24 @@ point inside the function instead.)doc")
           "convex hull of `points`), its shape frame placed at `position` (m) turned by `rotation` (w, x, y, z); mass "
           "from `density` (kg/m^3) or `mass` (kg); motion 'dynamic', 'static' or 'kinematic'. Returns its index.")
       .def(
+          "add_body_attachment",
+          [](ModelBuilder& b, py::object p, py::object body, py::object point, py::object params, py::object rest) {
+            const int index = toInt(body, "add_body_attachment: body");
+            if (index < 0) throw py::value_error("add_body_attachment: body: expected a body index >= 0");
+            const ParticleIndex particle = toParticle(p, "add_body_attachment: particle");
+            return b.addBodyAttachment(
+                particle, static_cast<BodyIndex>(index),
+                point.is_none() ? b.position(particle) : toVec3(point, "add_body_attachment: point"),
+                toParameters(params, "add_body_attachment: params"),
+                toDouble(rest, "add_body_attachment: rest_distance"));
+          },
+          py::arg("particle"), py::arg("body"), py::arg("point") = py::none(), py::arg("params") = py::none(),
+          py::arg("rest_distance") = 0.0,
+          "add_body_attachment(particle, body, point=None, params=None, rest_distance=0.0) -> int\n\nHolds the "
+          "particle at rest_distance (m) from the material point of body `body` that is at `point` (m, world) at time "
+          "0 (None: where the particle starts). The body feels the pull (Mueller et al. 2020, eq. 2); a static or "
+          "kinematic body is a target. Solver.body_attachment_force reports its force.")
+      .def(
           "add_joint", [](ModelBuilder& b, const py::kwargs& kwargs) { return b.addJoint(jointDef(kwargs)); },
           "add_joint(*, type='fixed', body_a=None, body_b=None, anchor=(0, 0, 0), anchor_b=(0, 0, 0), axis=(1, 0, 0), "
           "rest_length=-1, compliance=0, damping=0, lower=-inf, upper=inf, swing_limit=inf, drive='none', "

@@ -511,6 +511,17 @@ constraint, a path) refuses the step with that exception as __cause__.)doc")
           "last_contact_count", [](const PySolver& s) { return s.solver.lastContactCount(); },
           "Contacts of the last substep (colliders, particle pairs, surfaces).")
       .def(
+          "body_attachment_force",
+          [](const PySolver& s, py::object index) {
+            const int i = toInt(index, "body_attachment_force: attachment");
+            if (i < 0) throw py::value_error("body_attachment_force: attachment: expected an index >= 0");
+            const Vec3 f = s.solver.bodyAttachmentForce(static_cast<std::size_t>(i));
+            return py::make_tuple(f.x(), f.y(), f.z());
+          },
+          py::arg("attachment"),
+          "body_attachment_force(attachment) -> (fx, fy, fz) N, the force body attachment `attachment` exerted on its "
+          "particle in the last substep (lambda n / h^2); the body felt the opposite.")
+      .def(
           "last_contacts",
           [](const PySolver& s, py::object kind) {
             const std::string k = toString(kind, "last_contacts: kind");

@@ -25,6 +25,7 @@
 #include "rigid/body_contacts.h"
 #include "rigid/body_integration.h"
 #include "rigid/joints.h"
+#include "rigid/particle_coupling.h"
 #include "step_check.h"
 #include "thread_tuner.h"
 #include "validation.h"
@@ -73,7 +74,8 @@ Solver::Solver(ModelPtr model, const SolverSettings& settings)
       particleContacts_(std::make_unique<detail::ParticleContacts>()),
       surfaceContacts_(std::make_unique<detail::SurfaceContacts>()),
       colliderContacts_(std::make_unique<detail::ColliderContacts>()),
-      bodyContacts_(std::make_unique<detail::BodyContacts>()) {
+      bodyContacts_(std::make_unique<detail::BodyContacts>()),
+      coupling_(std::make_unique<detail::ParticleCoupling>()) {
   if (!model_) throw Error("solver: no model given");
   model_->validate();
   settings.validate();
@@ -97,6 +99,7 @@ Solver::Solver(ModelPtr model, const SolverSettings& settings)
   surfaceContacts_->prepare(*model_);
   colliderContacts_->prepare(*model_);
   bodyContacts_->prepare(*model_);
+  coupling_->prepare(*model_);
 }
 
 Solver::~Solver() = default;
@@ -218,6 +221,14 @@ const std::vector<Contact>& Solver::lastColliderContacts() const { return collid
 const std::vector<Contact>& Solver::lastParticleContacts() const { return particleContacts_->contacts(); }
 const std::vector<SurfaceContact>& Solver::lastSurfaceContacts() const { return surfaceContacts_->contacts(); }
 const std::vector<BodyContact>& Solver::lastBodyContacts() const { return bodyContacts_->contacts(); }
+const std::vector<ParticleBodyContact>& Solver::lastParticleBodyContacts() const { return coupling_->contacts(); }
+Vec3 Solver::bodyAttachmentForce(std::size_t attachment) const {
+  if (attachment >= model_->bodyAttachments.size())
+    throw Error("solver: bodyAttachmentForce: no body attachment " + std::to_string(attachment) + " (model has " +
+                std::to_string(model_->bodyAttachments.size()) + ")");
+  const double h = settings_.timeStep / settings_.substeps;
+  return coupling_->attachmentImpulse(attachment) / (h * h);
+}
 std::size_t Solver::lastContactCount() const {
   return colliderContacts_->contacts().size() + particleContacts_->contacts().size() +
          surfaceContacts_->contacts().size();
@@ -309,7 +320,8 @@ Solver::StepFrame Solver::beginStep(State& state, detail::StepTrace* trace) {
   // Without external forces the prediction reads no force array (particle_pass.cpp).
   pass.forces = std::any_of(state.externalForce.begin(), state.externalForce.end(),
                             [](const Vec3& force) { return force != Vec3::Zero(); });
-  f.velocitiesReadInSubstep = trace || !model.colliders.empty() || particleContacts_->active() || model.selfCollision;
+  f.velocitiesReadInSubstep =
+      trace || !model.colliders.empty() || particleContacts_->active() || model.selfCollision || coupling_->collides();
   f.projection = trace ? StepFrame::Projection::Traced
                        : (f.threads > 1 ? StepFrame::Projection::Parallel : StepFrame::Projection::Serial);
   const bool movingTargets = std::any_of(model.attachments.begin(), model.attachments.end(),
@@ -385,6 +397,7 @@ bool Solver::collide(StepFrame& f, const State& state) {
   particleContacts_->collide(model, settings_, state, f.h);
   surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
   bodyContacts_->collide(model, settings_, state, f.h, f.substepStart, f.substepEnd);
+  coupling_->collide(model, settings_, state, f.h);
   // More contacts than their bound: the step stops here and is refused (Solver::step).
   if (contactOverflow_.empty()) contactOverflow_ = particleContacts_->overflow();
   if (contactOverflow_.empty()) contactOverflow_ = surfaceContacts_->overflow();
@@ -401,6 +414,7 @@ bool Solver::project(StepFrame& f, State& state) {
   detail::ConstraintProjection& constraints = *constraints_;
   if (f.projection == StepFrame::Projection::Traced) std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
   detail::resetJoints(state);
+  coupling_->reset();
   for (int it = 0; it < settings_.iterations; ++it) {
     f.projections += model.totalConstraintCount();
     const bool reset = it == 0;
@@ -431,14 +445,17 @@ bool Solver::project(StepFrame& f, State& state) {
         if (!constraints.passTraced(model, f.ctx, state, *f.trace)) return false;
         break;
     }
-    // The joints, after the particle families in the same pass (bodies and particles share no
-    // constraint yet, so their order between the two does not matter).
+    // The joints, after the particle families in the same pass; the coupling of particles and
+    // bodies comes after both, so that it sees their corrections of this pass.
     f.projections += model.joints.size();
     const std::int64_t badJoint = detail::projectJoints(model, f.ctx, state, f.trace != nullptr);
     if (badJoint >= 0 && f.trace->joint < 0) f.trace->joint = badJoint;
     // The bodies' contacts after their joints (on one thread, in their sorted order).
     f.projections += bodyContacts_->contacts().size();
     bodyContacts_->project(model, f.ctx, state);
+    // Particles coupled with bodies (attachments, then contacts), after the bodies' own constraints.
+    f.projections += model.bodyAttachments.size() + coupling_->contacts().size();
+    if (!coupling_->project(model, f.ctx, state, f.trace)) return false;
     f.projections += lastContactCount();
     if (!particleContacts_->project(model, settings_, state, f.trace)) return false;
     if (!surfaceContacts_->project(model, settings_, state, f.trace)) return false;
@@ -456,7 +473,7 @@ void Solver::updateVelocities(StepFrame& f, State& state) {
   detail::updateBodyVelocities(model, settings_, state, f.h, f.pass.dampingFactor);
   bodyContacts_->velocityPass(model, settings_, state, f.h);
   if (f.velocities == StepFrame::Velocities::DeferredWhenNoContact && f.substep + 1 < settings_.substeps &&
-      lastContactCount() == 0) {
+      lastContactCount() == 0 && coupling_->contacts().empty()) {
     f.velocitiesPending = true;
     state.time = f.substepEnd;
     return;
@@ -473,6 +490,7 @@ void Solver::updateVelocities(StepFrame& f, State& state) {
   particleContacts_->velocityPass(model, settings_, state, f.h);
   surfaceContacts_->velocityPass(model, settings_, state, f.h);
   colliderContacts_->velocityPass(model, settings_, state, f.h);
+  coupling_->velocityPass(model, settings_, state, f.h);
   state.time = f.substepEnd;
   if (substepObserver_ && !f.trace) {
     state.lastSubstep = f.h;
@@ -753,6 +771,13 @@ StepResult Solver::diagnose(State& state) {
         message << " after the per-object damping of object " << trace.object
                 << (name.empty() ? std::string() : " '" + name + "'")
                 << " (check its damping and its particles' motion)";
+        break;
+      }
+      case Culprit::BodyCoupling: {
+        message << " after projecting its " << (trace.bodyAttachment ? "attachment to" : "contact with") << " body "
+                << trace.body;
+        const std::string& name = model_->bodies[static_cast<std::size_t>(trace.body)].name;
+        if (!name.empty()) message << " '" << name << "'";
         break;
       }
       case Culprit::Prediction:

@@ -27,15 +27,25 @@ struct StepTrace {
   const std::vector<std::uint8_t>* prescribed = nullptr;
   double prescribedBound = 0.0;  // m
   // What was found: the first bad particle and the stage work that made it so.
-  enum class Culprit : std::uint8_t { None, Prediction, Constraint, Contact, SurfaceContact, ObjectDamping };
+  enum class Culprit : std::uint8_t {
+    None,
+    Prediction,
+    Constraint,
+    Contact,
+    SurfaceContact,
+    ObjectDamping,
+    BodyCoupling
+  };
   bool found = false;
   Culprit culprit = Culprit::None;
   std::int64_t particle = -1;
   ConstraintRef constraint;
   Contact contact;
   SurfaceContact surfaceContact;
-  std::int64_t object = -1;  // Model::objects index, for ObjectDamping
-  std::int64_t joint = -1;   // the first joint whose projection left a body non-finite
+  std::int64_t object = -1;     // Model::objects index, for ObjectDamping
+  std::int64_t joint = -1;      // the first joint whose projection left a body non-finite
+  std::int64_t body = -1;       // BodyCoupling: the body of the attachment or contact
+  bool bodyAttachment = false;  // BodyCoupling: an attachment (else a contact)
 
   // True when particle p has gone bad (the first time: records it with the culprit).
   bool check(const State& state, std::size_t p, Culprit cause) {

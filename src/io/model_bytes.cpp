@@ -1,11 +1,11 @@
-// Model bytes (version 3, little-endian). After the header ("PLIANTMD", u32 version, u32 flags 0)
+// Model bytes (version 4, little-endian). After the header ("PLIANTMD", u32 version, u32 flags 0)
 // every Model field follows in declaration order: arrays as a u64 count then their elements,
 // doubles as their bit patterns (so a decoded model is bit-identical), indices as u32, flags as u8,
 // strings as a u64 length then their bytes, a mesh collider's signed distance grid in full (its
 // distances are not recomputed). Functions are not written; lambda offsets are recomputed. The last
 // 8 bytes are FNV-1a 64 over every preceding byte. Version 2 appends the neo-Hookean tets, the rigid bodies (their
 // shapes in full: a hull's faces and edges, a mesh's grid) and the joints; version 3 the shape
-// matching clusters and their members (after the joints).
+// matching clusters and their members (after the joints); version 4 the body attachments (last).
 #include "pliant/io/model_bytes.h"
 
 #include <bit>
@@ -23,12 +23,12 @@ namespace pliant::io {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'L', 'I', 'A', 'N', 'T', 'M', 'D'};
-constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kVersion = 4;
 
 // A field added to these structs must be written and read below; the sizes (x86-64 with libstdc++,
 // the platform Pliant targets) make the compiler say so.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(Model) == 936, "Model changed: update encodeModel and decodeModel");
+static_assert(sizeof(Model) == 960, "Model changed: update encodeModel and decodeModel");
 static_assert(sizeof(Collider) == 176, "Collider changed: update encodeModel and decodeModel");
 static_assert(sizeof(SignedDistanceGrid) == 128, "SignedDistanceGrid changed: update encodeModel and decodeModel");
 static_assert(sizeof(AttachmentConstraint) == 72 && sizeof(DistanceConstraint) == 40 &&
@@ -37,7 +37,8 @@ static_assert(sizeof(AttachmentConstraint) == 72 && sizeof(DistanceConstraint) =
                   sizeof(GlobalVolumeConstraint) == 56 && sizeof(SimObject) == 64 &&
                   sizeof(NeoHookeanConstraint) == 160 && sizeof(ShapeMatchingConstraint) == 200,
               "a constraint or object struct changed: update encodeModel and decodeModel");
-static_assert(sizeof(RigidBody) == 400 && sizeof(Joint) == 224 && sizeof(BodyShape) == 80 && sizeof(ConvexHull) == 224,
+static_assert(sizeof(RigidBody) == 400 && sizeof(Joint) == 224 && sizeof(BodyShape) == 80 &&
+                  sizeof(ConvexHull) == 224 && sizeof(BodyAttachment) == 64,
               "a body, joint or shape struct changed: update encodeModel and decodeModel");
 #endif
 
@@ -367,6 +368,13 @@ std::string encodeModel(const Model& model) {
   w.array(model.shapeMatchingParticles, [&](ParticleIndex p) { w.u32(p); });
   w.array(model.shapeMatchingRestOffsets, [&](const Vec3& v) { w.vec3(v); });
   w.array(model.shapeMatchingWeights, [&](double m) { w.f64(m); });
+  w.array(model.bodyAttachments, [&](const BodyAttachment& a) {
+    w.u32(a.particle);
+    w.u32(a.body);
+    w.vec3(a.localPoint);
+    w.f64(a.restDistance);
+    w.params(a.params);
+  });
   return w.finish();
 }
 
@@ -613,6 +621,13 @@ Model decodeModel(std::string_view bytes, const std::string& source) {
   body.array(m.shapeMatchingParticles, 4, "shape matching member", [&](ParticleIndex& p) { p = body.u32(); });
   body.array(m.shapeMatchingRestOffsets, 24, "shape matching rest offset", [&](Vec3& v) { v = body.vec3(); });
   body.array(m.shapeMatchingWeights, 8, "shape matching weight", [&](double& v) { v = body.f64(); });
+  body.array(m.bodyAttachments, 64, "body attachment", [&](BodyAttachment& a) {
+    a.particle = body.u32();
+    a.body = body.u32();
+    a.localPoint = body.vec3();
+    a.restDistance = body.f64();
+    a.params = body.params();
+  });
   if (body.left() != 0) body.fail(std::to_string(body.left()) + " bytes of trailing data");
   // Global volumes index their triangle and vertex ranges; Model::validate checks the particles.
   for (std::size_t i = 0; i < m.globalVolumes.size(); ++i) {

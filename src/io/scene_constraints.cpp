@@ -86,6 +86,8 @@ void SceneLoader::parseConstraint(const Node& c) {
 }
 
 void SceneLoader::parseAttachment(const Node& a) {
+  // To a body: parsed once the bodies are (SceneLoader::load).
+  if (r_.has(a, "body")) return;
   const ConstraintParameters m = r_.material(a, {"object", "select", "target", "path", "rest_distance"});
   const int objectAt = objectIndex(r_.child(a, "object"));
   const Node selection = r_.child(a, "select");
@@ -114,6 +116,26 @@ void SceneLoader::parseAttachment(const Node& a) {
     namingBuilderErrors(r_, a, [&] {
       for (ParticleIndex p : select(selection, scene_.objects[objectAt]))
         builder_.addAttachment(p, fixedTarget ? target : builder_.position(p), m, rest);
+    });
+  });
+}
+
+void SceneLoader::parseBodyAttachment(const Node& a) {
+  if (!r_.has(a, "body")) return;
+  const ConstraintParameters m = r_.material(a, {"object", "select", "body", "rest_distance"});
+  const int objectAt = objectIndex(r_.child(a, "object"));
+  const Node selection = r_.child(a, "select");
+  const std::int64_t count = checkSelection(selection, scene_.objects[objectAt]);
+  const auto body = static_cast<BodyIndex>(bodyIndex(r_.child(a, "body")));
+  const double rest = r_.number(a, "rest_distance", 0.0, 0.0, 1e9);
+  SceneSize size;
+  size.other = count < 0 ? scene_.objects[objectAt].particleCount : static_cast<std::uint64_t>(count);
+  demands_.push_back({a.path, size});
+  // Each selected particle is held at the body's material point where the particle starts.
+  queue([this, a, objectAt, selection, body, m, rest] {
+    namingBuilderErrors(r_, a, [&] {
+      for (ParticleIndex p : select(selection, scene_.objects[objectAt]))
+        builder_.addBodyAttachment(p, body, builder_.position(p), m, rest);
     });
   });
 }

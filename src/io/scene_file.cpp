@@ -91,6 +91,7 @@ Scene SceneLoader::load(const Json& root) {
   r_.forEachElement(top, "colliders", [&](const Node& n) { parseCollider(n); });
   r_.forEachElement(top, "bodies", [&](const Node& n) { parseBody(n); });
   r_.forEachElement(top, "joints", [&](const Node& n) { parseJoint(n); });
+  r_.forEachElement(top, "attachments", [&](const Node& n) { parseBodyAttachment(n); });
   if (r_.has(top, "particle_contact")) {
     const Node pc = r_.child(top, "particle_contact");
     r_.allowOnly(pc, {"enabled", "friction", "restitution"});

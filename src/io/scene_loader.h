@@ -137,6 +137,9 @@ class SceneLoader {
   // Constraints, attachments, kinematic particles (scene_constraints.cpp).
   void parseConstraint(const Node& c);
   void parseAttachment(const Node& a);
+  // An attachment with "body" (after the bodies): each selected particle held at the body's material
+  // point where the particle starts.
+  void parseBodyAttachment(const Node& a);
   void parseKinematic(const Node& k);
   // Probes (scene_probes.cpp); a constraint_force probe's index is checked once the Model is built.
   void parseProbe(const Node& p);

@@ -23,7 +23,8 @@ struct GoldenRow {
   const char* scene;
   int frames;  // stepped from the initial state (fewer than the scene's own for large ones)
   // What the run must have reached (else the row tests less than it claims): 0 nothing asked,
-  // 1 contacts with colliders or particles, 2 surface contacts (self-collision) too.
+  // 1 contacts with colliders, particles or bodies (particles on bodies, issue 17), 2 surface
+  // contacts (self-collision) too.
   int expectContact;
   std::uint64_t hash;  // State::hash after `frames` steps
 };
@@ -51,6 +52,10 @@ constexpr GoldenRow kGolden[] = {
     // A car on hinged sphere wheels driving over two bumps (issue 17): the whole run. Its contacts
     // are body contacts, which lastContactCount does not count.
     {"car", 240, 0, 0x4325854f9c14dee7},
+    // Particles coupled with bodies (issue 17): a cloth landing on a falling box, and a rope
+    // carrying a box through a body attachment, the whole swing.
+    {"cloth-over-body", 60, 1, 0x4b6fce04bca7f6ad},
+    {"rope-box", 180, 0, 0x9eecc6ad3025951f},
     {"cloth-grid-64", 5, 0, 0x6d2184e701f7ccaf},
     {"cloth-grid-128", 2, 0, 0x41f9565faea10198},
     {"cloth-grid-256", 1, 0, 0x27fb535669a5149c},
@@ -78,7 +83,7 @@ TEST_P(GoldenHash, SceneEndsInItsRecordedState) {
   for (int frame = 0; frame < row.frames; ++frame) {
     const StepResult result = solver.step(state);
     ASSERT_TRUE(result.ok()) << result.message;
-    contacts += solver.lastContactCount();
+    contacts += solver.lastContactCount() + solver.lastParticleBodyContacts().size();
     surfaceContacts += solver.lastSurfaceContacts().size();
   }
   if (std::getenv("PLIANT_PRINT_GOLDEN") != nullptr)

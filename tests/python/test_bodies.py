@@ -72,3 +72,20 @@ def test_a_state_with_bodies_pickles_bit_identically():
     solver.run(state, 5)
     solver.run(copy, 5)
     assert copy.hash() == state.hash()
+
+
+def test_a_box_hanging_from_a_fixed_particle_pulls_it_with_its_weight():
+    """V16 coupling: at rest the body attachment's force on the particle is the box's weight m g."""
+    builder = pliant.ModelBuilder()
+    p = builder.add_particle((0.0, 0.0, 0.0), 0.0)
+    box = builder.add_body(shape="box", half_extents=(0.1, 0.1, 0.1), mass=2.0, position=(0.0, -0.1, 0.0))
+    assert builder.add_body_attachment(p, box) == 0
+    with pytest.raises(Exception, match="body"):
+        builder.add_body_attachment(p, 5)
+    model = builder.build()
+    solver = pliant.Solver(model, pliant.SolverSettings.small_steps(10))
+    state = pliant.State(model)
+    solver.run(state, 30)
+    fx, fy, fz = solver.body_attachment_force(0)
+    assert abs(-fy - 2.0 * 9.81) < 1e-6 * 2.0 * 9.81
+    assert abs(state.body_positions[0, 1] + 0.1) < 1e-9

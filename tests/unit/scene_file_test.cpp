@@ -891,6 +891,52 @@ TEST(SceneFileBodies, HingeChainIsTenBoxesOnTenHinges) {
   EXPECT_EQ(scene.probes.front().kind, pliant::Probe::Kind::JointForce);
 }
 
+// An attachment naming a body holds each selected particle at the body's material point where the
+// particle starts (issue 17), in the body frame; the rope-box built-in uses one.
+TEST(SceneFileBodies, AttachmentToABodyIsStoredInTheBodyFrame) {
+  const pliant::Scene scene = pliant::parseScene(
+      R"({"objects": [{"type": "particles", "name": "p", "positions": [[1, 2, 3], [0, 0, 0]], "mass": 1}],
+          "bodies": [{"name": "box", "type": "box", "half_extents": [0.5, 0.5, 0.5], "position": [1, 1, 3],
+                      "rotation": {"axis": [0, 0, 1], "angle": 1.5707963267948966}}],
+          "attachments": [{"object": "p", "select": {"index": 0}, "body": "box", "compliance": 1e-6,
+                           "rest_distance": 0.1}]})",
+      "inline", "");
+  const pliant::Model& m = *scene.model;
+  ASSERT_EQ(m.bodyAttachments.size(), 1u);
+  EXPECT_TRUE(m.attachments.empty());
+  const pliant::BodyAttachment& a = m.bodyAttachments[0];
+  EXPECT_EQ(a.particle, 0u);
+  EXPECT_EQ(a.body, 0u);
+  EXPECT_DOUBLE_EQ(a.params.compliance, 1e-6);
+  EXPECT_DOUBLE_EQ(a.restDistance, 0.1);
+  // World (1, 2, 3) is 1 m above the centre; the body frame is turned by 90 degrees about z.
+  EXPECT_NEAR((m.bodies[0].initialPosition + m.bodies[0].initialRotation * a.localPoint - Vec3(1, 2, 3)).norm(), 0.0,
+              1e-12);
+  EXPECT_EQ(pliant::makeBuiltinScene("rope-box").model->bodyAttachments.size(), 1u);
+  EXPECT_GT(pliant::makeBuiltinScene("cloth-over-body").model->bodyCount(), 0u);
+}
+
+TEST(SceneFileBodies, AttachmentToAnUnknownBodyOrWithATargetIsRefused) {
+  const std::string unknown = errorOf([] {
+    (void)pliant::parseScene(
+        R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1}],
+            "bodies": [{"name": "box", "type": "box", "half_extents": [0.5, 0.5, 0.5]}],
+            "attachments": [{"object": "p", "select": {"index": 0}, "body": "crate"}]})",
+        "inline", "");
+  });
+  EXPECT_THAT(unknown, HasSubstr("/attachments/0/body"));
+  EXPECT_THAT(unknown, HasSubstr("unknown body 'crate'"));
+  const std::string both = errorOf([] {
+    (void)pliant::parseScene(
+        R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1}],
+            "bodies": [{"name": "box", "type": "box", "half_extents": [0.5, 0.5, 0.5]}],
+            "attachments": [{"object": "p", "select": {"index": 0}, "body": "box", "target": [0, 1, 0]}]})",
+        "inline", "");
+  });
+  EXPECT_THAT(both, HasSubstr("/attachments/0"));
+  EXPECT_THAT(both, HasSubstr("target"));
+}
+
 TEST(SceneFileBadInput, EveryFileUnderBadFails) {
   // Guards the data folder: each file there must be rejected with a pliant::Error naming it.
   int files = 0;

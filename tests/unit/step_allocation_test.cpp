@@ -202,6 +202,47 @@ TEST(StepAllocation, BodyContactsAllocateNothing) {
   EXPECT_GE(solver.lastBodyContacts().size(), 16u);
 }
 
+// Particles coupled with bodies (rigid/particle_coupling.h) too: a cloth with one corner pinned to
+// a falling box and the rest landing on a sphere body, on one thread and two.
+TEST(StepAllocation, ParticleBodyCouplingAllocatesNothing) {
+  const int saved = threadCount();
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << "threads " << threads);
+    setThreadCount(threads);
+    ModelBuilder b;
+    b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.5, 0.4, 0.0}));
+    ClothGridDef def;
+    def.nodesX = def.nodesY = 16;
+    def.origin = Vec3(-0.5, 0.8, -0.5);
+    const GeneratedObject c = addClothGrid(b, def);
+    b.setParticleRadius(c.firstParticle, c.particleCount, 0.01);
+    BodyDefinition ball;
+    ball.shape.kind = BodyShapeKind::Sphere;
+    ball.shape.radius = 0.25;
+    ball.pose.position = Vec3(0.0, 0.3, 0.0);
+    ball.material = {0.5, 0.4, 0.2};
+    b.addBody(ball);
+    BodyDefinition box;
+    box.shape.kind = BodyShapeKind::Box;
+    box.shape.halfExtents = Vec3(0.05, 0.05, 0.05);
+    box.pose.position = Vec3(-0.5, 0.85, -0.5);
+    const BodyIndex boxIndex = b.addBody(box);
+    b.addBodyAttachment(c.firstParticle, boxIndex, b.position(c.firstParticle), {});
+    const ModelPtr model = b.build();
+    Solver solver(model, SolverSettings::smallSteps(8));
+    State state = State::fromModel(*model);
+    ASSERT_TRUE(solver.run(state, 30).ok());
+    allocations = 0;
+    counting = true;
+    const StepResult r = solver.run(state, 20);
+    counting = false;
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(allocations.load(), 0);
+    EXPECT_GT(solver.lastParticleBodyContacts().size(), 0u);
+  }
+  setThreadCount(saved);
+}
+
 TEST(StepAllocation, TheCounterSeesAnAllocation) {
   allocations = 0;
   counting = true;

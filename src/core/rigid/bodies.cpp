@@ -184,6 +184,32 @@ std::uint32_t ModelBuilder::addJoint(const JointDefinition& def) {
   return static_cast<std::uint32_t>(index);
 }
 
+std::uint32_t ModelBuilder::addBodyAttachment(ParticleIndex particle, BodyIndex body, const Vec3& point,
+                                              const ConstraintParameters& params, double restDistance) {
+  const std::size_t index = model_.bodyAttachments.size();
+  const std::string where = "body attachment " + std::to_string(index);
+  detail::checkIndex(particle, model_.particleCount(), where);
+  if (body >= model_.bodies.size())
+    throw Error(where + ": body index " + std::to_string(body) + " out of range (model has " +
+                std::to_string(model_.bodies.size()) + " bodies)");
+  checkFinite(point, where + " point");
+  checkParameters(params, where);
+  // The body frame at time 0 (a kinematic body's from its paths, as State::fromModel places it).
+  const RigidBody& b = model_.bodies[body];
+  const ColliderPose pose = b.motion == BodyMotion::Kinematic ? bodyPose(model_, body, 0.0)
+                                                              : ColliderPose{b.initialPosition, b.initialRotation};
+  if (restDistance < 0.0) restDistance = (model_.initialPosition[particle] - point).norm();
+  detail::checkLength(restDistance, where, "rest distance");
+  BodyAttachment a;
+  a.particle = particle;
+  a.body = body;
+  a.localPoint = pose.rotation.conjugate() * (point - pose.position);
+  a.restDistance = restDistance;
+  a.params = params;
+  model_.bodyAttachments.push_back(a);
+  return static_cast<std::uint32_t>(index);
+}
+
 namespace detail {
 
 void checkJoint(const Model& model, const Joint& joint, const std::string& where) {
@@ -258,6 +284,17 @@ void validateBodies(const Model& model) {
   for (std::size_t j = 0; j < model.joints.size(); ++j)
     checkJoint(model, model.joints[j],
                std::string(jointKindName(model.joints[j].kind)) + " joint " + std::to_string(j));
+  for (std::size_t i = 0; i < model.bodyAttachments.size(); ++i) {
+    const BodyAttachment& a = model.bodyAttachments[i];
+    const std::string where = "body attachment " + std::to_string(i);
+    checkIndex(a.particle, model.particleCount(), where);
+    if (a.body >= model.bodies.size())
+      throw Error(where + ": body index " + std::to_string(a.body) + " out of range (model has " +
+                  std::to_string(model.bodies.size()) + " bodies)");
+    checkFinite(a.localPoint, where + " point");
+    checkParameters(a.params, where);
+    checkLength(a.restDistance, where, "rest distance");
+  }
 }
 
 }  // namespace detail
