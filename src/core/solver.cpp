@@ -384,7 +384,7 @@ bool Solver::collide(StepFrame& f, const State& state) {
   colliderContacts_->collide(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
   particleContacts_->collide(model, settings_, state, f.h);
   surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
-  bodyContacts_->collide(model, settings_, state, f.h, f.substepStart, f.substepEnd);
+  bodyContacts_->collide(model, settings_, state, f.h, f.substepStart, f.substepEnd, f.substep == 0);
   // More contacts than their bound: the step stops here and is refused (Solver::step).
   if (contactOverflow_.empty()) contactOverflow_ = particleContacts_->overflow();
   if (contactOverflow_.empty()) contactOverflow_ = surfaceContacts_->overflow();
