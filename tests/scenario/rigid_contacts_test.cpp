@@ -285,12 +285,12 @@ TEST(V16_BodyContact, BoxColumnsRestWithoutDriftOrJitter) {
 // contact's slip, body_contacts.cpp), turned by less than 5 mrad (measured 1.0e-3 rad), and nearly
 // still at the end (every box below 1 mm/s; measured 7e-5 m/s). It collapsed before static friction kept its anchors
 // through the substeps of a step and the contacts were solved in passes over all pairs. About 25 s
-// of CPU in a release build (12,000 substeps of 100 manifolds); an AddressSanitizer build (~10x slower) runs its first
-// 3 s only.
-#if defined(__SANITIZE_ADDRESS__)
+// in a release build (12,000 substeps of 100 manifolds); sanitizer builds (~10x slower) run its
+// first 3 s only.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr int kPyramidSeconds = 3;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 constexpr int kPyramidSeconds = 3;
 #else
 constexpr int kPyramidSeconds = 10;
