@@ -384,7 +384,7 @@ bool Solver::collide(StepFrame& f, const State& state) {
   colliderContacts_->collide(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
   particleContacts_->collide(model, settings_, state, f.h);
   surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
-  bodyContacts_->collide(model, settings_, state, f.h, f.substepStart, f.substepEnd, f.substep == 0);
+  bodyContacts_->collide(model, settings_, state, f.h, f.substepStart, f.substepEnd);
   // More contacts than their bound: the step stops here and is refused (Solver::step).
   if (contactOverflow_.empty()) contactOverflow_ = particleContacts_->overflow();
   if (contactOverflow_.empty()) contactOverflow_ = surfaceContacts_->overflow();
@@ -551,6 +551,7 @@ StepResult Solver::step(State& state) {
   backup_.jointLambda = state.jointLambda;
   backup_.jointLinearImpulse = state.jointLinearImpulse;
   backup_.jointAngularImpulse = state.jointAngularImpulse;
+  backup_.bodyContactAnchors = state.bodyContactAnchors;
   for (const Vec3& v : state.bodyVelocity) speed2 = std::max(speed2, v.squaredNorm());
   backup_.time = state.time;
   backup_.lastSubstep = state.lastSubstep;

@@ -19,14 +19,14 @@
 //   offset (at first [M20]'s relative motion in the substep, (p_A - p_A^n) - (p_B - p_B^n)) is undone
 //   as a positional correction when the accumulated tangential multiplier stays within mu_s lambda_n;
 //   otherwise the contact slides and dynamic friction acts in the velocity pass. A contact that held
-//   keeps its anchor into the next substep when the new contact's point on A lies within
-//   kAnchorDistance of it (friction anchors, as PhysX's correlation distance). Why: bodies resting on
-//   several others are moved by one pair after another pair's friction ran, so each substep leaves
-//   some slip; measured from the substep's start, that slip was never undone and accumulated (a box
-//   on two boxes crept 1 mm/s, a 10-level pyramid collapsed). Anchors are dropped at the start of
-//   each step (the State holds no contacts, so a restored state steps on bit-identically); each step
-//   thus keeps the ~1e-7 m that the last substep's solve leaves (the pyramid creeps ~0.1 mm/s;
-//   anchors kept across steps, measured, rest it exactly, but would have to be saved in the State).
+//   keeps its anchor into the next substep, and the next step (State::bodyContactAnchors), when the
+//   new contact's point on A lies within kAnchorDistance of it (friction anchors, as PhysX's
+//   correlation distance). Why: bodies resting on several others are moved by one pair after
+//   another pair's friction ran, so each substep leaves some slip; measured from the substep's
+//   start, that slip was never undone and accumulated (a box on two boxes crept 1 mm/s, a 10-level
+//   pyramid collapsed). Anchors kept within a step only (the State then held no contacts) left what
+//   a step's last solve had not undone, ~1e-7 m per step (the pyramid crept ~0.1 mm/s); kept in the
+//   State, a resting stack stops (drift below 1e-15 m), and checkpoints save them.
 // - The contacts are solved in kContactPasses Gauss-Seidel passes over all pairs per iteration, each
 //   pass visiting a pair's points (its manifold, contiguous in the list) together: first their
 //   normal corrections, then their static friction, so that each point's friction budget holds what
@@ -74,13 +74,13 @@ constexpr double kAnchorDistance = 1e-3;
 
 // The order of the pairs in the contact list: body pairs by (A, B), then body-collider pairs by
 // (body, collider), as collide() makes them.
-bool pairBefore(const BodyContact& p, const BodyContact& q) {
+bool pairBefore(const State::BodyContactAnchor& p, const BodyContact& q) {
   const bool pc = p.collider >= 0, qc = q.collider >= 0;
   if (pc != qc) return qc;
   if (p.bodyA != q.bodyA) return p.bodyA < q.bodyA;
   return pc ? p.collider < q.collider : p.bodyB < q.bodyB;
 }
-bool samePair(const BodyContact& p, const BodyContact& q) {
+bool samePair(const State::BodyContactAnchor& p, const BodyContact& q) {
   return p.bodyA == q.bodyA && p.bodyB == q.bodyB && p.collider == q.collider;
 }
 
@@ -167,10 +167,6 @@ void BodyContacts::prepare(const Model& model) {
   contacts_.reserve(kMaxManifoldPoints * pairs);
   anchors_.clear();
   anchors_.reserve(contacts_.capacity());
-  lastContacts_.clear();
-  lastContacts_.reserve(contacts_.capacity());
-  lastAnchors_.clear();
-  lastAnchors_.reserve(contacts_.capacity());
   dynamicImpulse_.reserve(contacts_.capacity());
   manifolds_.reserve(pairs + 1);
 }
@@ -180,14 +176,7 @@ bool BodyContacts::jointed(BodyIndex a, BodyIndex b) const {
 }
 
 void BodyContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
-                           double substepStart, double substepEnd, bool firstSubstep) {
-  // The last substep's contacts and anchors, for the anchors that carry over (none into a step).
-  std::swap(contacts_, lastContacts_);
-  std::swap(anchors_, lastAnchors_);
-  if (firstSubstep) {
-    lastContacts_.clear();
-    lastAnchors_.clear();
-  }
+                           double substepStart, double substepEnd) {
   pairs_.clear();
   contacts_.clear();
   anchors_.clear();
@@ -232,7 +221,7 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, c
   // Narrow phase per candidate pair; each manifold point becomes a contact.
   const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
   ContactManifold manifold;
-  std::size_t cursor = 0;  // into lastContacts_, which has the same pair order
+  std::size_t cursor = 0;  // into state.bodyContactAnchors, which has the contacts' pair order
   for (const Pair& pair : pairs_) {
     const RigidBody& bodyA = model.bodies[pair.a];
     const BodySide a = BodySide::load(model, state, pair.a);
@@ -276,7 +265,7 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, c
       // place; else A's material point and the point of B that coincided with it at the substep's
       // start, so that their offset is [M20]'s relative motion in the substep (sec. 3.5).
       Anchor anchor;
-      if (const Anchor* held = heldAnchor(k, cursor)) {
+      if (const State::BodyContactAnchor* held = heldAnchor(state.bodyContactAnchors, k, cursor)) {
         anchor.a = held->a;
         anchor.b = held->b;
       } else {
@@ -398,15 +387,22 @@ void BodyContacts::velocityPass(const Model& model, const SolverSettings& settin
         applyImpulse(b, state, k.bodyB, rB, -impulse);
       }
     }
+  // The anchors that held, in contact order, for the next substep (and step: they are State).
+  std::vector<State::BodyContactAnchor>& held = state.bodyContactAnchors;
+  if (held.capacity() < contacts_.capacity()) held.reserve(contacts_.capacity());  // once, not per step
+  held.clear();
+  for (std::size_t j = 0; j < contacts_.size(); ++j)
+    if (anchors_[j].held)
+      held.push_back({contacts_[j].bodyA, contacts_[j].bodyB, contacts_[j].collider, anchors_[j].a, anchors_[j].b});
 }
 
-const BodyContacts::Anchor* BodyContacts::heldAnchor(const BodyContact& k, std::size_t& cursor) const {
-  while (cursor < lastContacts_.size() && pairBefore(lastContacts_[cursor], k)) ++cursor;
-  const Anchor* best = nullptr;
+const State::BodyContactAnchor* BodyContacts::heldAnchor(const std::vector<State::BodyContactAnchor>& held,
+                                                         const BodyContact& k, std::size_t& cursor) {
+  while (cursor < held.size() && pairBefore(held[cursor], k)) ++cursor;
+  const State::BodyContactAnchor* best = nullptr;
   double nearest = kAnchorDistance * kAnchorDistance;
-  for (std::size_t j = cursor; j < lastContacts_.size() && samePair(lastContacts_[j], k); ++j) {
-    const Anchor& anchor = lastAnchors_[j];
-    if (!anchor.held) continue;
+  for (std::size_t j = cursor; j < held.size() && samePair(held[j], k); ++j) {
+    const State::BodyContactAnchor& anchor = held[j];
     const double distance = (anchor.a - k.localA).squaredNorm();
     if (distance < nearest) nearest = distance, best = &anchor;
   }

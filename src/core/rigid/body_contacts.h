@@ -36,13 +36,13 @@ class BodyContacts {
   // x, pairs in (body, body) order, then (body, collider)) and the narrow phase of each candidate
   // pair (collideShapes within `contactMargin`). `substepStart` and `substepEnd` (s) place the
   // kinematic colliders.
-  // `firstSubstep`: the step's first substep, where no friction anchor is carried over (see
-  // body_contacts.cpp), so a state restored between steps steps on bit-identically.
+  // The static friction anchors that held in the last substep come from State::bodyContactAnchors.
   void collide(const Model& model, const SolverSettings& settings, const State& state, double h, double substepStart,
-               double substepEnd, bool firstSubstep);
+               double substepEnd);
   // Stage 5: kContactPasses Gauss-Seidel passes over the contacts, in their order, on one thread.
   void project(const Model& model, const SolveContext& ctx, State& state);
-  // Stage 7: restitution and dynamic friction as velocity changes, after the bodies' velocities.
+  // Stage 7: restitution and dynamic friction as velocity changes, after the bodies' velocities;
+  // then the anchors of the contacts that held go into State::bodyContactAnchors.
   void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h);
 
   bool active() const { return active_; }
@@ -69,9 +69,10 @@ class BodyContacts {
     bool held = false;
   };
   bool jointed(BodyIndex a, BodyIndex b) const;
-  // The held anchor of the last substep's contact of the same pair within kAnchorDistance of both
-  // material points of `k`, or null.
-  const Anchor* heldAnchor(const BodyContact& k, std::size_t& cursor) const;
+  // The anchor held in the last substep (`held`, in contact order) by a contact of the same pair
+  // whose point on A lies within kAnchorDistance of `k`'s, or null. `cursor` walks `held` along.
+  static const State::BodyContactAnchor* heldAnchor(const std::vector<State::BodyContactAnchor>& held,
+                                                    const BodyContact& k, std::size_t& cursor);
   // One past the last contact of the manifold (the pair's points, contiguous) that starts at `begin`.
   std::size_t manifoldEnd(std::size_t begin) const;
 
@@ -84,9 +85,7 @@ class BodyContacts {
   std::vector<std::pair<BodyIndex, BodyIndex>> joinedPairs_;  // sorted, (lower, higher)
   std::vector<Pair> pairs_;
   std::vector<BodyContact> contacts_;
-  std::vector<Anchor> anchors_;            // per contact
-  std::vector<BodyContact> lastContacts_;  // the previous substep's, for the anchors
-  std::vector<Anchor> lastAnchors_;
+  std::vector<Anchor> anchors_;         // per contact
   std::vector<std::size_t> manifolds_;  // where each pair's contacts begin, then contacts_.size()
   std::vector<Vec3> dynamicImpulse_;    // kg m/s, per contact: the velocity pass's friction impulse so far
 };
