@@ -31,6 +31,17 @@ struct State {
   std::vector<double> jointLambda;
   std::vector<Vec3> jointLinearImpulse;
   std::vector<Vec3> jointAngularImpulse;
+  // Static friction's anchors of the body contacts that held in the last substep
+  // (src/core/rigid/body_contacts.cpp): a contact's pair and the two material points its friction
+  // holds together, so that a resting contact undoes slip left over from earlier substeps and steps.
+  struct BodyContactAnchor {
+    BodyIndex bodyA = 0;
+    BodyIndex bodyB = kWorldBody;  // or kWorldBody for a collider
+    std::int32_t collider = -1;    // index in Model::colliders, or -1 for a body pair
+    Vec3 a = Vec3::Zero();         // m, A's material point in A's body frame
+    Vec3 b = Vec3::Zero();         // m, B's in B's body frame (or the collider's frame)
+  };
+  std::vector<BodyContactAnchor> bodyContactAnchors;
   double time = 0.0;         // s
   double lastSubstep = 0.0;  // s, h of the last substep (for force estimates)
   std::uint64_t stepCount = 0;
@@ -38,7 +49,8 @@ struct State {
   // A state at rest at the model's initial positions and velocities, time 0.
   static State fromModel(const Model& model);
   // 64-bit FNV-1a over the bit patterns of position, velocity, external force, attachment
-  // targets, lambda, time and stepCount: everything that decides the next step.
+  // targets, lambda, the bodies' poses, velocities and joint multipliers, the body contacts'
+  // anchors, time and stepCount: everything that decides the next step.
   std::uint64_t hash() const;
   // Force (N) and couple (N m) that joint j exerted on its body B in the last substep (lambda / h^2,
   // [M20] sec. 3.3): zero before the first step.

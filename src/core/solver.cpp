@@ -569,6 +569,7 @@ StepResult Solver::step(State& state) {
   backup_.jointLambda = state.jointLambda;
   backup_.jointLinearImpulse = state.jointLinearImpulse;
   backup_.jointAngularImpulse = state.jointAngularImpulse;
+  backup_.bodyContactAnchors = state.bodyContactAnchors;
   for (const Vec3& v : state.bodyVelocity) speed2 = std::max(speed2, v.squaredNorm());
   backup_.time = state.time;
   backup_.lastSubstep = state.lastSubstep;

@@ -77,6 +77,13 @@ std::uint64_t State::hash() const {
   for (const Vec3& v : bodyVelocity) h.bytes(v.data(), 3 * sizeof(double));
   for (const Vec3& w : bodyAngularVelocity) h.bytes(w.data(), 3 * sizeof(double));
   h.bytes(jointLambda.data(), jointLambda.size() * sizeof(double));
+  for (const BodyContactAnchor& k : bodyContactAnchors) {
+    h.bytes(&k.bodyA, sizeof k.bodyA);
+    h.bytes(&k.bodyB, sizeof k.bodyB);
+    h.bytes(&k.collider, sizeof k.collider);
+    h.bytes(k.a.data(), 3 * sizeof(double));
+    h.bytes(k.b.data(), 3 * sizeof(double));
+  }
   h.bytes(&time, sizeof time);
   h.bytes(&stepCount, sizeof stepCount);
   return h.value;

@@ -23,6 +23,11 @@
 // bodyRotation (x, y, z, w each), f64[3B] bodyVelocity, f64[3B] bodyAngularVelocity, f64[3B]
 // bodyPreviousPosition, f64[4B] bodyPreviousRotation, f64[4J] jointLambda (kJointMultipliers per
 // joint), f64[3J] jointLinearImpulse, f64[3J] jointAngularImpulse.
+// Version 3, written when the state also has body contact anchors (State::bodyContactAnchors): the
+// version 2 header goes on with
+//   88  u64      anchor count K
+// and the payload starts at 96 with the version 2 arrays, then per anchor u64 bodyA, u64 bodyB, i64
+// collider, f64[3] a, f64[3] b.
 // Doubles are stored as their bit patterns, so a restored state is bit-identical to the saved one.
 //
 // Reading trusts nothing: FNV-1a finds damage, not a crafted file with a recomputed checksum, so
@@ -53,23 +58,29 @@ using namespace detail;
 namespace {
 
 constexpr char kCheckpointMagic[8] = {'P', 'L', 'I', 'A', 'N', 'T', 'C', 'K'};
-constexpr std::uint32_t kCheckpointVersion = 1;        // particles only
-constexpr std::uint32_t kCheckpointBodiesVersion = 2;  // with bodies and joints
+constexpr std::uint32_t kCheckpointVersion = 1;         // particles only
+constexpr std::uint32_t kCheckpointBodiesVersion = 2;   // with bodies and joints
+constexpr std::uint32_t kCheckpointAnchorsVersion = 3;  // and body contact anchors
 constexpr std::size_t kCheckpointHeaderSize = 72;
 constexpr std::size_t kCheckpointBodiesHeaderSize = 88;
+constexpr std::size_t kCheckpointAnchorsHeaderSize = 96;
 constexpr std::size_t kChecksumSize = 8;
 // Doubles per body and per joint in a version 2 payload.
 constexpr std::uint64_t kBodyDoubles = 20;
 constexpr std::uint64_t kJointDoubles = kJointMultipliers + 6;
+constexpr std::uint64_t kAnchorWords = 9;  // per anchor in a version 3 payload
 
 std::size_t headerSize(std::uint32_t version) {
+  if (version == kCheckpointAnchorsVersion) return kCheckpointAnchorsHeaderSize;
   return version == kCheckpointBodiesVersion ? kCheckpointBodiesHeaderSize : kCheckpointHeaderSize;
 }
 
 std::uint64_t checkpointSize(std::uint32_t version, std::uint64_t particles, std::uint64_t lambdas,
-                             std::uint64_t attachments, std::uint64_t bodies, std::uint64_t joints) {
+                             std::uint64_t attachments, std::uint64_t bodies, std::uint64_t joints,
+                             std::uint64_t anchors) {
   return headerSize(version) +
-         8 * (12 * particles + lambdas + 3 * attachments + kBodyDoubles * bodies + kJointDoubles * joints) +
+         8 * (12 * particles + lambdas + 3 * attachments + kBodyDoubles * bodies + kJointDoubles * joints +
+              kAnchorWords * anchors) +
          kChecksumSize;
 }
 
@@ -109,8 +120,11 @@ std::string checkpointBytes(const std::string& path, const State& state) {
   checkStateFields(state, path, nullptr);
   const std::size_t lambdas = state.lambda.size();
   const std::size_t attachments = state.attachmentTarget.size();
-  const std::uint32_t version = bodies + joints > 0 ? kCheckpointBodiesVersion : kCheckpointVersion;
-  std::string out(checkpointSize(version, n, lambdas, attachments, bodies, joints), '\0');
+  const std::size_t anchors = state.bodyContactAnchors.size();
+  const std::uint32_t version = anchors > 0           ? kCheckpointAnchorsVersion
+                                : bodies + joints > 0 ? kCheckpointBodiesVersion
+                                                      : kCheckpointVersion;
+  std::string out(checkpointSize(version, n, lambdas, attachments, bodies, joints, anchors), '\0');
   char* dst = out.data();
   std::memcpy(dst, kCheckpointMagic, 8);
   storeLittle32(dst + 8, version);
@@ -122,10 +136,11 @@ std::string checkpointBytes(const std::string& path, const State& state) {
   storeLittle64(dst + 48, std::bit_cast<std::uint64_t>(state.lastSubstep));
   storeLittle64(dst + 56, state.stepCount);
   storeLittle64(dst + 64, state.hash());
-  if (version == kCheckpointBodiesVersion) {
+  if (version != kCheckpointVersion) {
     storeLittle64(dst + 72, bodies);
     storeLittle64(dst + 80, joints);
   }
+  if (version == kCheckpointAnchorsVersion) storeLittle64(dst + 88, anchors);
   dst += headerSize(version);
   auto putDouble = [&dst](double value) {
     storeLittle64(dst, std::bit_cast<std::uint64_t>(value));
@@ -155,6 +170,14 @@ std::string checkpointBytes(const std::string& path, const State& state) {
   for (double l : state.jointLambda) putDouble(l);
   putVectors(state.jointLinearImpulse);
   putVectors(state.jointAngularImpulse);
+  for (const State::BodyContactAnchor& k : state.bodyContactAnchors) {
+    storeLittle64(dst, k.bodyA);
+    storeLittle64(dst + 8, k.bodyB);
+    storeLittle64(dst + 16, static_cast<std::uint64_t>(static_cast<std::int64_t>(k.collider)));
+    dst += 24;
+    for (int c = 0; c < 3; ++c) putDouble(k.a[c]);
+    for (int c = 0; c < 3; ++c) putDouble(k.b[c]);
+  }
   const std::size_t payload = static_cast<std::size_t>(dst - out.data());
   storeLittle64(dst, fnv1a(out.data(), payload));
   return out;
@@ -172,7 +195,7 @@ namespace {
 
 struct CheckpointCounts {
   std::uint32_t version = kCheckpointVersion;
-  std::uint64_t particles = 0, lambdas = 0, attachments = 0, bodies = 0, joints = 0;
+  std::uint64_t particles = 0, lambdas = 0, attachments = 0, bodies = 0, joints = 0, anchors = 0;
   std::string text;
 };
 
@@ -190,32 +213,37 @@ CheckpointCounts checkCheckpointHeader(const char* header, std::size_t headerByt
     checkpointError(path,
                     "truncated: " + std::to_string(size) + " bytes, expected at least " + std::to_string(kMinimum));
   const std::uint32_t version = loadLittle32(header + 8);
-  if (version != kCheckpointVersion && version != kCheckpointBodiesVersion)
+  if (version != kCheckpointVersion && version != kCheckpointBodiesVersion && version != kCheckpointAnchorsVersion)
     checkpointError(path, "format version " + std::to_string(version) + ", expected version " +
-                              std::to_string(kCheckpointVersion) + " or " + std::to_string(kCheckpointBodiesVersion));
+                              std::to_string(kCheckpointVersion) + ", " + std::to_string(kCheckpointBodiesVersion) +
+                              " or " + std::to_string(kCheckpointAnchorsVersion));
   if (loadLittle32(header + 12) != 0) checkpointError(path, "unknown flags set in the header; expected 0");
   CheckpointCounts c;
   c.version = version;
-  if (version == kCheckpointBodiesVersion &&
-      (size < kCheckpointBodiesHeaderSize + kChecksumSize || headerBytes < kCheckpointBodiesHeaderSize))
+  if (version != kCheckpointVersion &&
+      (size < headerSize(version) + kChecksumSize || headerBytes < headerSize(version)))
     checkpointError(path, "truncated: " + std::to_string(size) + " bytes, expected at least " +
-                              std::to_string(kCheckpointBodiesHeaderSize + kChecksumSize) + " for version " +
+                              std::to_string(headerSize(version) + kChecksumSize) + " for version " +
                               std::to_string(version));
   c.particles = loadLittle64(header + 16);
   c.lambdas = loadLittle64(header + 24);
   c.attachments = loadLittle64(header + 32);
-  if (version == kCheckpointBodiesVersion) {
+  if (version != kCheckpointVersion) {
     c.bodies = loadLittle64(header + 72);
     c.joints = loadLittle64(header + 80);
   }
+  if (version == kCheckpointAnchorsVersion) c.anchors = loadLittle64(header + 88);
   c.text = std::to_string(c.particles) + " particles, " + std::to_string(c.lambdas) + " constraint multipliers and " +
            std::to_string(c.attachments) + " attachments";
-  if (version == kCheckpointBodiesVersion)
+  if (version != kCheckpointVersion)
     c.text += ", " + std::to_string(c.bodies) + " bodies and " + std::to_string(c.joints) + " joints";
-  if (c.particles > size || c.lambdas > size || c.attachments > size || c.bodies > size || c.joints > size)
+  if (version == kCheckpointAnchorsVersion) c.text += " (" + std::to_string(c.anchors) + " contact anchors)";
+  if (c.particles > size || c.lambdas > size || c.attachments > size || c.bodies > size || c.joints > size ||
+      c.anchors > size)
     checkpointError(path, "header claims " + c.text + ", more than a file of " + std::to_string(size) +
                               " bytes can hold (truncated or corrupted)");
-  const std::uint64_t expected = checkpointSize(version, c.particles, c.lambdas, c.attachments, c.bodies, c.joints);
+  const std::uint64_t expected =
+      checkpointSize(version, c.particles, c.lambdas, c.attachments, c.bodies, c.joints, c.anchors);
   if (size < expected)
     checkpointError(
         path, "truncated: " + std::to_string(size) + " bytes, expected " + std::to_string(expected) + " for " + c.text);
@@ -315,12 +343,27 @@ void checkStateFields(const State& state, const std::string& path, const SolverS
                                 number(state.jointLambda[i]) + "; expected a finite number");
   checkVectors(state.jointLinearImpulse, "joint linear impulse", "kg m");
   checkVectors(state.jointAngularImpulse, "joint angular impulse", "kg m^2");
+  const std::size_t bodies = state.bodyPosition.size();
+  for (std::size_t i = 0; i < state.bodyContactAnchors.size(); ++i) {
+    const State::BodyContactAnchor& k = state.bodyContactAnchors[i];
+    const bool collider = k.collider >= 0;
+    if (k.bodyA >= bodies || (collider ? k.bodyB != kWorldBody : k.bodyB >= bodies || k.bodyB <= k.bodyA) ||
+        k.collider < -1)
+      checkpointError(path, "body contact anchor " + std::to_string(i) + " names bodies " + std::to_string(k.bodyA) +
+                                " and " + std::to_string(k.bodyB) + ", collider " + std::to_string(k.collider) +
+                                "; expected a body below " + std::to_string(bodies) +
+                                " and a higher one, or the world (" + std::to_string(kWorldBody) +
+                                ") with a collider >= 0");
+    if (!k.a.allFinite() || !k.b.allFinite())
+      checkpointError(
+          path, "body contact anchor " + std::to_string(i) + " has a non-finite point; expected finite numbers (m)");
+  }
 }
 
 State decodeState(std::string_view bytes, const std::string& path, const Model* model, const SolverSettings* settings) {
   const char* header = bytes.data();
   const CheckpointCounts counts = checkCheckpointHeader(
-      header, std::min<std::size_t>(bytes.size(), kCheckpointBodiesHeaderSize), bytes.size(), path);
+      header, std::min<std::size_t>(bytes.size(), kCheckpointAnchorsHeaderSize), bytes.size(), path);
   const std::uint64_t particles = counts.particles, lambdas = counts.lambdas, attachments = counts.attachments;
   const std::size_t payload = bytes.size() - kChecksumSize;
   const std::uint64_t stored = loadLittle64(bytes.data() + payload);
@@ -366,6 +409,17 @@ State decodeState(std::string_view bytes, const std::string& path, const Model* 
   for (double& l : state.jointLambda) l = getDouble();
   getVectors(state.jointLinearImpulse, joints);
   getVectors(state.jointAngularImpulse, joints);
+  state.bodyContactAnchors.resize(static_cast<std::size_t>(counts.anchors));
+  for (State::BodyContactAnchor& k : state.bodyContactAnchors) {
+    k.bodyA = static_cast<BodyIndex>(std::min<std::uint64_t>(loadLittle64(src), kWorldBody));
+    k.bodyB = static_cast<BodyIndex>(std::min<std::uint64_t>(loadLittle64(src + 8), kWorldBody));
+    const auto collider = static_cast<std::int64_t>(loadLittle64(src + 16));
+    k.collider =
+        static_cast<std::int32_t>(std::clamp<std::int64_t>(collider, -2, std::numeric_limits<std::int32_t>::max()));
+    src += 24;
+    for (int c = 0; c < 3; ++c) k.a[c] = getDouble();
+    for (int c = 0; c < 3; ++c) k.b[c] = getDouble();
+  }
   // An end-to-end check of the decoding against the hash taken when the state was saved.
   if (state.hash() != loadLittle64(header + 64))
     checkpointError(path, "restored state hash differs from the saved one; expected a bit-identical state");
@@ -379,7 +433,7 @@ State readState(const std::string& path, const Model& model, const SolverSetting
   // file's size, before anything past the header is read.
   InputFile file(path, "a Pliant checkpoint (.ckpt)", std::numeric_limits<std::uint64_t>::max());
   const std::uint64_t size = file.size();
-  std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(size, kCheckpointBodiesHeaderSize)), '\0');
+  std::string bytes(static_cast<std::size_t>(std::min<std::uint64_t>(size, kCheckpointAnchorsHeaderSize)), '\0');
   const std::size_t headerRead = bytes.size();
   file.read(bytes.data(), headerRead);
   checkCountsAgainstModel(checkCheckpointHeader(bytes.data(), headerRead, size, path), model, path);

@@ -55,5 +55,30 @@ TEST(BodyDeterminism, CheckpointedBodyStateStepsOnBitIdentically) {
   }
 }
 
+// Resting contacts keep static friction's anchors in the State (State::bodyContactAnchors): a
+// checkpoint of the resting box pyramid holds them (format version 3), and the restored state steps
+// on to the bits of the uninterrupted run.
+TEST(BodyDeterminism, CheckpointedPyramidKeepsItsFrictionAnchors) {
+  const Scene scene = makeBuiltinScene("box-pyramid");
+  Solver solver(scene.model, scene.settings);
+  State state = State::fromModel(*scene.model);
+  ASSERT_TRUE(solver.run(state, 5).ok());
+  ASSERT_FALSE(state.bodyContactAnchors.empty());
+  State restored = io::decodeCheckpoint(io::encodeCheckpoint(state), "memory", scene.model.get());
+  EXPECT_EQ(restored.hash(), state.hash());
+  ASSERT_EQ(restored.bodyContactAnchors.size(), state.bodyContactAnchors.size());
+  ASSERT_TRUE(solver.run(state, 5).ok());
+  Solver again(scene.model, scene.settings);
+  ASSERT_TRUE(again.run(restored, 5).ok());
+  EXPECT_EQ(restored.hash(), state.hash());
+  // Without its anchors the same state steps on to other bits: they decide the next step.
+  State forgetful = io::decodeCheckpoint(io::encodeCheckpoint(state), "memory", scene.model.get());
+  forgetful.bodyContactAnchors.clear();
+  State kept = state;
+  ASSERT_TRUE(solver.run(kept, 1).ok());
+  ASSERT_TRUE(again.run(forgetful, 1).ok());
+  EXPECT_NE(forgetful.bodyPosition, kept.bodyPosition);
+}
+
 }  // namespace
 }  // namespace pliant

@@ -276,14 +276,26 @@ TEST(V16_BodyContact, BoxColumnsRestWithoutDriftOrJitter) {
   }
 }
 
-// V16 body-body, issue 17: a pyramid of 10 levels (55 boxes of 0.2 m, each level's boxes 2 cm apart
-// and resting on two of the level below) should rest 10 s: every box within 1e-4 m of where it
-// settled, speeds below 1e-3 m/s at the end. It does not yet: measured, it collapses (drift 2.5 m,
-// the top box 1.8 m down; 41 s to run). Columns rest (above), so the suspects are a box resting on
-// two others (two manifolds met once per pass, each solved to convergence on its own, so the first
-// lifts the upper box by one edge and turns it into the second) and the partial face overlap of the
-// staggered boxes. Disabled until that is solved.
-TEST(V16_BodyContact, DISABLED_TenLevelBoxPyramidRests) {
+// V16 body-body, issue 17: a pyramid of 10 levels (55 boxes of 0.2 m and 1 kg, each level's boxes
+// 2 cm apart and resting on two of the level below) rests 10 s from where it was built: every box
+// within 1 mm of its start (measured 8e-5 m, the first second's settling), moving less than 1e-5 m
+// in the last second (measured 5e-16 m), turned by less than 1 mrad (measured 4e-5 rad), and still
+// at the end (every box below 1e-4 m/s; measured 5e-6 m/s). It collapsed before static friction
+// kept its anchors (State::bodyContactAnchors) and the contacts were solved in passes over all
+// pairs. About 25 s in a release build (12,000 substeps of 100 manifolds); sanitizer builds (~10x
+// slower) run its first 3 s only.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int kPyramidSeconds = 3;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr int kPyramidSeconds = 3;
+#else
+constexpr int kPyramidSeconds = 10;
+#endif
+#else
+constexpr int kPyramidSeconds = 10;
+#endif
+TEST(V16_BodyContact, TenLevelBoxPyramidRests) {
   const ContactMaterial material{0.6, 0.5, 0.0};
   const Vec3 half(0.1, 0.1, 0.1);
   const double pitch = 0.22;
@@ -297,11 +309,25 @@ TEST(V16_BodyContact, DISABLED_TenLevelBoxPyramidRests) {
   ASSERT_EQ(model->bodyCount(), 55u);
   Solver solver(model, settings());
   State state = State::fromModel(*model);
-  const Rest rest = restOver(solver, state, 10.0);
-  std::printf("[measured] 10-level pyramid: drift %.3g m over 10 s, speed %.3g m/s, top sunk %.3g m\n", rest.drift,
-              rest.speed, 1.9 - state.bodyPosition[54].y());
-  EXPECT_LT(rest.drift, 1e-4);
-  EXPECT_LT(rest.speed, 1e-3);
+  const std::vector<Vec3> built = state.bodyPosition;
+  ASSERT_TRUE(run(solver, state, 60 * (kPyramidSeconds - 1)));
+  const std::vector<Vec3> beforeLastSecond = state.bodyPosition;
+  ASSERT_TRUE(run(solver, state, 60));
+  double displacement = 0.0, lastSecond = 0.0, angle = 0.0, speed = 0.0;
+  for (std::size_t b = 0; b < built.size(); ++b) {
+    displacement = std::max(displacement, (state.bodyPosition[b] - built[b]).norm());
+    lastSecond = std::max(lastSecond, (state.bodyPosition[b] - beforeLastSecond[b]).norm());
+    angle = std::max(angle, Eigen::AngleAxisd(state.bodyRotation[b]).angle());
+    speed = std::max(speed, state.bodyVelocity[b].norm());
+  }
+  std::printf(
+      "[measured] 10-level pyramid after %d s: largest displacement %.3g m, in the last second %.3g m, rotation "
+      "%.3g rad, speed %.3g m/s, top sunk %.3g m\n",
+      kPyramidSeconds, displacement, lastSecond, angle, speed, 1.9 - state.bodyPosition[54].y());
+  EXPECT_LT(displacement, 1e-3);
+  EXPECT_LT(lastSecond, 1e-5);
+  EXPECT_LT(angle, 1e-3);
+  EXPECT_LT(speed, 1e-4);
 }
 
 // V13/V16: a capsule lying on the ground, and a convex hull (a hexagonal prism) standing on it, rest

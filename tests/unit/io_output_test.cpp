@@ -823,9 +823,9 @@ TEST_F(CheckpointErrorTest, WrongMagicOrVersion) {
   EXPECT_TRUE(contains(readError(bytes), "PLIANTCK"));
   EXPECT_TRUE(contains(readError("hello"), "PLIANTCK"));
   bytes = good_;
-  bytes[8] = 3;  // 1: particles only, 2: with bodies and joints
+  bytes[8] = 4;  // 1: particles only, 2: with bodies and joints, 3: and body contact anchors
   const std::string message = readError(bytes);
-  EXPECT_TRUE(contains(message, "version 3") && contains(message, "expected version 1 or 2")) << message;
+  EXPECT_TRUE(contains(message, "version 4") && contains(message, "expected version 1, 2 or 3")) << message;
 }
 
 TEST_F(CheckpointErrorTest, TruncatedOrExtendedFile) {

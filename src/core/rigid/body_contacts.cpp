@@ -14,21 +14,29 @@
 //   whose correction uses the generalised inverse masses w = 1/m + (r x n)^T I^-1 (r x n) ([M20] eqs. 2-9,
 //   rigid/corrections.h). Overlap present at the start of the substep is removed at most at
 //   maxDepenetrationVelocity, as for particles (the rest is an allowance added to C).
-// - Static friction ([M20] sec. 3.5): the material points' relative motion in the substep,
-//   dp = (p_A - p_A^n) - (p_B - p_B^n), has a tangential part dp_t that is undone as a positional
-//   correction when the accumulated tangential multiplier stays within mu_s lambda_n; otherwise the
-//   contact slides and dynamic friction acts in the velocity pass.
-// - A pair's points (its manifold, contiguous in the list) are solved together, kManifoldSweeps
-//   Gauss-Seidel sweeps per pass: first their normal corrections, then their static friction, so
-//   that each point's friction budget holds what the whole manifold pushed and the slip it undoes
-//   is the pair's net motion. One sweep of single-point corrections is not enough for a flat face:
-//   a correction at a box's corner mostly turns the box (at a cube's corner 3/4 of w is rotational)
-//   and moves the other corners sideways by about half its size, so friction kept only a fraction
-//   of a resting box in place and an incline with mu_s > tan(theta) was not held. The sweeps cost
-//   a few more evaluations of at most 4 points and converge the manifold within the substep; pairs
-//   still meet one another only once per pass, as in [M20]. Static friction accumulates the
-//   tangential multiplier as a vector, so sweeps whose slips point different ways do not use up
-//   the cone.
+// - Static friction ([M20] sec. 3.5): a contact's anchor is a pair of material points, A's and
+//   the point of B that coincided with it at the substep's start; the tangential part dp_t of their
+//   offset (at first [M20]'s relative motion in the substep, (p_A - p_A^n) - (p_B - p_B^n)) is undone
+//   as a positional correction when the accumulated tangential multiplier stays within mu_s lambda_n;
+//   otherwise the contact slides and dynamic friction acts in the velocity pass. A contact that held
+//   keeps its anchor into the next substep, and the next step (State::bodyContactAnchors), when the
+//   new contact's point on A lies within kAnchorDistance of it (friction anchors, as PhysX's
+//   correlation distance). Why: bodies resting on several others are moved by one pair after
+//   another pair's friction ran, so each substep leaves some slip; measured from the substep's
+//   start, that slip was never undone and accumulated (a box on two boxes crept 1 mm/s, a 10-level
+//   pyramid collapsed). Anchors kept within a step only (the State then held no contacts) left what
+//   a step's last solve had not undone, ~1e-7 m per step (the pyramid crept ~0.1 mm/s); kept in the
+//   State, a resting stack stops (drift below 1e-15 m), and checkpoints save them.
+// - The contacts are solved in kContactPasses Gauss-Seidel passes over all pairs per iteration, each
+//   pass visiting a pair's points (its manifold, contiguous in the list) together: first their
+//   normal corrections, then their static friction, so that each point's friction budget holds what
+//   the manifold pushed. Bodies are coupled through rotations (a correction at a box's corner mostly
+//   turns the box, at a cube's corner 3/4 of w is rotational) and through each other (a box on two
+//   boxes), so a single pass leaves slip and lift behind; passes over all pairs converge the pile,
+//   not only each manifold (16 sweeps per manifold in one pass left a box on two boxes creeping
+//   4.2e-4 m in 5 s, 16 passes 1.2e-5 m, at the same cost). Static friction accumulates the
+//   tangential multiplier as a vector, so passes whose slips point different ways do not use up the
+//   cone.
 // - Velocity pass, after the bodies' velocities, on the contacts that pushed (lambda_n > 0)
 //   ([M20] eqs. 29-34, Alg. 2): with v the relative velocity of the material points and v_n along
 //   the normal, restitution sets v_n to -e v~_n (v~_n before the solve), with e = 0 when
@@ -59,6 +67,23 @@ ContactMaterial combine(const ContactMaterial& a, const ContactMaterial& b) {
   return m;
 }
 
+// How far (m) a contact's material point on A may lie from the last substep's held anchor to keep
+// it: a resting contact stays within a small fraction of it, a rolling one leaves it in a substep or
+// two (at 1 m/s and h = 1/1200 s it moves 0.8 mm), so rolling keeps [M20]'s per-substep friction.
+constexpr double kAnchorDistance = 1e-3;
+
+// The order of the pairs in the contact list: body pairs by (A, B), then body-collider pairs by
+// (body, collider), as collide() makes them.
+bool pairBefore(const State::BodyContactAnchor& p, const BodyContact& q) {
+  const bool pc = p.collider >= 0, qc = q.collider >= 0;
+  if (pc != qc) return qc;
+  if (p.bodyA != q.bodyA) return p.bodyA < q.bodyA;
+  return pc ? p.collider < q.collider : p.bodyB < q.bodyB;
+}
+bool samePair(const State::BodyContactAnchor& p, const BodyContact& q) {
+  return p.bodyA == q.bodyA && p.bodyB == q.bodyB && p.collider == q.collider;
+}
+
 bool overlap(const Vec3& lowerA, const Vec3& upperA, const Vec3& lowerB, const Vec3& upperB) {
   return (lowerA.array() <= upperB.array()).all() && (lowerB.array() <= upperA.array()).all();
 }
@@ -82,6 +107,29 @@ Vec3 pointVelocity(const BodySide& s, const State& state, BodyIndex body, const 
   const Vec3 before = s.xPrev + s.qPrev * (s.q.conjugate() * r);
   return (s.x + r - before) / h;
 }
+
+// A side of a contact during one visit of its manifold: its world inverse inertia is formed once per
+// visit (the visit turns a body by micro-radians, so the frozen matrix is exact to that order) and
+// the generalised inverse mass and corrections of [M20] eqs. 2-9 use it, instead of two quaternion
+// rotations per evaluation (the position solve's cost, ~70% of a pile's step, is mostly these).
+struct ContactSide {
+  BodySide body;
+  Mat3 inverseInertia = Mat3::Zero();  // 1/(kg m^2), world axes
+
+  explicit ContactSide(const BodySide& side) : body(side), inverseInertia(side.inverseInertiaWorld()) {}
+  // [M20] eq. 2: w = 1/m + (r x n)^T I^-1 (r x n).
+  double weight(const Vec3& r, const Vec3& n) const {
+    if (!body.movable) return 0.0;
+    const Vec3 rn = r.cross(n);
+    return body.inverseMass + rn.dot(inverseInertia * rn);
+  }
+  // [M20] eqs. 6-9: the positional correction p applied at offset r.
+  void apply(const Vec3& r, const Vec3& p) {
+    if (!body.movable) return;
+    body.x += body.inverseMass * p;
+    body.turn(inverseInertia * r.cross(p));
+  }
+};
 
 // Applies the impulse p (kg m/s) at world offset r to a dynamic body's velocities.
 void applyImpulse(const BodySide& s, State& state, BodyIndex body, const Vec3& r, const Vec3& p) {
@@ -117,7 +165,10 @@ void BodyContacts::prepare(const Model& model) {
   pairs_.reserve(pairs);
   contacts_.clear();
   contacts_.reserve(kMaxManifoldPoints * pairs);
+  anchors_.clear();
+  anchors_.reserve(contacts_.capacity());
   dynamicImpulse_.reserve(contacts_.capacity());
+  manifolds_.reserve(pairs + 1);
 }
 
 bool BodyContacts::jointed(BodyIndex a, BodyIndex b) const {
@@ -128,6 +179,7 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, c
                            double substepStart, double substepEnd) {
   pairs_.clear();
   contacts_.clear();
+  anchors_.clear();
   if (!active_) return;
   const double margin = settings.contactMargin;
   const std::size_t bodies = model.bodyCount();
@@ -169,6 +221,7 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, c
   // Narrow phase per candidate pair; each manifold point becomes a contact.
   const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
   ContactManifold manifold;
+  std::size_t cursor = 0;  // into state.bodyContactAnchors, which has the contacts' pair order
   for (const Pair& pair : pairs_) {
     const RigidBody& bodyA = model.bodies[pair.a];
     const BodySide a = BodySide::load(model, state, pair.a);
@@ -208,69 +261,94 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, c
       const BodyIndex sideB = pair.collider ? kWorldBody : pair.b;
       const Vec3 relative = pointVelocity(a, state, pair.a, rA, h) - pointVelocity(b, state, sideB, rB, h);
       k.normalVelocity = -k.normal.dot(relative);
+      // Static friction's anchor: kept from the last substep where the contact held at the same
+      // place; else A's material point and the point of B that coincided with it at the substep's
+      // start, so that their offset is [M20]'s relative motion in the substep (sec. 3.5).
+      Anchor anchor;
+      if (const State::BodyContactAnchor* held = heldAnchor(state.bodyContactAnchors, k, cursor)) {
+        anchor.a = held->a;
+        anchor.b = held->b;
+      } else {
+        anchor.a = k.localA;
+        anchor.b = b.qPrev.conjugate() * (a.xPrev + a.qPrev * k.localA - b.xPrev);
+      }
       contacts_.push_back(k);
+      anchors_.push_back(anchor);
     }
   }
   dynamicImpulse_.resize(contacts_.size());
+  manifolds_.clear();
+  for (std::size_t begin = 0; begin < contacts_.size(); begin = manifoldEnd(begin)) manifolds_.push_back(begin);
+  manifolds_.push_back(contacts_.size());
 }
 
 void BodyContacts::project(const Model& model, const SolveContext& ctx, State& state) {
   const ConstraintParameters hard{};  // alpha = 0, stiffness 1: contacts are hard in both modes
-  for (std::size_t begin = 0; begin < contacts_.size();) {
-    const std::size_t end = manifoldEnd(begin);
-    const BodyContact& first = contacts_[begin];
-    BodySide a = BodySide::load(model, state, first.bodyA);
-    BodySide b = first.collider >= 0
-                     ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
-                     : BodySide::load(model, state, first.bodyB);
-    for (int sweep = 0; sweep < kManifoldSweeps; ++sweep) {
+  for (int pass = 0; pass < kContactPasses; ++pass)
+    for (std::size_t m = 0; m + 1 < manifolds_.size(); ++m) {
+      const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
+      const BodyContact& first = contacts_[begin];
+      ContactSide sideA(BodySide::load(model, state, first.bodyA));
+      ContactSide sideB(first.collider >= 0
+                            ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
+                            : BodySide::load(model, state, first.bodyB));
+      const BodySide &a = sideA.body, &b = sideB.body;
       for (std::size_t j = begin; j < end; ++j) {
         BodyContact& k = contacts_[j];
         const Vec3& n = k.normal;
         const Vec3 rA = a.q * k.localA, rB = b.q * k.localB;
         // [M20] sec. 3.5: the penetration along the frozen normal; C >= 0 grows when A moves along -n.
         const double C = (b.x + rB - a.x - rA).dot(n) + k.allowance;
-        solvePositional(a, b, rA, rB, -n, C, 0.0, hard, k.lambda, true, ctx);
+        const double w = sideA.weight(rA, n) + sideB.weight(rB, n);
+        const double deltaLambda = bodyMultiplier(C, w, 0.0, hard, k.lambda, true, ctx);
+        if (deltaLambda == 0.0) continue;
+        sideA.apply(rA, -deltaLambda * n);
+        sideB.apply(rB, deltaLambda * n);
       }
       for (std::size_t j = begin; j < end; ++j) {
         BodyContact& k = contacts_[j];
+        Anchor& anchor = anchors_[j];
+        anchor.held = false;
         if (!(k.lambda > 0.0) || !(k.material.staticFriction > 0.0)) continue;
-        // [M20] sec. 3.5: the tangential part of the material points' relative motion in the
-        // substep is undone while the friction multiplier stays within mu_s lambda_n.
+        // [M20] sec. 3.5: the tangential offset of the anchor's material points (their relative
+        // motion in the substep, or since the contact began to hold) is undone while the friction
+        // multiplier stays within mu_s lambda_n.
         const Vec3& n = k.normal;
-        const Vec3 rA = a.q * k.localA, rB = b.q * k.localB;
-        const Vec3 motion = (a.x + rA - (a.xPrev + a.qPrev * k.localA)) - (b.x + rB - (b.xPrev + b.qPrev * k.localB));
-        const Vec3 tangential = motion - n.dot(motion) * n;
+        const Vec3 rA = a.q * anchor.a, rB = b.q * anchor.b;
+        const Vec3 offset = (a.x + rA) - (b.x + rB);
+        const Vec3 tangential = offset - n.dot(offset) * n;
         const double length = tangential.norm();
-        if (!(length > 0.0)) continue;
+        if (!(length > 0.0)) {
+          anchor.held = true;
+          continue;
+        }
         const Vec3 t = tangential / length;
-        const double w = a.positionalWeight(rA, t) + b.positionalWeight(rB, t);
+        const double w = sideA.weight(rA, t) + sideB.weight(rB, t);
         if (!(w > 0.0)) continue;
         const Vec3 deltaLambda = -(length / w) * t;
         const Vec3 total = k.friction + deltaLambda;
         if (total.norm() > k.material.staticFriction * k.lambda) continue;  // outside the cone: it slides
+        anchor.held = true;
         k.friction = total;
-        a.applyPositional(rA, deltaLambda);
-        b.applyPositional(rB, -deltaLambda);
+        sideA.apply(rA, deltaLambda);
+        sideB.apply(rB, -deltaLambda);
       }
+      a.store(state, first.bodyA);
+      if (first.collider < 0) b.store(state, first.bodyB);
     }
-    a.store(state, first.bodyA);
-    if (first.collider < 0) b.store(state, first.bodyB);
-    begin = end;
-  }
 }
 
 void BodyContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) {
   const double restingSpeed = 2.0 * settings.gravity.norm() * h;  // m/s, below it e = 0 ([M20] eq. 34)
-  for (std::size_t begin = 0; begin < contacts_.size();) {
-    const std::size_t end = manifoldEnd(begin);
-    const BodyContact& first = contacts_[begin];
-    const BodySide a = BodySide::load(model, state, first.bodyA);
-    const BodySide b = first.collider >= 0
-                           ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
-                           : BodySide::load(model, state, first.bodyB);
-    for (std::size_t j = begin; j < end; ++j) dynamicImpulse_[j].setZero();
-    for (int sweep = 0; sweep < kManifoldSweeps; ++sweep)
+  std::fill(dynamicImpulse_.begin(), dynamicImpulse_.end(), Vec3::Zero());
+  for (int pass = 0; pass < kVelocityPasses; ++pass)
+    for (std::size_t m = 0; m + 1 < manifolds_.size(); ++m) {
+      const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
+      const BodyContact& first = contacts_[begin];
+      const BodySide a = BodySide::load(model, state, first.bodyA);
+      const BodySide b = first.collider >= 0
+                             ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
+                             : BodySide::load(model, state, first.bodyB);
       for (std::size_t j = begin; j < end; ++j) {
         const BodyContact& k = contacts_[j];
         if (!(k.lambda > 0.0)) continue;
@@ -308,8 +386,27 @@ void BodyContacts::velocityPass(const Model& model, const SolverSettings& settin
         applyImpulse(a, state, k.bodyA, rA, impulse);
         applyImpulse(b, state, k.bodyB, rB, -impulse);
       }
-    begin = end;
+    }
+  // The anchors that held, in contact order, for the next substep (and step: they are State).
+  std::vector<State::BodyContactAnchor>& held = state.bodyContactAnchors;
+  if (held.capacity() < contacts_.capacity()) held.reserve(contacts_.capacity());  // once, not per step
+  held.clear();
+  for (std::size_t j = 0; j < contacts_.size(); ++j)
+    if (anchors_[j].held)
+      held.push_back({contacts_[j].bodyA, contacts_[j].bodyB, contacts_[j].collider, anchors_[j].a, anchors_[j].b});
+}
+
+const State::BodyContactAnchor* BodyContacts::heldAnchor(const std::vector<State::BodyContactAnchor>& held,
+                                                         const BodyContact& k, std::size_t& cursor) {
+  while (cursor < held.size() && pairBefore(held[cursor], k)) ++cursor;
+  const State::BodyContactAnchor* best = nullptr;
+  double nearest = kAnchorDistance * kAnchorDistance;
+  for (std::size_t j = cursor; j < held.size() && samePair(held[j], k); ++j) {
+    const State::BodyContactAnchor& anchor = held[j];
+    const double distance = (anchor.a - k.localA).squaredNorm();
+    if (distance < nearest) nearest = distance, best = &anchor;
   }
+  return best;
 }
 
 std::size_t BodyContacts::manifoldEnd(std::size_t begin) const {

@@ -15,12 +15,16 @@
 
 namespace pliant::detail {
 
-// Gauss-Seidel sweeps over one manifold's points per pass (position solve and velocity pass): a
-// body's points are coupled through its rotation, so one sweep of single-point corrections mostly
-// turns the body instead of moving it, and friction leaves most of a slip in place. Measured on a
-// box resting on the ground for 5 s (tests/scenario/rigid_contacts_test.cpp): drift 5e-5 m with 4
-// sweeps, 2e-6 m with 8, below 1e-6 m with 16.
-inline constexpr int kManifoldSweeps = 16;
+// Gauss-Seidel passes over all the bodies' contacts per solver iteration (position solve and
+// velocity pass). Bodies are coupled through their rotations and through each other: a box on two
+// boxes is turned by one pair and slid at the other, so one pass leaves slip behind that static
+// friction only undoes in the next substep. Measured on a box resting on two boxes for 5 s (20
+// substeps of 1/60 s, mu_s 0.6): top box drift 4.2e-4 m with 1 pass of 16 sweeps per manifold,
+// 6.1e-5 m with 8 passes of one, 1.2e-5 m with 16; a single box on the ground rests within 1e-9 m.
+inline constexpr int kContactPasses = 16;
+// The velocity pass's: it only removes velocity (restitution aside), so fewer passes suffice (the
+// drifts above do not change between 2 and 16).
+inline constexpr int kVelocityPasses = 4;
 
 class BodyContacts {
  public:
@@ -32,11 +36,13 @@ class BodyContacts {
   // x, pairs in (body, body) order, then (body, collider)) and the narrow phase of each candidate
   // pair (collideShapes within `contactMargin`). `substepStart` and `substepEnd` (s) place the
   // kinematic colliders.
+  // The static friction anchors that held in the last substep come from State::bodyContactAnchors.
   void collide(const Model& model, const SolverSettings& settings, const State& state, double h, double substepStart,
                double substepEnd);
-  // Stage 5: one Gauss-Seidel pass over the contacts, in their order, on one thread.
+  // Stage 5: kContactPasses Gauss-Seidel passes over the contacts, in their order, on one thread.
   void project(const Model& model, const SolveContext& ctx, State& state);
-  // Stage 7: restitution and dynamic friction as velocity changes, after the bodies' velocities.
+  // Stage 7: restitution and dynamic friction as velocity changes, after the bodies' velocities;
+  // then the anchors of the contacts that held go into State::bodyContactAnchors.
   void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h);
 
   bool active() const { return active_; }
@@ -53,7 +59,20 @@ class BodyContacts {
     ColliderPose now;
     ColliderPose before;
   };
+  // Static friction's anchor of a contact: the material points (in A's and B's frames, as
+  // BodyContact::localA/localB) whose tangential offset the friction undoes, and whether the contact
+  // held (stayed in the cone) in its substep, so that the next substep's contact at the same place
+  // keeps the anchor.
+  struct Anchor {
+    Vec3 a = Vec3::Zero();  // m
+    Vec3 b = Vec3::Zero();  // m
+    bool held = false;
+  };
   bool jointed(BodyIndex a, BodyIndex b) const;
+  // The anchor held in the last substep (`held`, in contact order) by a contact of the same pair
+  // whose point on A lies within kAnchorDistance of `k`'s, or null. `cursor` walks `held` along.
+  static const State::BodyContactAnchor* heldAnchor(const std::vector<State::BodyContactAnchor>& held,
+                                                    const BodyContact& k, std::size_t& cursor);
   // One past the last contact of the manifold (the pair's points, contiguous) that starts at `begin`.
   std::size_t manifoldEnd(std::size_t begin) const;
 
@@ -66,7 +85,9 @@ class BodyContacts {
   std::vector<std::pair<BodyIndex, BodyIndex>> joinedPairs_;  // sorted, (lower, higher)
   std::vector<Pair> pairs_;
   std::vector<BodyContact> contacts_;
-  std::vector<Vec3> dynamicImpulse_;  // kg m/s, per contact: the velocity pass's friction impulse so far
+  std::vector<Anchor> anchors_;         // per contact
+  std::vector<std::size_t> manifolds_;  // where each pair's contacts begin, then contacts_.size()
+  std::vector<Vec3> dynamicImpulse_;    // kg m/s, per contact: the velocity pass's friction impulse so far
 };
 
 }  // namespace pliant::detail
