@@ -100,6 +100,9 @@ Solver::Solver(ModelPtr model, const SolverSettings& settings)
   colliderContacts_->prepare(*model_);
   bodyContacts_->prepare(*model_);
   coupling_->prepare(*model_);
+  // The step's backup copies the held friction anchors: room for as many as there can be contacts,
+  // so that copy never allocates when more contacts hold later in a run.
+  backup_.bodyContactAnchors.reserve(bodyContacts_->contacts().capacity());
 }
 
 Solver::~Solver() = default;
