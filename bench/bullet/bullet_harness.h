@@ -1,35 +1,17 @@
-// What the Bullet side-by-side programs share: reading their integer options, converting Pliant's
-// points to Bullet's, and writing their CSV (to stdout, or atomically to a file).
+// What the Bullet side-by-side programs share: converting Pliant's points to Bullet's, and the
+// option and CSV helpers of bench_options.h.
 #pragma once
 
 #include <LinearMath/btVector3.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-
-#include "pliant/io/output.h"
+#include "../bench_options.h"
 #include "pliant/math.h"
 
 namespace pliant::bench::bullet {
 
 inline btVector3 toBullet(const Vec3& x) { return btVector3(btScalar(x.x()), btScalar(x.y()), btScalar(x.z())); }
 
-// The integer value of `option` in [least, 1e6]; anything else ends the program with exit code 2.
-inline int parseCount(const char* program, const char* option, const char* value, long least) {
-  char* end = nullptr;
-  const long v = value ? std::strtol(value, &end, 10) : 0;
-  if (!value || *end != '\0' || v < least || v > 1000000) {
-    std::fprintf(stderr, "%s: %s expects an integer >= %ld\n", program, option, least);
-    std::exit(2);
-  }
-  return static_cast<int>(v);
-}
-
-// The CSV on stdout when `path` is empty, else into `path` (temporary file, then rename).
-inline void writeCsv(const std::string& path, const std::string& csv) {
-  if (path.empty()) std::fputs(csv.c_str(), stdout);
-  else io::writeFileAtomically(path, csv);
-}
+using bench::parseCount;
+using bench::writeCsv;
 
 }  // namespace pliant::bench::bullet

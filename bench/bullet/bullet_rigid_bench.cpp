@@ -39,6 +39,7 @@ using namespace pliant::bench::bullet;
 
 using pliant::bench::rigid::ChainScene;
 using pliant::bench::rigid::PileScene;
+using pliant::bench::rigid::Row;
 
 // A world and everything it points to, released in the right order.
 struct World {
@@ -79,16 +80,6 @@ struct World {
     }
     return deepest;
   }
-};
-
-struct Row {
-  std::string scene;
-  int bodies = 0;
-  int frames = 0;
-  double msPerFrame = 0.0;
-  double maxPenetration = 0.0;
-  double maxJointError = 0.0;
-  double drift = 0.0;
 };
 
 double stepTimed(World& w) {
@@ -219,15 +210,8 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   if (only.empty() || only == "pile") rows.push_back(runPile(frames, restFrames));
   if (only.empty() || only == "chain") rows.push_back(runChain(frames, restFrames));
-  std::string csv = "scene,engine,bodies,frames,ms_per_frame,max_penetration_m,max_joint_error_m,drift_m\n";
-  for (const Row& r : rows) {
-    char line[256];
-    std::snprintf(line, sizeof line, "%s,bullet,%d,%d,%.4f,%.6g,%.6g,%.6g\n", r.scene.c_str(), r.bodies, r.frames,
-                  r.msPerFrame, r.maxPenetration, r.maxJointError, r.drift);
-    csv += line;
-  }
   try {
-    writeCsv(csvPath, csv);
+    writeCsv(csvPath, pliant::bench::rigid::csvText(rows, "bullet"));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pliant_bullet_rigid_bench: %s\n", e.what());
     return 1;

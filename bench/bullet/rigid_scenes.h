@@ -4,6 +4,9 @@
 #pragma once
 
 #include <array>
+#include <cstdio>
+#include <string>
+#include <vector>
 
 namespace pliant::bench::rigid {
 
@@ -51,5 +54,28 @@ struct ChainScene {
     return {kPivot[0] + (2 * i + 1) * kHalfLength, kPivot[1], kPivot[2]};
   }
 };
+
+// One engine's measurements on one scene: a row of the comparison's CSV.
+struct Row {
+  std::string scene;
+  int bodies = 0;
+  int frames = 0;
+  double msPerFrame = 0.0;      // ms, mean wall time of a frame
+  double maxPenetration = 0.0;  // m
+  double maxJointError = 0.0;   // m
+  double drift = 0.0;           // m
+};
+
+// The CSV text of `rows` measured by `engine`, header first.
+inline std::string csvText(const std::vector<Row>& rows, const char* engine) {
+  std::string csv = "scene,engine,bodies,frames,ms_per_frame,max_penetration_m,max_joint_error_m,drift_m\n";
+  for (const Row& r : rows) {
+    char line[256];
+    std::snprintf(line, sizeof line, "%s,%s,%d,%d,%.4f,%.6g,%.6g,%.6g\n", r.scene.c_str(), engine, r.bodies, r.frames,
+                  r.msPerFrame, r.maxPenetration, r.maxJointError, r.drift);
+    csv += line;
+  }
+  return csv;
+}
 
 }  // namespace pliant::bench::rigid

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "../bench_options.h"
 #include "../bullet/rigid_scenes.h"
 #include "pliant/io/output.h"
 #include "pliant/pliant.h"
@@ -49,28 +50,10 @@ using pliant::Solver;
 using pliant::SolverSettings;
 using pliant::State;
 using pliant::Vec3;
+using pliant::bench::parseCount;
 using pliant::bench::rigid::ChainScene;
 using pliant::bench::rigid::PileScene;
-
-struct Row {
-  std::string scene;
-  int bodies = 0;
-  int frames = 0;
-  double msPerFrame = 0.0;
-  double maxPenetration = 0.0;
-  double maxJointError = 0.0;
-  double drift = 0.0;
-};
-
-int parseCount(const char* option, const char* value, long least) {
-  char* end = nullptr;
-  const long v = value ? std::strtol(value, &end, 10) : 0;
-  if (!value || *end != '\0' || v < least || v > 1000000) {
-    std::fprintf(stderr, "pliant_rigid_bench: %s expects an integer >= %ld\n", option, least);
-    std::exit(2);
-  }
-  return static_cast<int>(v);
-}
+using pliant::bench::rigid::Row;
 
 SolverSettings settings(int substeps, double frameRate, double gravity) {
   SolverSettings s = SolverSettings::smallSteps(substeps, 1.0 / frameRate);
@@ -210,9 +193,10 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (arg == "--frames" && value) frames = parseCount("--frames", value, 1), ++i;
-    else if (arg == "--rest-frames" && value) restFrames = parseCount("--rest-frames", value, 0), ++i;
-    else if (arg == "--substeps" && value) substeps = parseCount("--substeps", value, 1), ++i;
+    if (arg == "--frames" && value) frames = parseCount("pliant_rigid_bench", "--frames", value, 1), ++i;
+    else if (arg == "--rest-frames" && value)
+      restFrames = parseCount("pliant_rigid_bench", "--rest-frames", value, 0), ++i;
+    else if (arg == "--substeps" && value) substeps = parseCount("pliant_rigid_bench", "--substeps", value, 1), ++i;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--scene" && value) only = value, ++i;
     else {
@@ -230,16 +214,8 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   if (only.empty() || only == "pile") rows.push_back(runPile(frames, restFrames, substeps));
   if (only.empty() || only == "chain") rows.push_back(runChain(frames, restFrames, substeps));
-  std::string csv = "scene,engine,bodies,frames,ms_per_frame,max_penetration_m,max_joint_error_m,drift_m\n";
-  for (const Row& r : rows) {
-    char line[256];
-    std::snprintf(line, sizeof line, "%s,pliant,%d,%d,%.4f,%.6g,%.6g,%.6g\n", r.scene.c_str(), r.bodies, r.frames,
-                  r.msPerFrame, r.maxPenetration, r.maxJointError, r.drift);
-    csv += line;
-  }
   try {
-    if (csvPath.empty()) std::fputs(csv.c_str(), stdout);
-    else pliant::io::writeFileAtomically(csvPath, csv);
+    pliant::bench::writeCsv(csvPath, pliant::bench::rigid::csvText(rows, "pliant"));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pliant_rigid_bench: %s\n", e.what());
     return 1;
