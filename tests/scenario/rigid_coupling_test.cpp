@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "body_definitions.h"
 #include "pliant/pliant.h"
 
 namespace pliant {
@@ -12,15 +13,7 @@ namespace {
 
 constexpr double kG = 9.81;
 
-BodyDefinition box(const Vec3& centre, const Vec3& halfExtents, double mass, const std::string& name = "box") {
-  BodyDefinition def;
-  def.name = name;
-  def.shape.kind = BodyShapeKind::Box;
-  def.shape.halfExtents = halfExtents;
-  def.mass = mass;
-  def.pose.position = centre;
-  return def;
-}
+using test::box;
 
 Vec3 linearMomentum(const Model& model, const State& state) {
   Vec3 p = Vec3::Zero();

@@ -11,6 +11,7 @@
 #include <numbers>
 #include <vector>
 
+#include "body_definitions.h"
 #include "pliant/pliant.h"
 
 namespace pliant {
@@ -18,15 +19,7 @@ namespace {
 
 constexpr double kG = 9.81;
 
-BodyDefinition box(const Vec3& centre, const Vec3& halfExtents, double mass, const std::string& name = "box") {
-  BodyDefinition def;
-  def.name = name;
-  def.shape.kind = BodyShapeKind::Box;
-  def.shape.halfExtents = halfExtents;
-  def.mass = mass;
-  def.pose.position = centre;
-  return def;
-}
+using test::box;
 
 JointDefinition joint(JointKind kind, BodyIndex a, BodyIndex b, const Vec3& anchor, const Vec3& axis = Vec3::UnitZ()) {
   JointDefinition def;
