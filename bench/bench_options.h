@@ -1,7 +1,8 @@
 // What the side-by-side benchmark programs share whether or not they link Bullet: reading their
-// integer options and writing their CSV (to stdout, or atomically to a file).
+// numeric options and writing their CSV (to stdout, or atomically to a file).
 #pragma once
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -19,6 +20,17 @@ inline int parseCount(const char* program, const char* option, const char* value
     std::exit(2);
   }
   return static_cast<int>(v);
+}
+
+// The positive, finite number value of `option`; anything else ends the program with exit code 2.
+inline double parsePositive(const char* program, const char* option, const char* value) {
+  char* end = nullptr;
+  const double v = value ? std::strtod(value, &end) : 0.0;
+  if (!value || *end != '\0' || !(v > 0.0) || !std::isfinite(v)) {
+    std::fprintf(stderr, "%s: %s expects a positive number\n", program, option);
+    std::exit(2);
+  }
+  return v;
 }
 
 // The CSV on stdout when `path` is empty, else into `path` (temporary file, then rename).

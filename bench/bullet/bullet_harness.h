@@ -12,6 +12,7 @@ namespace pliant::bench::bullet {
 inline btVector3 toBullet(const Vec3& x) { return btVector3(btScalar(x.x()), btScalar(x.y()), btScalar(x.z())); }
 
 using bench::parseCount;
+using bench::parsePositive;
 using bench::writeCsv;
 
 }  // namespace pliant::bench::bullet
