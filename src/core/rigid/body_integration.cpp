@@ -7,6 +7,19 @@ namespace pliant::detail {
 
 namespace {
 
+// J^-1 r for a 3x3 J by its adjugate (the rows' cross products over the determinant): a few dozen
+// flops inline where a pivoted LU costs a call and its bookkeeping; the gyroscopic Jacobians are
+// close to I (h small), so well conditioned. Falls back on the pivoted LU when the determinant is
+// not clearly away from 0 (relative to the rows' lengths) or not finite.
+Vec3 solve3(const Mat3& jacobian, const Vec3& r) {
+  const Vec3 r0 = jacobian.row(0), r1 = jacobian.row(1), r2 = jacobian.row(2);
+  const Vec3 c0 = r1.cross(r2), c1 = r2.cross(r0), c2 = r0.cross(r1);
+  const double determinant = r0.dot(c0);
+  if (!(determinant * determinant > 1e-24 * r0.squaredNorm() * r1.squaredNorm() * r2.squaredNorm()))
+    return jacobian.partialPivLu().solve(r);
+  return (c0 * r.x() + c1 * r.y() + c2 * r.z()) / determinant;
+}
+
 // omega (body frame) after the gyroscopic term over h, I = diag(inertia).
 Vec3 gyroscopicStep(const Vec3& omega, const Vec3& inertia, const Vec3& inverseInertia, double h,
                     GyroscopicUpdate update) {
@@ -21,7 +34,7 @@ Vec3 gyroscopicStep(const Vec3& omega, const Vec3& inertia, const Vec3& inverseI
     // f(w) = I (w - omega) + h w x I w, one Newton step from w = omega:
     // J = I + h (skew(w) I - skew(I w)), w' = omega - J^-1 h omega x I omega.
     const Mat3 jacobian = Mat3(inertia.asDiagonal()) + h * (skew(omega) * inertia.asDiagonal() - skew(momentum));
-    return omega - jacobian.partialPivLu().solve(h * omega.cross(momentum));
+    return omega - solve3(jacobian, h * omega.cross(momentum));
   }
   // Midpoint: f(w) = I (w - omega) + h m x I m with m = (omega + w) / 2, solved by Newton's method
   // (J = I + h/2 (skew(m) I - skew(I m))). The implicit midpoint rule keeps every quadratic
@@ -33,7 +46,7 @@ Vec3 gyroscopicStep(const Vec3& omega, const Vec3& inertia, const Vec3& inverseI
     const Vec3 midMomentum = inertia.cwiseProduct(mid);
     const Vec3 residual = inertia.cwiseProduct(w - omega) + h * mid.cross(midMomentum);
     const Mat3 jacobian = Mat3(inertia.asDiagonal()) + 0.5 * h * (skew(mid) * inertia.asDiagonal() - skew(midMomentum));
-    const Vec3 step = jacobian.partialPivLu().solve(residual);
+    const Vec3 step = solve3(jacobian, residual);
     w -= step;
     if (!(step.squaredNorm() > 1e-30 * w.squaredNorm())) break;
   }

@@ -138,7 +138,47 @@ inline Vec3 solveAngular(BodySide& a, BodySide& b, const Vec3& n, double C, doub
   return p;
 }
 
-// A joint's anchors held together along P directions (P = 3: together; 2: on a line) and K
+// Solves m x = rhs for a small symmetric positive definite m (its lower triangle given) of fixed
+// size by an LDL^T factorisation without pivoting, loops the compiler unrolls (a joint block:
+// J M^-1 J^T of a full-rank J, plus the compliance on the diagonal). Returns false, x unset, when a
+// pivot is not clearly positive (a block that is singular, or nearly so, or not finite): the
+// caller then falls back on Eigen's pivoted LDLT, which treats zero pivots as it always did.
+template <int N>
+bool solveSymmetricPositive(const double (&m)[N][N], const double (&rhs)[N], double (&x)[N]) {
+  double lower[N][N];  // unit lower factor L (below the diagonal)
+  double pivots[N];
+  double inversePivot[N];
+  for (int j = 0; j < N; ++j) {
+    double pivot = m[j][j];
+    double scaled[N];  // L(j, k) d_k
+    for (int k = 0; k < j; ++k) {
+      scaled[k] = lower[j][k] * pivots[k];
+      pivot -= lower[j][k] * scaled[k];
+    }
+    if (!(pivot > 1e-12 * m[j][j])) return false;
+    pivots[j] = pivot;
+    inversePivot[j] = 1.0 / pivot;
+    for (int i = j + 1; i < N; ++i) {
+      double v = m[i][j];
+      for (int k = 0; k < j; ++k) v -= lower[i][k] * scaled[k];
+      lower[i][j] = v * inversePivot[j];
+    }
+  }
+  double y[N];
+  for (int i = 0; i < N; ++i) {
+    double v = rhs[i];
+    for (int k = 0; k < i; ++k) v -= lower[i][k] * y[k];
+    y[i] = v;
+  }
+  for (int i = N - 1; i >= 0; --i) {
+    double v = y[i] * inversePivot[i];
+    for (int k = i + 1; k < N; ++k) v -= lower[k][i] * x[k];
+    x[i] = v;
+  }
+  return true;
+}
+
+// A joint's anchors held together along P directions (P = 3: together, D = 1; 2: on a line) and K
 // angular rows (K = 0, 2 or 3) solved as one block: the linearised constraint set of the joint
 // projected exactly, instead of one scalar row after the other. Scalar rows along the error's own
 // direction (solvePositional with n = gap/|gap|, [M20] sec. 3.3) move a body's anchor by K_p n,
@@ -150,73 +190,136 @@ inline Vec3 solveAngular(BodySide& a, BodySide& b, const Vec3& n, double C, doub
 // substeps) until the chain fluttered. Angular rows likewise: a scalar turn along theta/|theta|
 // turns a thin bar by I^-1 n, overshooting its twist by the inertia ratio (~300 for a 1 m bar).
 // Rows: the gap d = (x_A + r_A) - (x_B + r_B) along the unit columns of D (`gap` = D^T d), then
-// `angle` (rad) along the unit columns of U, growing when A turns along them. With the effective
-// inverse mass, S = sum over the sides of 1/m - [r]x I^-1 [r]x,
-//   A = sum_s J_s M_s^-1 J_s^T = [ D^T S D                           -D^T sum [r]x I^-1 U ]
-//                                [ (.)^T                              U^T (I_A^-1 + I_B^-1) U ]
-// the XPBD update ([M20] eqs. 4-5 with isotropic compliance, damping as bodyMultiplier) is
+// `angle` (rad) along the unit columns of U, growing when A turns along them. Each side's rows
+// turn it about the columns of G_s = [r_s x D, U] ([M20] eqs. 2 and 11 per row), so with the
+// inverse masses and the principal inverse inertias in the body frame (G_s^b = R_s^T G_s)
+//   A = sum_s J_s M_s^-1 J_s^T = (1/m_A + 1/m_B) [D^T D 0; 0 0] + sum_s G_s^b^T diag(I_s^-1) G_s^b,
+// the same matrix as [D^T S D, -D^T sum [r]x I^-1 U; (.)^T, U^T (I_A^-1 + I_B^-1) U] with the
+// point's inverse mass S = sum 1/m - [r]x I^-1 [r]x, without forming a world inertia. The XPBD
+// update ([M20] eqs. 4-5 with isotropic compliance, damping as bodyMultiplier) is
 //   dlambda = -((1 + gamma) A + alpha~ 1)^-1 (C + alpha~ lambda + gamma rate),
 // applied as the impulse p = D dlambda_D at the anchors and the couple U dlambda_U ([M20] eqs.
-// 6-9, 12-13). `lambda` accumulates over the substep; returns dlambda.
+// 6-9, 12-13): side s turns by +-R_s diag(I_s^-1) G_s^b dlambda. `lambda` accumulates over the
+// substep; returns dlambda. Written on plain fixed-size arrays (lower triangle only): this runs
+// once per joint per pass and Eigen's general small products and pivoted LDLT cost about three
+// times as much here (bench/rigid, hinge-chain-100; docs/performance.md, issue 17).
 template <int P, int K>
 Eigen::Matrix<double, P + K, 1> solveJointBlock(
     BodySide& a, BodySide& b, const Vec3& rA, const Vec3& rB, const Eigen::Matrix<double, 3, P>& D,
     const Eigen::Matrix<double, P, 1>& gap, const Eigen::Matrix<double, 3, K>& U,
     const Eigen::Matrix<double, K, 1>& angle, const Eigen::Matrix<double, P + K, 1>& rate,
     const ConstraintParameters& params, Eigen::Matrix<double, P + K, 1>& lambda, const SolveContext& ctx) {
-  using Vector = Eigen::Matrix<double, P + K, 1>;
-  using Matrix = Eigen::Matrix<double, P + K, P + K>;
-  const auto skew = [](const Vec3& v) {
-    Mat3 s;
-    s << 0.0, -v.z(), v.y(), v.z(), 0.0, -v.x(), -v.y(), v.x(), 0.0;
-    return s;
+  constexpr int N = P + K;
+  using Vector = Eigen::Matrix<double, N, 1>;
+  // One side's rotation R_s and the columns diag(I_s^-1) G_s^b.
+  struct Side {
+    Mat3 rotation = Mat3::Zero();
+    double weighted[N][3] = {};
   };
-  const Mat3 inverseInertiaA = a.inverseInertiaWorld();
-  const Mat3 inverseInertiaB = b.inverseInertiaWorld();
-  const Mat3 skewA = skew(rA);
-  const Mat3 skewB = skew(rB);
+  double effective[N][N] = {};
   const double inverseMass = (a.movable ? a.inverseMass : 0.0) + (b.movable ? b.inverseMass : 0.0);
-  const Mat3 pointInverseMass =
-      inverseMass * Mat3::Identity() - skewA * inverseInertiaA * skewA - skewB * inverseInertiaB * skewB;
-  Matrix effective;
-  effective.template topLeftCorner<P, P>() = D.transpose() * pointInverseMass * D;
-  if constexpr (K > 0) {
-    const Eigen::Matrix<double, P, K> cross =
-        -(D.transpose() * (skewA * inverseInertiaA * U + skewB * inverseInertiaB * U));
-    effective.template topRightCorner<P, K>() = cross;
-    effective.template bottomLeftCorner<K, P>() = cross.transpose();
-    effective.template bottomRightCorner<K, K>() = U.transpose() * (inverseInertiaA + inverseInertiaB) * U;
-  }
-  Vector C;
-  C.template head<P>() = gap;
-  if constexpr (K > 0) C.template tail<K>() = angle;
-  Vector deltaLambda;
+  // P = 3 (anchors together) always comes with D = 1: D^T D = 1, and r x e_i needs no product.
+  for (int i = 0; i < P; ++i)
+    for (int j = 0; j <= i; ++j)
+      effective[i][j] = P == 3 ? (i == j ? inverseMass : 0.0) : inverseMass * D.col(i).dot(D.col(j));
+  const auto load = [&](const BodySide& s, const Vec3& r, Side& side) {
+    side.rotation = s.q.toRotationMatrix();
+    const Mat3& R = side.rotation;
+    double body[N][3];
+    const auto column = [&](int i, const Vec3& g) {
+      for (int c = 0; c < 3; ++c) {
+        body[i][c] = R(0, c) * g.x() + R(1, c) * g.y() + R(2, c) * g.z();
+        side.weighted[i][c] = s.inverseInertia[c] * body[i][c];
+      }
+    };
+    if constexpr (P == 3) {
+      column(0, Vec3(0.0, r.z(), -r.y()));  // r x e_x
+      column(1, Vec3(-r.z(), 0.0, r.x()));  // r x e_y
+      column(2, Vec3(r.y(), -r.x(), 0.0));  // r x e_z
+    } else {
+      for (int i = 0; i < P; ++i) column(i, r.cross(D.col(i)));
+    }
+    if constexpr (K > 0)
+      for (int k = 0; k < K; ++k) column(P + k, U.col(k));
+    for (int i = 0; i < N; ++i)
+      for (int j = 0; j <= i; ++j)
+        effective[i][j] +=
+            body[i][0] * side.weighted[j][0] + body[i][1] * side.weighted[j][1] + body[i][2] * side.weighted[j][2];
+  };
+  Side sideA, sideB;
+  if (a.movable) load(a, rA, sideA);
+  if (b.movable) load(b, rB, sideB);
+  double C[N];
+  for (int i = 0; i < P; ++i) C[i] = gap[i];
+  for (int k = 0; k < K; ++k) C[P + k] = angle[k];
+  double system[N][N];
+  double rhs[N];
+  double trace = 0.0;
   if (ctx.mode == SolverMode::Xpbd) {
     const double alphaTilde = params.compliance * ctx.invH2;
     const double gamma = params.compliance * params.damping * ctx.invH;
-    const Matrix system = (1.0 + gamma) * effective + alphaTilde * Matrix::Identity();
-    if (!(system.trace() > 0.0)) return Vector::Zero();
-    deltaLambda = system.ldlt().solve(-C - alphaTilde * lambda - gamma * rate);
+    for (int i = 0; i < N; ++i) {
+      for (int j = 0; j < i; ++j) system[i][j] = (1.0 + gamma) * effective[i][j];
+      system[i][i] = (1.0 + gamma) * effective[i][i] + alphaTilde;
+      trace += system[i][i];
+      rhs[i] = -C[i] - alphaTilde * lambda[i] - gamma * rate[i];
+    }
   } else {
-    if (!(effective.trace() > 0.0)) return Vector::Zero();
     const double k =
         ctx.stiffnessExponent != 1.0 ? 1.0 - std::pow(1.0 - params.stiffness, ctx.stiffnessExponent) : params.stiffness;
-    deltaLambda = effective.ldlt().solve(-k * C);
+    for (int i = 0; i < N; ++i) {
+      for (int j = 0; j <= i; ++j) system[i][j] = effective[i][j];
+      trace += system[i][i];
+      rhs[i] = -k * C[i];
+    }
+  }
+  if (!(trace > 0.0)) return Vector::Zero();
+  double solution[N];
+  Vector deltaLambda;
+  if (solveSymmetricPositive<N>(system, rhs, solution)) {
+    for (int i = 0; i < N; ++i) deltaLambda[i] = solution[i];
+  } else {
+    Eigen::Matrix<double, N, N> full;
+    Vector right;
+    for (int i = 0; i < N; ++i) {
+      right[i] = rhs[i];
+      for (int j = 0; j <= i; ++j) full(i, j) = full(j, i) = system[i][j];
+    }
+    deltaLambda = full.ldlt().solve(right);
   }
   if (!deltaLambda.allFinite()) return Vector::Zero();
   lambda += deltaLambda;
-  const Vec3 p = D * deltaLambda.template head<P>();
-  Vec3 couple = Vec3::Zero();
-  if constexpr (K > 0) couple = U * deltaLambda.template tail<K>();
+  Vec3 p;
+  if constexpr (P == 3) p = deltaLambda.template head<3>();
+  else p = D * deltaLambda.template head<P>();
+  // The body-frame turn diag(I^-1) G^b dlambda, then into world axes.
+  const auto turnOf = [&](const Side& side) {
+    Vec3 t = Vec3::Zero();
+    for (int i = 0; i < N; ++i)
+      for (int c = 0; c < 3; ++c) t[c] += side.weighted[i][c] * deltaLambda[i];
+    return Vec3(side.rotation * t);
+  };
   if (a.movable) {
     a.x += a.inverseMass * p;
-    a.turn(inverseInertiaA * (rA.cross(p) + couple));
+    a.turn(turnOf(sideA));
   }
   if (b.movable) {
     b.x -= b.inverseMass * p;
-    b.turn(-(inverseInertiaB * (rB.cross(p) + couple)));
+    b.turn(-turnOf(sideB));
   }
   return deltaLambda;
+}
+
+// atan2(s, c) / s for s > 0: the angle per unit sine of an angle given by its sine and cosine
+// (up to a common positive factor). A joint's error angle is small: there, with t = s / c,
+// atan(t) / s = (1 - t^2/3 + t^4/5 - t^6/7 + t^8/9) / c, whose next term (t^10/11 < 1e-20 for
+// t < 0.01) is below double rounding, in a few multiplications instead of a libm atan2 call.
+inline double angleOverSine(double s, double c) {
+  if (c > 0.0 && s < 0.01 * c) {
+    const double t2 = (s / c) * (s / c);
+    return (1.0 - t2 * (1.0 / 3.0 - t2 * (1.0 / 5.0 - t2 * (1.0 / 7.0 - t2 * (1.0 / 9.0))))) / c;
+  }
+  return std::atan2(s, c) / s;
 }
 
 // The rotation vector (rad, world) of the unit quaternion q, the shorter way round.
@@ -224,7 +327,7 @@ inline Vec3 rotationVector(Quat q) {
   if (q.w() < 0.0) q.coeffs() = -q.coeffs();
   const double s = q.vec().norm();
   if (s < 1e-12) return 2.0 * q.vec();
-  return q.vec() * (2.0 * std::atan2(s, q.w()) / s);
+  return q.vec() * (2.0 * angleOverSine(s, q.w()));
 }
 
 }  // namespace pliant::detail

@@ -77,21 +77,27 @@ struct JointSolve {
              const Eigen::Matrix<double, K, 1>& angle) {
     using Vector = Eigen::Matrix<double, P + K, 1>;
     Vector multiplier;
-    multiplier.template head<P>() = D.transpose() * (linearBefore + linear);
+    // P = 3 comes with D = 1 (solveJointBlock): no products with it.
+    const auto along = [&](const Vec3& v) -> Eigen::Matrix<double, P, 1> {
+      if constexpr (P == 3) return v;
+      else return D.transpose() * v;
+    };
+    multiplier.template head<P>() = along(linearBefore + linear);
     if constexpr (K > 0) multiplier.template tail<K>() = U.transpose() * (angularBefore + angular);
+    const Vec3 rB = offsetB();
     Vector rate = Vector::Zero();
     if (damped(joint.params, ctx)) {
       const Vec3 moveA = a.x + rA - (a.xPrev + a.qPrev * (a.q.conjugate() * rA));
-      const Vec3 moveB = b.x + offsetB() - (b.xPrev + b.qPrev * joint.localAnchor[1]);
-      rate.template head<P>() = D.transpose() * (moveA - moveB);
+      const Vec3 moveB = b.x + rB - (b.xPrev + b.qPrev * joint.localAnchor[1]);
+      rate.template head<P>() = along(moveA - moveB);
       if constexpr (K > 0)
         rate.template tail<K>() =
             U.transpose() * (rotationVector(a.q * a.qPrev.conjugate()) - rotationVector(b.q * b.qPrev.conjugate()));
     }
-    const Eigen::Matrix<double, P, 1> gap = D.transpose() * (a.x + rA - b.x - offsetB());
-    const Vector delta =
-        solveJointBlock<P, K>(a, b, rA, offsetB(), D, gap, U, angle, rate, joint.params, multiplier, ctx);
-    linear += D * delta.template head<P>();
+    const Eigen::Matrix<double, P, 1> gap = along(a.x + rA - b.x - rB);
+    const Vector delta = solveJointBlock<P, K>(a, b, rA, rB, D, gap, U, angle, rate, joint.params, multiplier, ctx);
+    if constexpr (P == 3) linear += delta.template head<3>();
+    else linear += D * delta.template head<P>();
     lambda[kPosition] = multiplier.template head<P>().norm();
     if constexpr (K > 0) {
       angular += U * delta.template tail<K>();
@@ -117,30 +123,33 @@ struct JointSolve {
   }
 
   void hinge() {
-    const Vec3 axis = frameA() * Vec3::UnitX();
     const auto angleNow = [&] {
       return signedAngle(frameA() * Vec3::UnitY(), frameB() * Vec3::UnitY(), frameA() * Vec3::UnitX());
     };
     if (joint.drive == JointDrive::Angle) {
-      angularPart(-axis, wrapAngle(angleNow() - joint.driveTarget), joint.driveParams, kDrive, false);
+      angularPart(-(frameA() * Vec3::UnitX()), wrapAngle(angleNow() - joint.driveTarget), joint.driveParams, kDrive,
+                  false);
     } else if (joint.drive == JointDrive::Speed) {
       // The angle should advance by driveTarget h over the substep.
+      const Vec3 axis = frameA() * Vec3::UnitX();
       const Quat prevA = a.qPrev * joint.localFrame[0];
       const Quat prevB = b.qPrev * joint.localFrame[1];
       const double before = signedAngle(prevA * Vec3::UnitY(), prevB * Vec3::UnitY(), prevA * Vec3::UnitX());
       angularPart(-axis, wrapAngle(angleNow() - before) - joint.driveTarget * ctx.h, joint.driveParams, kDrive, false);
     }
-    limitAngle(frameA() * Vec3::UnitX(), angleNow(), joint.lower, joint.upper, kLimit);
+    // limitAngle does nothing without a finite limit: the angle is not worth measuring then.
+    if (joint.lower > -std::numeric_limits<double>::infinity() || joint.upper < std::numeric_limits<double>::infinity())
+      limitAngle(frameA() * Vec3::UnitX(), angleNow(), joint.lower, joint.upper, kLimit);
     // The axes aligned ([M20] sec. 3.3.1: the rotation taking B's axis to A's, c = axisB x axisA,
-    // perpendicular to A's axis): its two components across A's axis, with the anchors.
-    const Quat frame = frameA();
-    const Vec3 axisA = frame * Vec3::UnitX();
-    const Vec3 c = (frameB() * Vec3::UnitX()).cross(axisA);
+    // perpendicular to A's axis): its two components across A's axis, with the anchors. A's frame
+    // as a matrix gives all three of its axes for the price of about one rotated vector.
+    const Mat3 frame = frameA().toRotationMatrix();
+    const Vec3 axisA = frame.col(0);
+    const Vec3 axisB = frameB() * Vec3::UnitX();
+    const Vec3 c = axisB.cross(axisA);
     const double s = c.norm();
-    const Vec3 theta = s > 0.0 ? Vec3(c * (std::atan2(s, axisA.dot(frameB() * Vec3::UnitX())) / s)) : Vec3::Zero();
-    Eigen::Matrix<double, 3, 2> across;
-    across.col(0) = frame * Vec3::UnitY();
-    across.col(1) = frame * Vec3::UnitZ();
+    const Vec3 theta = s > 0.0 ? Vec3(c * angleOverSine(s, axisA.dot(axisB))) : Vec3::Zero();
+    const Eigen::Matrix<double, 3, 2> across = frame.rightCols<2>();
     block<3, 2>(Mat3::Identity(), offsetA(), across, across.transpose() * theta);
   }
 
