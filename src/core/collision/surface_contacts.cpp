@@ -288,6 +288,7 @@ void SurfaceContacts::prepare(const Model& model) {
   }
   s.skipNode.assign(s.triangleTree.nodeCount(), 0);
   s.cones.resize(s.triangleTree.nodeCount());
+  s.skipped.reserve(s.triangleTree.nodeCount());  // no allocation in a step
   s.region.resize(s.particles.size());
   s.vertexBoxes.resize(s.particles.size());
   s.triangleBoxes.resize(s.triangles.size());
