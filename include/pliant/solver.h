@@ -346,6 +346,9 @@ class Solver {
   // last run produced (vertex-triangle plus edge-edge).
   int lastSurfaceBroadPhaseRuns() const;
   std::size_t lastSurfaceCandidateCount() const;
+  // How many collision triangles lie in patches whose pairs within the patch the last run skipped
+  // (normal cones under 90 degrees, see surface_contacts.cpp).
+  std::size_t lastSurfaceSkippedTriangles() const;
 
  private:
   // The stages of one step, in order (the comment at the top of this file): one function each, in

@@ -238,6 +238,7 @@ std::size_t Solver::lastContactCount() const {
 }
 int Solver::lastSurfaceBroadPhaseRuns() const { return surfaceContacts_->broadPhaseRuns(); }
 std::size_t Solver::lastSurfaceCandidateCount() const { return surfaceContacts_->candidateCount(); }
+std::size_t Solver::lastSurfaceSkippedTriangles() const { return surfaceContacts_->skippedTriangles(); }
 
 namespace {
 

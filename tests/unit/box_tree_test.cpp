@@ -1,6 +1,6 @@
 // The box hierarchy's pair search (src/core/collision/box_tree.h) against the brute-force answer:
 // every overlapping pair found, none twice, none that does not overlap, however the search is cut
-// into tasks.
+// into tasks; with subtrees flagged to skip, exactly the pairs within a flagged subtree left out.
 #include "collision/box_tree.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <random>
 #include <set>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -36,17 +37,20 @@ std::vector<Aabb> randomBoxes(std::size_t count, double size, std::uint32_t seed
 using Pairs = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
 
 Pairs found(const BoxTree& a, const BoxTree& b, bool self, std::size_t minTasks, const std::vector<Aabb>& boxesA,
-            const std::vector<Aabb>& boxesB) {
+            const std::vector<Aabb>& boxesB, std::span<const std::uint8_t> skip = {}) {
   std::vector<BoxTree::Task> tasks, scratch;
-  a.pairTasks(b, self, minTasks, tasks, scratch);
-  if (minTasks > 1) {
+  a.pairTasks(b, self, minTasks, tasks, scratch, skip);
+  if (minTasks > 1 && (skip.empty() || !skip[0])) {  // a skipped root leaves nothing to cut
     EXPECT_GE(tasks.size(), std::min<std::size_t>(minTasks, 16));
   }
   Pairs pairs;
   for (const BoxTree::Task& task : tasks)
-    a.pairs(b, self, task, boxesA, boxesB, [&](std::uint32_t i, std::uint32_t j) {
-      pairs.emplace_back(self ? std::min(i, j) : i, self ? std::max(i, j) : j);
-    });
+    a.pairs(
+        b, self, task, boxesA, boxesB,
+        [&](std::uint32_t i, std::uint32_t j) {
+          pairs.emplace_back(self ? std::min(i, j) : i, self ? std::max(i, j) : j);
+        },
+        skip);
   return pairs;
 }
 
@@ -69,6 +73,39 @@ TEST(BoxTree, SelfPairsAreEveryOverlappingPairOnce) {
     EXPECT_EQ(reported, expected.size());
     EXPECT_EQ(pairs, expected) << "tasks " << minTasks;
   }
+}
+
+TEST(BoxTree, SelfPairsLeaveOutExactlyThePairsWithinSkippedSubtrees) {
+  std::vector<Vec3> centres;
+  const std::vector<Aabb> boxes = randomBoxes(700, 0.16, 5, centres);
+  BoxTree tree;
+  tree.build(centres);
+  tree.refit(boxes);
+  // Flag every third node of up to 32 primitives (leaves and inner nodes, nested flags included);
+  // group[i] is the topmost flagged subtree holding primitive i (or none).
+  std::vector<std::uint8_t> skip(tree.nodeCount(), 0);
+  std::vector<std::int64_t> group(boxes.size(), -1);
+  for (std::uint32_t k = 1; k < tree.nodeCount(); k += 3) skip[k] = tree.primitives(k).size() <= 32;
+  for (auto k = static_cast<std::uint32_t>(tree.nodeCount()); k-- > 0;)  // parents after children: the topmost wins
+    if (skip[k])
+      for (std::uint32_t i : tree.primitives(k)) group[i] = static_cast<std::int64_t>(k);
+  Pairs expected;
+  std::size_t within = 0;
+  for (std::uint32_t i = 0; i < boxes.size(); ++i)
+    for (std::uint32_t j = i + 1; j < boxes.size(); ++j) {
+      if (!boxes[i].overlaps(boxes[j])) continue;
+      if (group[i] >= 0 && group[i] == group[j]) ++within;
+      else expected.emplace_back(i, j);
+    }
+  ASSERT_GT(within, 100u);  // the flags leave out something to check
+  ASSERT_GT(expected.size(), 500u);
+  for (std::size_t minTasks : {std::size_t{1}, std::size_t{64}, std::size_t{1000}}) {
+    Pairs pairs = found(tree, tree, true, minTasks, boxes, boxes, skip);
+    std::sort(pairs.begin(), pairs.end());
+    EXPECT_EQ(pairs, expected) << "tasks " << minTasks;
+  }
+  skip[0] = 1;  // the root: nothing
+  EXPECT_TRUE(found(tree, tree, true, 64, boxes, boxes, skip).empty());
 }
 
 TEST(BoxTree, PairsOfTwoTreesAreEveryOverlappingPairOnce) {

@@ -14,7 +14,9 @@
 // both trees at once (pairs of nodes whose boxes overlap), so the work shared by neighbouring
 // primitives is done once, not once per query. The descent is cut into independent tasks (pairs
 // of nodes) that threads can take in any order; a task reports its pairs in a fixed order, but
-// callers that split tasks over threads must order the pairs themselves.
+// callers that split tasks over threads must order the pairs themselves. A self search may be
+// given a flag per node (`skip`): the pairs within a flagged subtree are left out (the subtree
+// with itself is not descended), those between it and the rest are not.
 #pragma once
 
 #include <algorithm>
@@ -67,16 +69,17 @@ class BoxTree {
   // unless the trees are too small: pairs of nodes expanded level by level from the roots.
   // `tasks` receives them; `next` is scratch.
   void pairTasks(const BoxTree& other, bool self, std::size_t minTasks, std::vector<Task>& tasks,
-                 std::vector<Task>& next) const {
+                 std::vector<Task>& next, std::span<const std::uint8_t> skip = {}) const {
     tasks.clear();
     if (nodes_.empty() || other.nodes_.empty()) return;
+    if (self && !skip.empty() && skip[0]) return;
     tasks.push_back({0, 0});
     bool grew = true;
     while (grew && tasks.size() < minTasks) {
       next.clear();
       grew = false;
       for (const Task& t : tasks) {
-        if (expand(other, self, t, next)) grew = true;
+        if (expand(other, self, t, next, skip)) grew = true;
         else next.push_back(t);
       }
       tasks.swap(next);
@@ -88,7 +91,7 @@ class BoxTree {
   // again) overlap.
   template <class Visit>
   void pairs(const BoxTree& other, bool self, Task task, std::span<const Aabb> boxes, std::span<const Aabb> otherBoxes,
-             Visit&& visit) const {
+             Visit&& visit, std::span<const std::uint8_t> skip = {}) const {
     Task stack[kPairStack];
     int top = 0;
     stack[top++] = task;
@@ -96,6 +99,7 @@ class BoxTree {
       const Task t = stack[--top];
       const Node& na = nodes_[t.a];
       if (self && t.a == t.b) {
+        if (!skip.empty() && skip[t.a]) continue;
         if (na.leaf) {
           for (std::uint32_t i = na.first; i < na.first + na.count; ++i)
             for (std::uint32_t j = i + 1; j < na.first + na.count; ++j)
@@ -148,10 +152,20 @@ class BoxTree {
     }
   }
 
+  // The nodes, for callers that keep data per node: depth-first, node k's children are k + 1 and
+  // right(k), a child after its parent; primitives(k) are the primitives under node k.
+  std::size_t nodeCount() const { return nodes_.size(); }
+  bool leaf(std::uint32_t k) const { return nodes_[k].leaf; }
+  std::uint32_t right(std::uint32_t k) const { return nodes_[k].first; }
+  std::span<const std::uint32_t> primitives(std::uint32_t k) const {
+    return std::span<const std::uint32_t>(order_).subspan(nodes_[k].begin, nodes_[k].count);
+  }
+
  private:
   struct Node {
     Aabb box;
     std::uint32_t first = 0;  // leaf: first entry in order_; internal: index of the right child
+    std::uint32_t begin = 0;  // first entry in order_ of the primitives under the node
     std::uint32_t count = 0;  // primitives under the node
     bool leaf = false;
   };
@@ -161,12 +175,13 @@ class BoxTree {
 
   // Appends the children of `t` to `tasks` as pairs pops them; false when `t` is a pair of leaves
   // (or a leaf with itself). Pairs whose boxes do not overlap are dropped.
-  bool expand(const BoxTree& other, bool self, const Task& t, std::vector<Task>& tasks) const {
+  bool expand(const BoxTree& other, bool self, const Task& t, std::vector<Task>& tasks,
+              std::span<const std::uint8_t> skip) const {
     const Node& na = nodes_[t.a];
     if (self && t.a == t.b) {
       if (na.leaf) return false;
-      tasks.push_back({t.a + 1, t.a + 1});
-      tasks.push_back({na.first, na.first});
+      if (skip.empty() || !skip[t.a + 1]) tasks.push_back({t.a + 1, t.a + 1});
+      if (skip.empty() || !skip[na.first]) tasks.push_back({na.first, na.first});
       tasks.push_back({t.a + 1, na.first});
       return true;
     }
@@ -187,6 +202,7 @@ class BoxTree {
   std::uint32_t split(std::span<const Vec3> centres, std::uint32_t begin, std::uint32_t end) {
     const auto index = static_cast<std::uint32_t>(nodes_.size());
     nodes_.emplace_back();
+    nodes_[index].begin = begin;
     if (end - begin <= kLeafSize) {
       nodes_[index].leaf = true;
       nodes_[index].first = begin;

@@ -39,6 +39,24 @@
 //   particle stays in its box, because boxes are convex. Each later substep checks that every
 //   particle's x^n and prediction, shifted by the frame's offset, are still inside its box and runs
 //   the broad phase again (over the rest of the step) if one is not, so skipping it is never a guess.
+// - Patches that cannot touch themselves are skipped (Volino and Magnenat-Thalmann 1994,
+//   "Efficient self-collision detection on smoothly discretized surface animations using
+//   geometrical shape regularity", sec. 3; Provot 1997). The search descends one hierarchy, over the
+//   triangles, against itself; a vertex (edge) is searched from one triangle it belongs to. A node
+//   is skipped, with the pairs among its own triangles, vertices and edges (not those with the rest),
+//   when (a) its triangles form a topological disk in the mesh (edge-connected, no edge in three,
+//   V - E + F = 1; fixed, found once) and (b) some axis has a positive dot product with every
+//   triangle's normal over the whole substep: n(t) of a triangle whose corners move on lines is a
+//   quadratic, and its three Bernstein coefficients must all lie within 75 degrees of the cone's
+//   axis when the node is skipped and within 90 degrees in every later substep that uses these
+//   candidates (checked exactly; a failure runs the broad phase again, like a particle leaving its
+//   box). Such a patch is a height field over the plane normal to the axis at every moment of the
+//   substep, so it cannot pass through itself, provided (c) its boundary, projected on that plane,
+//   does not cross itself: (c) is not checked. For a disk of a cloth that would take an in-plane
+//   distortion that brings two parts of its boundary over each other (a patch coiled like a ramp);
+//   the hierarchy's nodes are compact pieces of the rest layout. What skipping gives up: contacts
+//   between parts of one such patch that come within the thickness without crossing (a crease
+//   folded to nearly 90 degrees on each side).
 // - Friction and the velocity pass are those of the other contacts (friction.h), on the relative
 //   motion sum_k c_k x_k, shared out by c_k w_k / sum_k c_k^2 w_k.
 #include "collision/surface_contacts.h"
@@ -47,6 +65,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <new>
 #include <string>
 
@@ -112,6 +131,14 @@ constexpr std::size_t kParallelQueries = 2048;
 // A slot's bit in the neighbour filters (Fibonacci hashing: slots a mesh row apart land on
 // different bits).
 int filterBit(std::uint32_t slot) { return static_cast<int>((slot * 0x9E3779B97F4A7C15ull) >> 58); }
+
+// No owned vertex (edge) in this place of a triangle's list.
+constexpr std::uint32_t kNone = 0xffffffffu;
+
+// The widest normal cone (half its opening, rad) a search skips a patch under: below 90 degrees
+// (what rules out self-intersection), with room for the cloth to bend further in the next
+// substeps before the patch must be searched again.
+constexpr double kSkipConeAngle = 75.0 * 3.14159265358979323846 / 180.0;
 
 // Below this many candidate pairs the narrow phase runs on one thread.
 constexpr std::size_t kParallelCandidates = 4096;
@@ -190,12 +217,78 @@ void SurfaceContacts::prepare(const Model& model) {
   for (const auto& t : s.triangles)
     centres.push_back((model.initialPosition[t[0]] + model.initialPosition[t[1]] + model.initialPosition[t[2]]) / 3.0);
   s.triangleTree.build(centres);
-  centres.clear();
-  for (ParticleIndex p : s.particles) centres.push_back(model.initialPosition[p]);
-  s.vertexTree.build(centres);
-  centres.clear();
-  for (const auto& e : s.edges) centres.push_back(0.5 * (model.initialPosition[e[0]] + model.initialPosition[e[1]]));
-  s.edgeTree.build(centres);
+  // Owners: the first triangle a slot (edge) belongs to.
+  std::vector<std::array<std::uint32_t, 3>> triangleEdges(s.triangles.size());
+  s.ownedVertices.assign(s.triangles.size(), {kNone, kNone, kNone});
+  s.ownedEdges.assign(s.triangles.size(), {kNone, kNone, kNone});
+  {
+    std::vector<std::uint8_t> vertexOwned(s.particles.size(), 0), edgeOwned(s.edges.size(), 0);
+    for (std::size_t t = 0; t < s.triangles.size(); ++t) {
+      int vertices = 0, edges = 0;
+      for (int k = 0; k < 3; ++k) {
+        const std::uint32_t corner = s.triangleSlots[t][k];
+        if (!vertexOwned[corner]) {
+          vertexOwned[corner] = 1;
+          s.ownedVertices[t][vertices++] = corner;
+        }
+        const ParticleIndex a = s.triangles[t][k], b = s.triangles[t][(k + 1) % 3];
+        const std::array<ParticleIndex, 2> key{std::min(a, b), std::max(a, b)};
+        const auto e =
+            static_cast<std::uint32_t>(std::lower_bound(s.edges.begin(), s.edges.end(), key) - s.edges.begin());
+        triangleEdges[t][k] = e;
+        if (!edgeOwned[e]) {
+          edgeOwned[e] = 1;
+          s.ownedEdges[t][edges++] = e;
+        }
+      }
+    }
+  }
+  // Which nodes' triangles form a topological disk: joined through shared edges, no edge in more
+  // than two of them, and Euler characteristic V - E + F = 1 (a connected surface with boundary
+  // has 1 exactly when it is a disk; pinched vertices lower it). Only those may be skipped.
+  s.diskNode.assign(s.triangleTree.nodeCount(), 0);
+  {
+    std::vector<std::array<std::uint32_t, 2>> edgeUse;  // (edge, local triangle)
+    std::vector<std::uint32_t> vertices, parent;
+    for (std::uint32_t k = 0; k < s.triangleTree.nodeCount(); ++k) {
+      const std::span<const std::uint32_t> tris = s.triangleTree.primitives(k);
+      edgeUse.clear();
+      vertices.clear();
+      parent.resize(tris.size());
+      for (std::uint32_t i = 0; i < tris.size(); ++i) {
+        parent[i] = i;
+        for (int c = 0; c < 3; ++c) {
+          edgeUse.push_back({triangleEdges[tris[i]][c], i});
+          vertices.push_back(s.triangleSlots[tris[i]][c]);
+        }
+      }
+      std::sort(edgeUse.begin(), edgeUse.end());
+      std::sort(vertices.begin(), vertices.end());
+      const auto vertexCount =
+          static_cast<std::int64_t>(std::unique(vertices.begin(), vertices.end()) - vertices.begin());
+      auto root = [&](std::uint32_t i) {
+        while (parent[i] != i) i = parent[i] = parent[parent[i]];
+        return i;
+      };
+      bool manifold = true;
+      std::int64_t edgeCount = 0;
+      for (std::size_t j = 0; j < edgeUse.size();) {
+        std::size_t end = j + 1;
+        while (end < edgeUse.size() && edgeUse[end][0] == edgeUse[j][0]) ++end;
+        if (end - j > 2) manifold = false;
+        if (end - j == 2) parent[root(edgeUse[j][1])] = root(edgeUse[j + 1][1]);
+        ++edgeCount;
+        j = end;
+      }
+      std::size_t components = 0;
+      for (std::uint32_t i = 0; i < tris.size(); ++i) components += root(i) == i;
+      s.diskNode[k] =
+          manifold && components == 1 && vertexCount - edgeCount + static_cast<std::int64_t>(tris.size()) == 1;
+    }
+  }
+  s.skipNode.assign(s.triangleTree.nodeCount(), 0);
+  s.cones.resize(s.triangleTree.nodeCount());
+  s.skipped.reserve(s.triangleTree.nodeCount());  // no allocation in a step
   s.region.resize(s.particles.size());
   s.vertexBoxes.resize(s.particles.size());
   s.triangleBoxes.resize(s.triangles.size());
@@ -212,6 +305,112 @@ void SurfaceContacts::prepare(const Model& model) {
 Vec3 SurfaceContacts::frameOffset(int j) const {
   const double h = s_.frameStep;
   return (j * h) * s_.frameVelocity + (0.5 * h * h * j * (j - 1.0)) * s_.frameAcceleration;
+}
+
+bool SurfaceContacts::patchesHold(const State& state) const {
+  const Scratch& s = s_;
+  const Vec3* x0 = state.previousPosition.data();
+  const Vec3* x1 = state.position.data();
+  for (const Scratch::SkippedPatch& patch : s.skipped) {
+    const Vec3& axis = patch.axis;
+    for (std::uint32_t t : s.triangleTree.primitives(patch.node)) {
+      const auto& tri = s.triangles[t];
+      // The normal n(t) = e1(t) x e2(t), both edges linear in t over the substep, is a quadratic,
+      // (1 - t)^2 N0 + 2 t (1 - t) Nm + t^2 N1 with Nm = (e1(0) x e2(1) + e1(1) x e2(0)) / 2. The
+      // Bernstein weights are not negative, so axis . n(t) > 0 over the whole substep when it is for
+      // N0, Nm and N1; axis . (a x b) = a . (b x axis). Each must clear a relative 1e-12 of the
+      // edges' squared lengths (above |N|), for the rounding.
+      const Vec3 e10 = x0[tri[1]] - x0[tri[0]], e20 = x0[tri[2]] - x0[tri[0]];
+      const Vec3 e11 = x1[tri[1]] - x1[tri[0]], e21 = x1[tri[2]] - x1[tri[0]];
+      const Vec3 c0 = e20.cross(axis), c1 = e21.cross(axis);
+      const double margin = 1e-12 * (e10.squaredNorm() + e20.squaredNorm() + e11.squaredNorm() + e21.squaredNorm());
+      if (!(e10.dot(c0) > margin && e11.dot(c1) > margin && e10.dot(c1) + e11.dot(c0) > 2.0 * margin)) return false;
+    }
+  }
+  return true;
+}
+
+void SurfaceContacts::findPatches(const State& state) {
+  Scratch& s = s_;
+  const Vec3* x0 = state.previousPosition.data();
+  const Vec3* x1 = state.position.data();
+  using Cone = Scratch::Cone;
+  constexpr double kInvalid = std::numeric_limits<double>::infinity();
+  // The smallest cone found holding two cones (both unit axes): its opening spans both.
+  auto merge = [](const Cone& a, const Cone& b) {
+    if (!(a.angle <= kSkipConeAngle) || !(b.angle <= kSkipConeAngle)) return Cone{a.axis, kInvalid};
+    const double between = std::acos(std::clamp(a.axis.dot(b.axis), -1.0, 1.0));
+    if (between + b.angle <= a.angle) return a;
+    if (between + a.angle <= b.angle) return b;
+    const double angle = 0.5 * (between + a.angle + b.angle);
+    if (!(angle <= kSkipConeAngle)) return Cone{a.axis, kInvalid};
+    const double sine = std::sin(between);
+    if (sine < 1e-9) return Cone{a.axis, std::max(a.angle, b.angle) + between + 1e-9};
+    // Turn a's axis towards b's by angle - a.angle, in their plane.
+    const double turn = angle - a.angle;
+    const Vec3 axis = (std::sin(between - turn) * a.axis + std::sin(turn) * b.axis) / sine;
+    const double length = axis.norm();
+    if (!(length > 0.0)) return Cone{a.axis, kInvalid};
+    return Cone{axis / length, angle + 1e-9};  // and a little for the rounding
+  };
+  for (std::size_t k = s.triangleTree.nodeCount(); k-- > 0;) {
+    const auto node = static_cast<std::uint32_t>(k);
+    Cone cone;
+    if (s.triangleTree.leaf(node)) {
+      // A leaf's cone: around the mean of its unit normal coefficients (see patchesHold), as wide as
+      // the farthest of them.
+      std::array<Vec3, 3 * BoxTree::kLeafSize> normals;
+      std::size_t count = 0;
+      Vec3 sum = Vec3::Zero();
+      bool valid = true;
+      for (std::uint32_t t : s.triangleTree.primitives(node)) {
+        const auto& tri = s.triangles[t];
+        const Vec3 e10 = x0[tri[1]] - x0[tri[0]], e20 = x0[tri[2]] - x0[tri[0]];
+        const Vec3 e11 = x1[tri[1]] - x1[tri[0]], e21 = x1[tri[2]] - x1[tri[0]];
+        for (const Vec3& n :
+             {Vec3(e10.cross(e20)), Vec3(0.5 * (e10.cross(e21) + e11.cross(e20))), Vec3(e11.cross(e21))}) {
+          const double length = n.norm();
+          if (!(length > 0.0) || !std::isfinite(length)) valid = false;
+          normals[count] = n / length;
+          sum += normals[count++];
+        }
+      }
+      const double length = sum.norm();
+      if (valid && length > 0.0) {
+        cone.axis = sum / length;
+        double lowest = 1.0;
+        for (std::size_t i = 0; i < count; ++i) lowest = std::min(lowest, cone.axis.dot(normals[i]));
+        cone.angle = std::acos(std::clamp(lowest, -1.0, 1.0)) + 1e-9;
+      } else {
+        cone.angle = kInvalid;
+      }
+    } else {
+      cone = merge(s.cones[node + 1], s.cones[s.triangleTree.right(node)]);
+    }
+    s.cones[k] = cone;
+    s.skipNode[k] = s.diskNode[k] && cone.angle <= kSkipConeAngle;
+  }
+  // The topmost skipped nodes, each checked in the next substeps.
+  s.skipped.clear();
+  if (s.triangleTree.nodeCount() == 0) return;
+  std::uint32_t stack[128];
+  int top = 0;
+  stack[top++] = 0;
+  while (top > 0) {
+    const std::uint32_t node = stack[--top];
+    if (s.skipNode[node]) {
+      s.skipped.push_back({node, s.cones[node].axis});
+    } else if (!s.triangleTree.leaf(node)) {
+      stack[top++] = s.triangleTree.right(node);
+      stack[top++] = node + 1;
+    }
+  }
+}
+
+std::size_t SurfaceContacts::skippedTriangles() const {
+  std::size_t count = 0;
+  for (const Scratch::SkippedPatch& patch : s_.skipped) count += s_.triangleTree.primitives(patch.node).size();
+  return count;
 }
 
 bool SurfaceContacts::parallel() const { return active_ && s_.particles.size() >= kParallelQueries; }
@@ -294,9 +493,9 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     box.inflate(0.5 * reach);
     s.edgeBoxes[e] = box;
   }
-  s.vertexTree.refit(s.vertexBoxes);
   s.triangleTree.refit(s.triangleBoxes);
-  s.edgeTree.refit(s.edgeBoxes);
+  // Patches that cannot touch themselves in this substep (normal cones, see the top) are skipped.
+  findPatches(state);
   const double* w = model.inverseMass.data();
   // Slots a and b are the same or joined by an edge of the mesh. Most pairs asked are not: the
   // filter (a slot's neighbours and itself hashed into 64 bits) answers those without the search.
@@ -305,11 +504,11 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     return a == b || std::binary_search(s.neighbours.begin() + s.neighbourStart[a],
                                         s.neighbours.begin() + s.neighbourStart[a + 1], b);
   };
-  // Both searches descend two hierarchies at once (box_tree.h), cut into tasks that the threads
-  // take in any order, each into its own list; sorting the pairs after gives the same candidates
-  // in the same order for any thread count. The team may be smaller than asked (inside a caller's
-  // parallel region, or OMP_DYNAMIC), so every list is cleared here, not by the thread that would
-  // fill it.
+  // The search descends the triangle hierarchy against itself (box_tree.h), cut into tasks that
+  // the threads take in any order, each into its own list; sorting the pairs after gives the same
+  // candidates in the same order for any thread count. The team may be smaller than asked (inside
+  // a caller's parallel region, or OMP_DYNAMIC), so every list is cleared here, not by the thread
+  // that would fill it.
   const int threads = s.particles.size() >= kParallelQueries ? std::max(teamSize, 1) : 1;
   if (s.threadVertexTriangle.size() < static_cast<std::size_t>(threads)) {
     s.threadVertexTriangle.resize(threads);
@@ -320,10 +519,8 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     s.threadEdgeEdge[t].clear();
   }
   const std::size_t minTasks = threads > 1 ? 32 * static_cast<std::size_t>(threads) : 1;
-  s.vertexTree.pairTasks(s.triangleTree, false, minTasks, s.vertexTriangleTasks, s.taskScratch);
-  s.edgeTree.pairTasks(s.edgeTree, true, minTasks, s.edgeEdgeTasks, s.taskScratch);
-  const auto vertexTasks = static_cast<std::int64_t>(s.vertexTriangleTasks.size());
-  const auto edgeTasks = static_cast<std::int64_t>(s.edgeEdgeTasks.size());
+  s.triangleTree.pairTasks(s.triangleTree, true, minTasks, s.triangleTasks, s.taskScratch, s.skipNode);
+  const auto tasks = static_cast<std::int64_t>(s.triangleTasks.size());
   // Each list stops growing at the bound, and an allocation failure is caught where it happens:
   // no exception may leave a parallel region. The pairs found are counted on, so an overflow is
   // seen alike on any thread count; the substep then gets no candidates and the step is refused.
@@ -344,35 +541,50 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
       }
     };
     // 2. Vertex-triangle candidates: each vertex against the triangles it is neither a corner of
-    //    nor joined to a corner of by an edge.
-#pragma omp for schedule(dynamic, 1) nowait
-    for (std::int64_t k = 0; k < vertexTasks; ++k) {
-      s.vertexTree.pairs(s.triangleTree, false, s.vertexTriangleTasks[k], s.vertexBoxes, s.triangleBoxes,
-                         [&](std::uint32_t i, std::uint32_t t) {
-                           const auto& tri = s.triangles[t];
-                           const auto& corner = s.triangleSlots[t];
-                           if (near(i, corner[0]) || near(i, corner[1]) || near(i, corner[2])) return;
-                           if (w[s.particles[i]] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) return;
-                           ++vertexFound;
-                           keep(vertexTriangle, vertexCap, Scratch::VertexTriangle{i, t});
-                         });
-    }
-    // 3. Edge-edge candidates: each pair of edges, once (a < b), whose ends are neither shared
-    //    nor joined by an edge.
+    //    nor joined to a corner of by an edge, whose boxes overlap.
+    auto vertexAgainst = [&](std::uint32_t owner, std::uint32_t t) {
+      const Aabb& triangleBox = s.triangleBoxes[t];
+      const auto& tri = s.triangles[t];
+      const auto& corner = s.triangleSlots[t];
+      for (std::uint32_t i : s.ownedVertices[owner]) {
+        if (i == kNone) break;
+        if (!s.vertexBoxes[i].overlaps(triangleBox)) continue;
+        if (near(i, corner[0]) || near(i, corner[1]) || near(i, corner[2])) continue;
+        if (w[s.particles[i]] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) continue;
+        ++vertexFound;
+        keep(vertexTriangle, vertexCap, Scratch::VertexTriangle{i, t});
+      }
+    };
+    // A vertex's (edge's) box lies in each of its triangles' boxes, so every pair whose boxes
+    // overlap is reached from a pair of triangles whose boxes overlap: the vertex's (edges')
+    // owners and the triangle. Each pair is reached once, from its owners.
 #pragma omp for schedule(dynamic, 1)
-    for (std::int64_t k = 0; k < edgeTasks; ++k) {
-      s.edgeTree.pairs(s.edgeTree, true, s.edgeEdgeTasks[k], s.edgeBoxes, s.edgeBoxes,
-                       [&](std::uint32_t a, std::uint32_t b) {
-                         const auto& sa = s.edgeSlots[a];
-                         const auto& sb = s.edgeSlots[b];
-                         if (near(sa[0], sb[0]) || near(sa[0], sb[1]) || near(sa[1], sb[0]) || near(sa[1], sb[1]))
-                           return;
-                         const auto& ea = s.edges[a];
-                         const auto& eb = s.edges[b];
-                         if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) return;
-                         ++edgeFound;
-                         keep(edgeEdge, edgeCap, std::array<std::uint32_t, 2>{std::min(a, b), std::max(a, b)});
-                       });
+    for (std::int64_t k = 0; k < tasks; ++k) {
+      s.triangleTree.pairs(
+          s.triangleTree, true, s.triangleTasks[k], s.triangleBoxes, s.triangleBoxes,
+          [&](std::uint32_t ta, std::uint32_t tb) {
+            vertexAgainst(ta, tb);
+            vertexAgainst(tb, ta);
+            // 3. Edge-edge candidates: each pair of edges, once (a < b), whose ends are neither
+            //    shared nor joined by an edge.
+            for (std::uint32_t a : s.ownedEdges[ta]) {
+              if (a == kNone) break;
+              const Aabb& boxA = s.edgeBoxes[a];
+              const auto& sa = s.edgeSlots[a];
+              for (std::uint32_t b : s.ownedEdges[tb]) {
+                if (b == kNone) break;
+                if (!boxA.overlaps(s.edgeBoxes[b])) continue;
+                const auto& sb = s.edgeSlots[b];
+                if (near(sa[0], sb[0]) || near(sa[0], sb[1]) || near(sa[1], sb[0]) || near(sa[1], sb[1])) continue;
+                const auto& ea = s.edges[a];
+                const auto& eb = s.edges[b];
+                if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) continue;
+                ++edgeFound;
+                keep(edgeEdge, edgeCap, std::array<std::uint32_t, 2>{std::min(a, b), std::max(a, b)});
+              }
+            }
+          },
+          s.skipNode);
     }
   }
   if (vertexFound > vertexCap || edgeFound > edgeCap || allocationFailed) {
@@ -417,8 +629,8 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   }
   if (!overflow_.empty()) return;  // an earlier substep overflowed: the step is refused
   // The candidates hold while every particle is inside the box it was given, in the broad phase's
-  // frame at this substep (see the top).
-  bool valid = s.built && h == s.frameStep;
+  // frame at this substep, and every skipped patch's cone holds over this substep (see the top).
+  bool valid = s.built && h == s.frameStep && patchesHold(state);
   const Vec3 frame = valid ? frameOffset(s.frameSubsteps) : Vec3::Zero();
   for (std::size_t i = 0; valid && i < s.particles.size(); ++i) {
     const ParticleIndex p = s.particles[i];

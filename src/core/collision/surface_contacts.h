@@ -41,6 +41,9 @@ class SurfaceContacts {
   // substep then has no surface contacts; the solver refuses the step and restores the state.
   const std::string& overflow() const { return overflow_; }
   std::size_t candidateCount() const { return s_.vertexTriangle.size() + s_.edgeEdge.size(); }
+  // Triangles in patches whose pairs within the patch the current candidates leave out (normal
+  // cones, see surface_contacts.cpp).
+  std::size_t skippedTriangles() const;
   // Whether the broad phase has enough queries to split over threads.
   bool parallel() const;
 
@@ -49,6 +52,10 @@ class SurfaceContacts {
                       int remainingSubsteps, double time, int threads);
   // Where the broad phase's frame is at substep j of its run (m, see surface_contacts.cpp).
   Vec3 frameOffset(int j) const;
+  // Whether every skipped patch's cone still holds over the substep (x^n to the prediction).
+  bool patchesHold(const State& state) const;
+  // The cones of the triangle tree's nodes over the substep, and which nodes to skip.
+  void findPatches(const State& state);
   bool active_ = false;
   std::vector<SurfaceContact> contacts_;
   int broadPhaseRuns_ = 0;  // in the current step
@@ -82,12 +89,28 @@ class SurfaceContacts {
     std::vector<Aabb> substepVertex;
     std::vector<Aabb> substepTriangle;
     std::vector<Aabb> substepEdge;
-    BoxTree vertexTree;  // built on the rest layout, refitted by each broad phase run
-    BoxTree triangleTree;
-    BoxTree edgeTree;
-    std::vector<BoxTree::Task> vertexTriangleTasks;  // the searches cut into pieces for threads
-    std::vector<BoxTree::Task> edgeEdgeTasks;
+    BoxTree triangleTree;                      // built on the rest layout, refitted by each broad phase run
+    std::vector<BoxTree::Task> triangleTasks;  // the search cut into pieces for threads
     std::vector<BoxTree::Task> taskScratch;
+    // Each vertex slot and edge is searched from one triangle it belongs to, its owner: triangle t
+    // owns slots ownedVertices[t] and edges ownedEdges[t] (kNone where it owns fewer than three).
+    std::vector<std::array<std::uint32_t, 3>> ownedVertices;
+    std::vector<std::array<std::uint32_t, 3>> ownedEdges;
+    // Normal cones (see surface_contacts.cpp): per node of triangleTree, whether its triangles
+    // form a topological disk (fixed) and whether the current search skips its pairs within it;
+    // the topmost skipped nodes and their cones' axes, checked in every substep.
+    std::vector<std::uint8_t> diskNode;
+    std::vector<std::uint8_t> skipNode;
+    struct Cone {
+      Vec3 axis = Vec3::Zero();  // unit
+      double angle = 0.0;        // rad, half the opening
+    };
+    std::vector<Cone> cones;  // per node, scratch of the search
+    struct SkippedPatch {
+      std::uint32_t node = 0;
+      Vec3 axis = Vec3::Zero();
+    };
+    std::vector<SkippedPatch> skipped;
     std::vector<std::uint32_t> bucketStart;  // sorting the candidates
     struct VertexTriangle {
       std::uint32_t vertex = 0;    // slot
