@@ -437,7 +437,7 @@ bool Solver::project(StepFrame& f, State& state) {
   const Model& model = *model_;
   detail::ConstraintProjection& constraints = *constraints_;
   if (f.projection == StepFrame::Projection::Traced) std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
-  detail::resetJoints(state);
+  detail::resetJoints(model, state);
   coupling_->reset();
   for (int it = 0; it < settings_.iterations; ++it) {
     f.projections += model.totalConstraintCount();
