@@ -20,9 +20,11 @@
 //   off. A woken island wakes whole, with its timers restarted.
 // - Bodies that the solver cannot watch do not sleep: those attached to particles or jointed to a
 //   kinematic body (always), and those touching particles, kinematic bodies or kinematic colliders
-//   (while they do). A pendulum or a falling or spinning body is never slow for sleepTime at the
-//   defaults (0.05 m/s, 0.05 rad/s, 0.5 s: a pendulum is that slow only near its turning points,
-//   for far less than 0.5 s at any amplitude above ~1 mm).
+//   (while they do). At the defaults (0.05 m/s, 0.05 rad/s, 0.5 s) a falling body, or one spinning
+//   faster than 0.05 rad/s, is never slow for the sleep time; a pendulum only near its turning
+//   points, for 2 asin(0.05 / V) / omega each (peak speed V): a 1 m pendulum swinging 5 cm either
+//   way (V = 0.16 m/s) is slow for 0.2 s, one at 30 degrees for 0.02 s. Swings smaller than ~2 cm
+//   (V below ~0.07 m/s) do sleep.
 #include "rigid/sleeping.h"
 
 #include <algorithm>
