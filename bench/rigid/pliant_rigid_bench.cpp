@@ -11,13 +11,20 @@
 // Output (CSV on stdout or --csv FILE):
 //   scene,engine,bodies,frames,ms_per_frame,max_penetration_m,max_joint_error_m,drift_m
 //   ms_per_frame       mean wall time of Solver::step per frame (steady clock)
-//   max_penetration_m  largest overlap of any body contact at the end of the last frame
+//   max_penetration_m  largest overlap at the end of the last frame: pile, of any two boxes
+//                      (collideShapes over every pair whose bounds meet) or a box and the ground,
+//                      asleep or not; chain, of any body contact of the last substep
 //   max_joint_error_m  chain: largest distance between a hinge's two pivot points over every frame
 //   drift_m            as bullet_rigid_bench.cpp: pile, the largest displacement of a box over the
 //                      last --rest-frames frames; chain, after the swing and 600 frames of damped
 //                      settling, the largest displacement of a link over --rest-frames frames
 //
-// Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--csv FILE] [--scene pile|chain]
+// Solver options: --contact-passes N and --velocity-passes N (SolverSettings::bodyContactPasses,
+// bodyVelocityPasses; 16 and 4 by default), --no-sleep (SolverSettings::sleeping off). The pile's
+// line on stderr gives the settings, the bodies asleep at the end and the mean ms of each second.
+//
+// Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N]
+//                           [--velocity-passes N] [--no-sleep] [--csv FILE] [--scene pile|chain]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -55,10 +62,50 @@ using pliant::bench::rigid::ChainScene;
 using pliant::bench::rigid::PileScene;
 using pliant::bench::rigid::Row;
 
-SolverSettings settings(int substeps, double frameRate, double gravity) {
-  SolverSettings s = SolverSettings::smallSteps(substeps, 1.0 / frameRate);
+// The solver options of the command line.
+struct Options {
+  int substeps = 20;
+  int contactPasses = 16;
+  int velocityPasses = 4;
+  bool sleeping = true;
+};
+
+SolverSettings settings(const Options& o, double frameRate, double gravity) {
+  SolverSettings s = SolverSettings::smallSteps(o.substeps, 1.0 / frameRate);
   s.gravity = Vec3(0.0, -gravity, 0.0);
+  s.bodyContactPasses = o.contactPasses;
+  s.bodyVelocityPasses = o.velocityPasses;
+  s.sleeping = o.sleeping;
   return s;
+}
+
+// The pile's deepest overlap (m) at the state's poses, found geometrically for every pair of boxes
+// and every box on the ground (y = 0), so that sleeping boxes (which have no contacts) count too.
+double pileOverlap(const pliant::Model& model, const State& state) {
+  const std::size_t n = model.bodyCount();
+  std::vector<Vec3> lower(n), upper(n);
+  std::vector<pliant::ColliderPose> pose(n);
+  double deepest = 0.0;
+  for (std::size_t b = 0; b < n; ++b) {
+    pose[b] = model.bodies[b].shapePose(state.bodyPosition[b], state.bodyRotation[b]);
+    pliant::shapeBounds(model.bodies[b].shape, pose[b], 0.0, lower[b], upper[b]);
+    const Vec3& e = model.bodies[b].shape.halfExtents;
+    for (int c = 0; c < 8; ++c) {
+      const Vec3 corner((c & 1 ? 1 : -1) * e.x(), (c & 2 ? 1 : -1) * e.y(), (c & 4 ? 1 : -1) * e.z());
+      deepest = std::max(deepest, -(pose[b].position + pose[b].rotation * corner).y());
+    }
+  }
+  pliant::ContactManifold manifold;
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = a + 1; b < n; ++b) {
+      if (!((lower[a].array() <= upper[b].array()).all() && (lower[b].array() <= upper[a].array()).all())) continue;
+      pliant::collideShapes(model.bodies[a].shape, pose[a], model.bodies[b].shape, pose[b], 0.0, manifold);
+      for (int m = 0; m < manifold.count; ++m) {
+        const pliant::ShapeContactPoint& p = manifold.points[m];
+        deepest = std::max(deepest, -(p.pointB - p.pointA).dot(p.normal));
+      }
+    }
+  return deepest;
 }
 
 // One frame, timed (ms); the run stops when Pliant refuses a step.
@@ -86,7 +133,7 @@ double maxPenetration(const Solver& solver, const State& state) {
   return deepest;
 }
 
-Row runPile(int frames, int restFrames, int substeps) {
+Row runPile(int frames, int restFrames, const Options& options) {
   const ContactMaterial material{PileScene::kFriction, PileScene::kFriction, 0.0};
   ModelBuilder builder;
   builder.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), material));
@@ -103,26 +150,41 @@ Row runPile(int frames, int restFrames, int substeps) {
     builder.addBody(def);
   }
   const ModelPtr model = builder.build();
-  Solver solver(model, settings(substeps, PileScene::kFrameRate, PileScene::kGravity));
+  Solver solver(model, settings(options, PileScene::kFrameRate, PileScene::kGravity));
   State state = State::fromModel(*model);
   Row row;
   row.scene = "box-pile-1000";
   row.bodies = PileScene::kBoxCount;
   row.frames = frames;
-  double total = 0.0;
+  double total = 0.0, second = 0.0;
   std::vector<Vec3> rest;
+  std::string seconds;
   for (int f = 0; f < frames; ++f) {
     if (f == frames - restFrames) rest = state.bodyPosition;
-    total += stepTimed(solver, state);
+    const double ms = stepTimed(solver, state);
+    total += ms;
+    second += ms;
+    if ((f + 1) % static_cast<int>(PileScene::kFrameRate) == 0 || f + 1 == frames) {
+      const int count = f % static_cast<int>(PileScene::kFrameRate) + 1;
+      seconds += " " + std::to_string(static_cast<int>(std::lround(second / count)));
+      second = 0.0;
+    }
   }
   row.msPerFrame = total / frames;
-  row.maxPenetration = maxPenetration(solver, state);
+  row.maxPenetration = pileOverlap(*model, state);
+  const auto asleep = std::count_if(state.bodySleepIsland.begin(), state.bodySleepIsland.end(),
+                                    [](std::int32_t island) { return island >= 0; });
+  std::fprintf(stderr,
+               "pliant_rigid_bench pile: substeps %d, contact passes %d, velocity passes %d, sleeping %s; %ld of %d "
+               "boxes asleep at the end; mean ms per frame in each second:%s\n",
+               options.substeps, options.contactPasses, options.velocityPasses, options.sleeping ? "on" : "off",
+               static_cast<long>(asleep), PileScene::kBoxCount, seconds.c_str());
   for (std::size_t b = 0; b < rest.size(); ++b)
     row.drift = std::max(row.drift, (state.bodyPosition[b] - rest[b]).norm());
   return row;
 }
 
-Row runChain(int frames, int restFrames, int substeps) {
+Row runChain(int frames, int restFrames, const Options& options) {
   const double hx = ChainScene::kHalfLength, hw = ChainScene::kHalfWidth;
   const Vec3 pivot(ChainScene::kPivot[0], ChainScene::kPivot[1], ChainScene::kPivot[2]);
   ModelBuilder builder;
@@ -147,7 +209,7 @@ Row runChain(int frames, int restFrames, int substeps) {
     builder.addJoint(joint);
   }
   const ModelPtr model = builder.build();
-  Solver solver(model, settings(substeps, ChainScene::kFrameRate, ChainScene::kGravity));
+  Solver solver(model, settings(options, ChainScene::kFrameRate, ChainScene::kGravity));
   State state = State::fromModel(*model);
   const auto end = [&](int link, double side) {
     return Vec3(state.bodyPosition[link] + state.bodyRotation[link] * Vec3(side * hx, 0.0, 0.0));
@@ -188,7 +250,8 @@ Row runChain(int frames, int restFrames, int substeps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int frames = 600, restFrames = 60, substeps = 20;
+  int frames = 600, restFrames = 60;
+  Options options;
   std::string csvPath, only;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -196,13 +259,20 @@ int main(int argc, char** argv) {
     if (arg == "--frames" && value) frames = parseCount("pliant_rigid_bench", "--frames", value, 1), ++i;
     else if (arg == "--rest-frames" && value)
       restFrames = parseCount("pliant_rigid_bench", "--rest-frames", value, 0), ++i;
-    else if (arg == "--substeps" && value) substeps = parseCount("pliant_rigid_bench", "--substeps", value, 1), ++i;
+    else if (arg == "--substeps" && value)
+      options.substeps = parseCount("pliant_rigid_bench", "--substeps", value, 1), ++i;
+    else if (arg == "--contact-passes" && value)
+      options.contactPasses = parseCount("pliant_rigid_bench", "--contact-passes", value, 1), ++i;
+    else if (arg == "--velocity-passes" && value)
+      options.velocityPasses = parseCount("pliant_rigid_bench", "--velocity-passes", value, 1), ++i;
+    else if (arg == "--no-sleep") options.sleeping = false;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--scene" && value) only = value, ++i;
     else {
       std::fprintf(stderr,
-                   "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--csv FILE] [--scene "
-                   "pile|chain]\nPliant on issue 17's rigid scenes (bench/bullet/README.md).\n");
+                   "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
+                   "[--velocity-passes N] [--no-sleep] [--csv FILE] [--scene pile|chain]\nPliant on issue 17's rigid "
+                   "scenes (bench/bullet/README.md).\n");
       return arg == "--help" ? 0 : 2;
     }
   }
@@ -212,8 +282,8 @@ int main(int argc, char** argv) {
   }
   pliant::setThreadCount(1);
   std::vector<Row> rows;
-  if (only.empty() || only == "pile") rows.push_back(runPile(frames, restFrames, substeps));
-  if (only.empty() || only == "chain") rows.push_back(runChain(frames, restFrames, substeps));
+  if (only.empty() || only == "pile") rows.push_back(runPile(frames, restFrames, options));
+  if (only.empty() || only == "chain") rows.push_back(runChain(frames, restFrames, options));
   try {
     pliant::bench::writeCsv(csvPath, pliant::bench::rigid::csvText(rows, "pliant"));
   } catch (const std::exception& e) {

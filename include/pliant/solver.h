@@ -148,6 +148,21 @@ struct SolverSettings {
   // most accurate of the four on free bodies, docs/validation.md V16).
   GyroscopicUpdate gyroscopic = GyroscopicUpdate::Midpoint;
   QuaternionUpdate quaternionUpdate = QuaternionUpdate::Exponential;
+  // Gauss-Seidel passes over all the rigid bodies' contacts per iteration in the position solve and
+  // in the velocity pass (src/core/rigid/body_contacts.h: fewer are cheaper and leave more slip and
+  // overlap in piles; docs/performance.md, issue 17, measures the tradeoff). >= 1.
+  int bodyContactPasses = 16;
+  int bodyVelocityPasses = 4;
+  // Sleeping of rigid bodies (src/core/rigid/sleeping.cpp), as Box2D, Bullet and Jolt do: dynamic
+  // bodies linked by contacts or joints form islands; an island all of whose bodies have stayed
+  // below sleepLinearSpeed (m/s, centre of mass) and sleepAngularSpeed (rad/s) for sleepTime (s)
+  // sleeps: its bodies are not predicted, integrated or solved and its contacts are not sought,
+  // until an awake body touches it or its State is changed. Bodies touching particles, kinematic
+  // bodies or moving colliders, or attached to particles, never sleep. false: bodies never sleep.
+  bool sleeping = true;
+  double sleepLinearSpeed = 0.05;   // m/s, >= 0
+  double sleepAngularSpeed = 0.05;  // rad/s, >= 0
+  double sleepTime = 0.5;           // s, > 0
 
   // XPBD with small steps: n substeps of one iteration each (Macklin et al. 2019).
   static SolverSettings smallSteps(int substeps, double timeStep = 1.0 / 60.0);
@@ -277,6 +292,7 @@ class SurfaceContacts;
 class ColliderContacts;
 class BodyContacts;
 class ParticleCoupling;
+class BodySleep;
 struct StepTrace;
 }  // namespace detail
 
@@ -359,7 +375,7 @@ class Solver {
   StepFrame beginStep(State& state, detail::StepTrace* trace);
   bool predict(StepFrame& frame, State& state);                                          // 1
   void updateTargets(StepFrame& frame, State& state);                                    // 2
-  bool collide(StepFrame& frame, const State& state);                                    // 3
+  bool collide(StepFrame& frame, State& state);                                          // 3
   bool project(StepFrame& frame, State& state);                                          // 4 and 5
   void updateVelocities(StepFrame& frame, State& state);                                 // 6 and 7
   void dampObjects(State& state);                                                        // 8
@@ -398,6 +414,7 @@ class Solver {
   std::unique_ptr<detail::ColliderContacts> colliderContacts_;
   std::unique_ptr<detail::BodyContacts> bodyContacts_;
   std::unique_ptr<detail::ParticleCoupling> coupling_;
+  std::unique_ptr<detail::BodySleep> sleep_;  // islands and sleeping of bodies (rigid/sleeping.h)
   friend struct SolverAccess;
 };
 

@@ -42,20 +42,31 @@ struct State {
     Vec3 b = Vec3::Zero();         // m, B's in B's body frame (or the collider's frame)
   };
   std::vector<BodyContactAnchor> bodyContactAnchors;
-  double time = 0.0;         // s
-  double lastSubstep = 0.0;  // s, h of the last substep (for force estimates)
+  // Sleeping (src/core/rigid/sleeping.cpp, SolverSettings::sleeping): per body, how long (s) it has
+  // stayed below the sleep speeds, and the island it sleeps in: -1 while awake, else the lowest body
+  // index of its island. A sleeping body is neither predicted nor solved; setting its velocity or
+  // pose (or an awake body touching its island) wakes the island in the next step.
+  std::vector<double> bodySleepTime;          // s
+  std::vector<std::int32_t> bodySleepIsland;  // -1: awake
+  double time = 0.0;                          // s
+  double lastSubstep = 0.0;                   // s, h of the last substep (for force estimates)
   std::uint64_t stepCount = 0;
 
   // A state at rest at the model's initial positions and velocities, time 0.
   static State fromModel(const Model& model);
   // 64-bit FNV-1a over the bit patterns of position, velocity, external force, attachment
   // targets, lambda, the bodies' poses, velocities and joint multipliers, the body contacts'
-  // anchors, time and stepCount: everything that decides the next step.
+  // anchors, the sleep timers and islands (only when one is set: a state without sleep data hashes
+  // as before), time and stepCount: everything that decides the next step.
   std::uint64_t hash() const;
   // Force (N) and couple (N m) that joint j exerted on its body B in the last substep (lambda / h^2,
   // [M20] sec. 3.3): zero before the first step.
   Vec3 jointForce(std::size_t joint) const;
   Vec3 jointTorque(std::size_t joint) const;
+  // Whether body `body` sleeps (bodySleepIsland >= 0).
+  bool bodyAsleep(std::size_t body) const { return body < bodySleepIsland.size() && bodySleepIsland[body] >= 0; }
+  // Wakes body `body`'s island (nothing for an awake body): its bodies' timers restart.
+  void wakeBody(std::size_t body);
 };
 
 }  // namespace pliant

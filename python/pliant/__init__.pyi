@@ -427,6 +427,9 @@ class State:
     def body_rotations(self) -> FloatArray: ...  # (b, 4) w, x, y, z, a copy
     def joint_forces(self) -> FloatArray: ...  # (j, 3) N
     def joint_torques(self) -> FloatArray: ...  # (j, 3) N m
+    @property
+    def body_asleep(self) -> Any: ...  # (b,) bool, a copy
+    def wake_body(self, body: int) -> None: ...
     def copy(self) -> State: ...
     def __copy__(self) -> State: ...
     def __deepcopy__(self, memo: Any) -> State: ...
@@ -454,6 +457,12 @@ class SolverSettings:
     max_depenetration_velocity: float  # m/s
     parallel_block_size: int
     dynamic_friction_in_velocity_pass: bool
+    body_contact_passes: int
+    body_velocity_passes: int
+    sleeping: bool
+    sleep_linear_speed: float  # m/s
+    sleep_angular_speed: float  # rad/s
+    sleep_time: float  # s
     def __init__(
         self,
         *,
@@ -472,6 +481,12 @@ class SolverSettings:
         max_depenetration_velocity: float = ...,
         parallel_block_size: int = ...,
         dynamic_friction_in_velocity_pass: bool = ...,
+        body_contact_passes: int = ...,
+        body_velocity_passes: int = ...,
+        sleeping: bool = ...,
+        sleep_linear_speed: float = ...,
+        sleep_angular_speed: float = ...,
+        sleep_time: float = ...,
     ) -> None: ...
     @staticmethod
     def pbd(**fields: Any) -> SolverSettings: ...

@@ -86,6 +86,12 @@ void applySettings(SolverSettings& s, const std::string& function, const py::kwa
   }
   if (auto v = kw.take("dynamic_friction_in_velocity_pass"))
     s.dynamicFrictionInVelocityPass = toBool(*v, kw.field("dynamic_friction_in_velocity_pass"));
+  kw.set("body_contact_passes", s.bodyContactPasses, toInt);
+  kw.set("body_velocity_passes", s.bodyVelocityPasses, toInt);
+  kw.set("sleeping", s.sleeping, toBool);
+  kw.set("sleep_linear_speed", s.sleepLinearSpeed, toDouble);
+  kw.set("sleep_angular_speed", s.sleepAngularSpeed, toDouble);
+  kw.set("sleep_time", s.sleepTime, toDouble);
   kw.done();
   s.validate();
 }
@@ -107,6 +113,12 @@ py::dict settingsDict(const SolverSettings& s) {
   d["max_depenetration_velocity"] = s.maxDepenetrationVelocity;
   d["parallel_block_size"] = s.parallelBlockSize;
   d["dynamic_friction_in_velocity_pass"] = s.dynamicFrictionInVelocityPass;
+  d["body_contact_passes"] = s.bodyContactPasses;
+  d["body_velocity_passes"] = s.bodyVelocityPasses;
+  d["sleeping"] = s.sleeping;
+  d["sleep_linear_speed"] = s.sleepLinearSpeed;
+  d["sleep_angular_speed"] = s.sleepAngularSpeed;
+  d["sleep_time"] = s.sleepTime;
   return d;
 }
 
@@ -245,7 +257,10 @@ iteration_independent_stiffness=False (PBD), velocity_damping=0 (1/s), divergenc
 past 10 x (model extent + speed dt + acceleration dt^2) refuses the step), max_strain=100 (a distance
 constraint past 101 x its rest length refuses it), max_displacement_per_step=inf (m; an absolute
 bound as well), check_steps=True, contact_margin=0.005 (m),
-max_depenetration_velocity=3 (m/s), parallel_block_size=512, dynamic_friction_in_velocity_pass=False.
+max_depenetration_velocity=3 (m/s), parallel_block_size=512, dynamic_friction_in_velocity_pass=False,
+body_contact_passes=16, body_velocity_passes=4 (rigid bodies' contact passes), sleeping=True,
+sleep_linear_speed=0.05 (m/s), sleep_angular_speed=0.05 (rad/s), sleep_time=0.5 (s): islands of
+bodies slower than both for sleep_time sleep until touched or their state is set.
 Invalid values raise pliant.Error naming the field.)doc")
       .def(py::init([](py::kwargs kw) {
              SolverSettings s;
@@ -357,6 +372,35 @@ Invalid values raise pliant.Error naming the field.)doc")
             s.dynamicFrictionInVelocityPass = toBool(v, "SolverSettings.dynamic_friction_in_velocity_pass");
           },
           "Dynamic friction in the velocity pass (Mueller et al. 2020, eq. 30) instead of the position solve.")
+      .def_property(
+          "body_contact_passes", [](const SolverSettings& s) { return s.bodyContactPasses; },
+          [](SolverSettings& s, py::object v) { s.bodyContactPasses = toInt(v, "SolverSettings.body_contact_passes"); },
+          "Gauss-Seidel passes over the rigid bodies' contacts per iteration, >= 1.")
+      .def_property(
+          "body_velocity_passes", [](const SolverSettings& s) { return s.bodyVelocityPasses; },
+          [](SolverSettings& s, py::object v) {
+            s.bodyVelocityPasses = toInt(v, "SolverSettings.body_velocity_passes");
+          },
+          "Passes of the rigid bodies' contact velocity pass, >= 1.")
+      .def_property(
+          "sleeping", [](const SolverSettings& s) { return s.sleeping; },
+          [](SolverSettings& s, py::object v) { s.sleeping = toBool(v, "SolverSettings.sleeping"); },
+          "Islands of rigid bodies at rest fall asleep (not stepped until touched).")
+      .def_property(
+          "sleep_linear_speed", [](const SolverSettings& s) { return s.sleepLinearSpeed; },
+          [](SolverSettings& s, py::object v) {
+            s.sleepLinearSpeed = toDouble(v, "SolverSettings.sleep_linear_speed");
+          },
+          "m/s")
+      .def_property(
+          "sleep_angular_speed", [](const SolverSettings& s) { return s.sleepAngularSpeed; },
+          [](SolverSettings& s, py::object v) {
+            s.sleepAngularSpeed = toDouble(v, "SolverSettings.sleep_angular_speed");
+          },
+          "rad/s")
+      .def_property(
+          "sleep_time", [](const SolverSettings& s) { return s.sleepTime; },
+          [](SolverSettings& s, py::object v) { s.sleepTime = toDouble(v, "SolverSettings.sleep_time"); }, "s")
       .def("validate", &SolverSettings::validate, "validate()\n\nRaises pliant.Error naming the first invalid field.")
       .def(
           "copy", [](const SolverSettings& s) { return s; }, "copy() -> SolverSettings")

@@ -117,6 +117,25 @@ Pickling uses the checkpoint bytes, so a state sent to another process steps on 
       .def(
           "joint_torques", [](const State& s) { return jointRows(s, &State::jointTorque); },
           "joint_torques() -> (j, 3) float64 N m, the couple each joint exerted on its body B in the last substep.")
+      .def_property_readonly(
+          "body_asleep",
+          [](const State& s) {
+            py::array_t<bool> out(static_cast<py::ssize_t>(s.bodySleepIsland.size()));
+            auto a = out.mutable_unchecked<1>();
+            for (std::size_t b = 0; b < s.bodySleepIsland.size(); ++b) a(static_cast<py::ssize_t>(b)) = s.bodyAsleep(b);
+            return out;
+          },
+          "(b,) bool, whether each body sleeps (SolverSettings.sleeping); a copy.")
+      .def(
+          "wake_body",
+          [](State& s, std::int64_t body) {
+            if (body < 0 || static_cast<std::size_t>(body) >= s.bodyPosition.size())
+              throw py::index_error("State.wake_body: no body " + std::to_string(body));
+            s.wakeBody(static_cast<std::size_t>(body));
+          },
+          py::arg("body"),
+          "wake_body(body)\n\nWakes the body's island (setting a sleeping body's velocity or position wakes it "
+          "too).")
       .def_readwrite("time", &State::time, "Simulated time (s).")
       .def_readwrite("step_count", &State::stepCount, "Steps taken.")
       .def_readwrite("last_substep", &State::lastSubstep, "h of the last substep (s).")

@@ -26,6 +26,7 @@
 #include "rigid/body_integration.h"
 #include "rigid/joints.h"
 #include "rigid/particle_coupling.h"
+#include "rigid/sleeping.h"
 #include "step_check.h"
 #include "thread_tuner.h"
 #include "validation.h"
@@ -65,6 +66,18 @@ void SolverSettings::validate() const {
   if (!(maxDepenetrationVelocity > 0.0))
     throw Error("solver settings: maxDepenetrationVelocity must be > 0 m/s (infinity: no cap), got " +
                 formatNumber(maxDepenetrationVelocity));
+  if (bodyContactPasses < 1)
+    throw Error("solver settings: bodyContactPasses must be >= 1, got " + std::to_string(bodyContactPasses));
+  if (bodyVelocityPasses < 1)
+    throw Error("solver settings: bodyVelocityPasses must be >= 1, got " + std::to_string(bodyVelocityPasses));
+  if (!std::isfinite(sleepLinearSpeed) || sleepLinearSpeed < 0.0)
+    throw Error("solver settings: sleepLinearSpeed must be a finite number >= 0 m/s, got " +
+                formatNumber(sleepLinearSpeed));
+  if (!std::isfinite(sleepAngularSpeed) || sleepAngularSpeed < 0.0)
+    throw Error("solver settings: sleepAngularSpeed must be a finite number >= 0 rad/s, got " +
+                formatNumber(sleepAngularSpeed));
+  if (!std::isfinite(sleepTime) || !(sleepTime > 0.0))
+    throw Error("solver settings: sleepTime must be a finite number > 0 s, got " + formatNumber(sleepTime));
 }
 
 Solver::Solver(ModelPtr model, const SolverSettings& settings)
@@ -75,7 +88,8 @@ Solver::Solver(ModelPtr model, const SolverSettings& settings)
       surfaceContacts_(std::make_unique<detail::SurfaceContacts>()),
       colliderContacts_(std::make_unique<detail::ColliderContacts>()),
       bodyContacts_(std::make_unique<detail::BodyContacts>()),
-      coupling_(std::make_unique<detail::ParticleCoupling>()) {
+      coupling_(std::make_unique<detail::ParticleCoupling>()),
+      sleep_(std::make_unique<detail::BodySleep>()) {
   if (!model_) throw Error("solver: no model given");
   model_->validate();
   settings.validate();
@@ -100,6 +114,7 @@ Solver::Solver(ModelPtr model, const SolverSettings& settings)
   colliderContacts_->prepare(*model_);
   bodyContacts_->prepare(*model_);
   coupling_->prepare(*model_);
+  sleep_->prepare(*model_);
   // The step's backup copies the held friction anchors: room for as many as there can be contacts,
   // so that copy never allocates when more contacts hold later in a run.
   backup_.bodyContactAnchors.reserve(bodyContacts_->contacts().capacity());
@@ -340,6 +355,7 @@ Solver::StepFrame Solver::beginStep(State& state, detail::StepTrace* trace) {
 void Solver::advance(State& state, detail::StepTrace* trace) {
   StepFrame frame = beginStep(state, trace);
   contactOverflow_.clear();
+  sleep_->wakeChanged(*model_, settings_, state);
   for (frame.substep = 0; frame.substep < settings_.substeps; ++frame.substep) {
     frame.substepStart = frame.stepStart + frame.substep * frame.h;
     frame.substepEnd = frame.stepStart + (frame.substep + 1) * frame.h;
@@ -349,6 +365,8 @@ void Solver::advance(State& state, detail::StepTrace* trace) {
     if (!project(frame, state)) return;  // 4, 5
     updateVelocities(frame, state);      // 6, 7
   }
+  // Islands whose bodies stayed slow fall asleep (rigid/sleeping.cpp), from the last substep's contacts.
+  sleep_->update(*model_, settings_, state, bodyContacts_->contacts(), coupling_->contacts());
   dampObjects(state);          // 8
   if (trace && !trace->found)  // damping that made a particle bad: name it and its object
     for (std::size_t o = 0; o < model_->objects.size() && !trace->found; ++o)
@@ -395,13 +413,16 @@ void Solver::updateTargets(StepFrame& f, State& state) {
 }
 
 // 3. collide: contacts at the predicted positions (their multipliers start at 0).
-bool Solver::collide(StepFrame& f, const State& state) {
+bool Solver::collide(StepFrame& f, State& state) {
   const Model& model = *model_;
   colliderContacts_->collide(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
   particleContacts_->collide(model, settings_, state, f.h);
   surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
-  bodyContacts_->collide(model, settings_, state, f.h, f.substepStart, f.substepEnd);
+  // Particles on bodies first: a sleeping body a particle touches wakes (rigid/sleeping.cpp), and
+  // then has its own contacts found.
   coupling_->collide(model, settings_, state, f.h);
+  for (const ParticleBodyContact& k : coupling_->contacts()) state.wakeBody(k.body);
+  bodyContacts_->collide(model, settings_, state, f.h, f.substepStart, f.substepEnd);
   // More contacts than their bound: the step stops here and is refused (Solver::step).
   if (contactOverflow_.empty()) contactOverflow_ = particleContacts_->overflow();
   if (contactOverflow_.empty()) contactOverflow_ = surfaceContacts_->overflow();
@@ -417,7 +438,7 @@ bool Solver::project(StepFrame& f, State& state) {
   const Model& model = *model_;
   detail::ConstraintProjection& constraints = *constraints_;
   if (f.projection == StepFrame::Projection::Traced) std::fill(state.lambda.begin(), state.lambda.end(), 0.0);
-  detail::resetJoints(state);
+  detail::resetJoints(model, state);
   coupling_->reset();
   for (int it = 0; it < settings_.iterations; ++it) {
     f.projections += model.totalConstraintCount();
@@ -518,7 +539,9 @@ StepResult Solver::step(State& state) {
       state.bodyAngularVelocity.size() != model.bodyCount() || state.bodyPreviousPosition.size() != model.bodyCount() ||
       state.bodyPreviousRotation.size() != model.bodyCount() ||
       state.jointLambda.size() != kJointMultipliers * model.joints.size() ||
-      state.jointLinearImpulse.size() != model.joints.size() || state.jointAngularImpulse.size() != model.joints.size())
+      state.jointLinearImpulse.size() != model.joints.size() ||
+      state.jointAngularImpulse.size() != model.joints.size() || state.bodySleepTime.size() != model.bodyCount() ||
+      state.bodySleepIsland.size() != model.bodyCount())
     throw Error("state does not match the model (create it with State::fromModel)");
   if (planStale_) replan();
   userFunctionError_.clear();
@@ -574,6 +597,8 @@ StepResult Solver::step(State& state) {
   backup_.jointLinearImpulse = state.jointLinearImpulse;
   backup_.jointAngularImpulse = state.jointAngularImpulse;
   backup_.bodyContactAnchors = state.bodyContactAnchors;
+  backup_.bodySleepTime = state.bodySleepTime;
+  backup_.bodySleepIsland = state.bodySleepIsland;
   for (const Vec3& v : state.bodyVelocity) speed2 = std::max(speed2, v.squaredNorm());
   backup_.time = state.time;
   backup_.lastSubstep = state.lastSubstep;

@@ -1,5 +1,6 @@
 #include "pliant/state.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace pliant {
@@ -37,6 +38,8 @@ State State::fromModel(const Model& model) {
   }
   s.bodyPreviousPosition = s.bodyPosition;
   s.bodyPreviousRotation = s.bodyRotation;
+  s.bodySleepTime.assign(bodies, 0.0);
+  s.bodySleepIsland.assign(bodies, -1);
   s.jointLambda.assign(kJointMultipliers * model.joints.size(), 0.0);
   s.jointLinearImpulse.assign(model.joints.size(), Vec3::Zero());
   s.jointAngularImpulse.assign(model.joints.size(), Vec3::Zero());
@@ -84,9 +87,27 @@ std::uint64_t State::hash() const {
     h.bytes(k.a.data(), 3 * sizeof(double));
     h.bytes(k.b.data(), 3 * sizeof(double));
   }
+  // Sleep data only when set, so that states saved before sleeping existed keep their hash.
+  const bool sleepData =
+      std::any_of(bodySleepTime.begin(), bodySleepTime.end(), [](double t) { return t != 0.0; }) ||
+      std::any_of(bodySleepIsland.begin(), bodySleepIsland.end(), [](std::int32_t i) { return i != -1; });
+  if (sleepData) {
+    h.bytes(bodySleepTime.data(), bodySleepTime.size() * sizeof(double));
+    h.bytes(bodySleepIsland.data(), bodySleepIsland.size() * sizeof(std::int32_t));
+  }
   h.bytes(&time, sizeof time);
   h.bytes(&stepCount, sizeof stepCount);
   return h.value;
+}
+
+void State::wakeBody(std::size_t body) {
+  if (!bodyAsleep(body)) return;
+  const std::int32_t island = bodySleepIsland[body];
+  for (std::size_t b = 0; b < bodySleepIsland.size(); ++b)
+    if (bodySleepIsland[b] == island) {
+      bodySleepIsland[b] = -1;
+      bodySleepTime[b] = 0.0;
+    }
 }
 
 Vec3 State::jointForce(std::size_t joint) const {

@@ -28,6 +28,10 @@
 //   88  u64      anchor count K
 // and the payload starts at 96 with the version 2 arrays, then per anchor u64 bodyA, u64 bodyB, i64
 // collider, f64[3] a, f64[3] b.
+// Version 4, written when the state also has sleep data (a body's sleep timer or island set,
+// State::bodySleepTime/bodySleepIsland; without them the older version is written, byte for byte
+// as before, and older files read as states with every body awake): the version 3 header (its
+// anchor count may be 0) and payload, then f64[B] bodySleepTime, i64[B] bodySleepIsland.
 // Doubles are stored as their bit patterns, so a restored state is bit-identical to the saved one.
 //
 // Reading trusts nothing: FNV-1a finds damage, not a crafted file with a recomputed checksum, so
@@ -61,6 +65,7 @@ constexpr char kCheckpointMagic[8] = {'P', 'L', 'I', 'A', 'N', 'T', 'C', 'K'};
 constexpr std::uint32_t kCheckpointVersion = 1;         // particles only
 constexpr std::uint32_t kCheckpointBodiesVersion = 2;   // with bodies and joints
 constexpr std::uint32_t kCheckpointAnchorsVersion = 3;  // and body contact anchors
+constexpr std::uint32_t kCheckpointSleepVersion = 4;    // and bodies' sleep timers and islands
 constexpr std::size_t kCheckpointHeaderSize = 72;
 constexpr std::size_t kCheckpointBodiesHeaderSize = 88;
 constexpr std::size_t kCheckpointAnchorsHeaderSize = 96;
@@ -69,9 +74,10 @@ constexpr std::size_t kChecksumSize = 8;
 constexpr std::uint64_t kBodyDoubles = 20;
 constexpr std::uint64_t kJointDoubles = kJointMultipliers + 6;
 constexpr std::uint64_t kAnchorWords = 9;  // per anchor in a version 3 payload
+constexpr std::uint64_t kSleepWords = 2;   // per body in a version 4 payload
 
 std::size_t headerSize(std::uint32_t version) {
-  if (version == kCheckpointAnchorsVersion) return kCheckpointAnchorsHeaderSize;
+  if (version >= kCheckpointAnchorsVersion) return kCheckpointAnchorsHeaderSize;
   return version == kCheckpointBodiesVersion ? kCheckpointBodiesHeaderSize : kCheckpointHeaderSize;
 }
 
@@ -80,7 +86,7 @@ std::uint64_t checkpointSize(std::uint32_t version, std::uint64_t particles, std
                              std::uint64_t anchors) {
   return headerSize(version) +
          8 * (12 * particles + lambdas + 3 * attachments + kBodyDoubles * bodies + kJointDoubles * joints +
-              kAnchorWords * anchors) +
+              kAnchorWords * anchors + (version >= kCheckpointSleepVersion ? kSleepWords * bodies : 0)) +
          kChecksumSize;
 }
 
@@ -121,7 +127,15 @@ std::string checkpointBytes(const std::string& path, const State& state) {
   const std::size_t lambdas = state.lambda.size();
   const std::size_t attachments = state.attachmentTarget.size();
   const std::size_t anchors = state.bodyContactAnchors.size();
-  const std::uint32_t version = anchors > 0           ? kCheckpointAnchorsVersion
+  const bool sleepData =
+      std::any_of(state.bodySleepTime.begin(), state.bodySleepTime.end(), [](double t) { return t != 0.0; }) ||
+      std::any_of(state.bodySleepIsland.begin(), state.bodySleepIsland.end(), [](std::int32_t i) { return i != -1; });
+  if (sleepData && (state.bodySleepTime.size() != bodies || state.bodySleepIsland.size() != bodies))
+    checkpointError(path, "sleep arrays disagree: " + std::to_string(bodies) + " bodies, " +
+                              std::to_string(state.bodySleepTime.size()) + " sleep timers and " +
+                              std::to_string(state.bodySleepIsland.size()) + " sleep islands; expected equal counts");
+  const std::uint32_t version = sleepData             ? kCheckpointSleepVersion
+                                : anchors > 0         ? kCheckpointAnchorsVersion
                                 : bodies + joints > 0 ? kCheckpointBodiesVersion
                                                       : kCheckpointVersion;
   std::string out(checkpointSize(version, n, lambdas, attachments, bodies, joints, anchors), '\0');
@@ -140,7 +154,7 @@ std::string checkpointBytes(const std::string& path, const State& state) {
     storeLittle64(dst + 72, bodies);
     storeLittle64(dst + 80, joints);
   }
-  if (version == kCheckpointAnchorsVersion) storeLittle64(dst + 88, anchors);
+  if (version >= kCheckpointAnchorsVersion) storeLittle64(dst + 88, anchors);
   dst += headerSize(version);
   auto putDouble = [&dst](double value) {
     storeLittle64(dst, std::bit_cast<std::uint64_t>(value));
@@ -178,6 +192,13 @@ std::string checkpointBytes(const std::string& path, const State& state) {
     for (int c = 0; c < 3; ++c) putDouble(k.a[c]);
     for (int c = 0; c < 3; ++c) putDouble(k.b[c]);
   }
+  if (version == kCheckpointSleepVersion) {
+    for (double t : state.bodySleepTime) putDouble(t);
+    for (std::int32_t island : state.bodySleepIsland) {
+      storeLittle64(dst, static_cast<std::uint64_t>(static_cast<std::int64_t>(island)));
+      dst += 8;
+    }
+  }
   const std::size_t payload = static_cast<std::size_t>(dst - out.data());
   storeLittle64(dst, fnv1a(out.data(), payload));
   return out;
@@ -213,10 +234,9 @@ CheckpointCounts checkCheckpointHeader(const char* header, std::size_t headerByt
     checkpointError(path,
                     "truncated: " + std::to_string(size) + " bytes, expected at least " + std::to_string(kMinimum));
   const std::uint32_t version = loadLittle32(header + 8);
-  if (version != kCheckpointVersion && version != kCheckpointBodiesVersion && version != kCheckpointAnchorsVersion)
+  if (version < kCheckpointVersion || version > kCheckpointSleepVersion)
     checkpointError(path, "format version " + std::to_string(version) + ", expected version " +
-                              std::to_string(kCheckpointVersion) + ", " + std::to_string(kCheckpointBodiesVersion) +
-                              " or " + std::to_string(kCheckpointAnchorsVersion));
+                              std::to_string(kCheckpointVersion) + " to " + std::to_string(kCheckpointSleepVersion));
   if (loadLittle32(header + 12) != 0) checkpointError(path, "unknown flags set in the header; expected 0");
   CheckpointCounts c;
   c.version = version;
@@ -232,12 +252,12 @@ CheckpointCounts checkCheckpointHeader(const char* header, std::size_t headerByt
     c.bodies = loadLittle64(header + 72);
     c.joints = loadLittle64(header + 80);
   }
-  if (version == kCheckpointAnchorsVersion) c.anchors = loadLittle64(header + 88);
+  if (version >= kCheckpointAnchorsVersion) c.anchors = loadLittle64(header + 88);
   c.text = std::to_string(c.particles) + " particles, " + std::to_string(c.lambdas) + " constraint multipliers and " +
            std::to_string(c.attachments) + " attachments";
   if (version != kCheckpointVersion)
     c.text += ", " + std::to_string(c.bodies) + " bodies and " + std::to_string(c.joints) + " joints";
-  if (version == kCheckpointAnchorsVersion) c.text += " (" + std::to_string(c.anchors) + " contact anchors)";
+  if (version >= kCheckpointAnchorsVersion) c.text += " (" + std::to_string(c.anchors) + " contact anchors)";
   if (c.particles > size || c.lambdas > size || c.attachments > size || c.bodies > size || c.joints > size ||
       c.anchors > size)
     checkpointError(path, "header claims " + c.text + ", more than a file of " + std::to_string(size) +
@@ -358,6 +378,16 @@ void checkStateFields(const State& state, const std::string& path, const SolverS
       checkpointError(
           path, "body contact anchor " + std::to_string(i) + " has a non-finite point; expected finite numbers (m)");
   }
+  for (std::size_t i = 0; i < state.bodySleepTime.size(); ++i)
+    if (!std::isfinite(state.bodySleepTime[i]) || state.bodySleepTime[i] < 0.0)
+      checkpointError(path, "body sleep time[" + std::to_string(i) + "] is " + number(state.bodySleepTime[i]) +
+                                " s; expected a finite number >= 0");
+  for (std::size_t i = 0; i < state.bodySleepIsland.size(); ++i) {
+    const std::int32_t island = state.bodySleepIsland[i];
+    if (island < -1 || (island >= 0 && static_cast<std::size_t>(island) >= bodies))
+      checkpointError(path, "body sleep island[" + std::to_string(i) + "] is " + std::to_string(island) +
+                                "; expected -1 (awake) or a body index below " + std::to_string(bodies));
+  }
 }
 
 State decodeState(std::string_view bytes, const std::string& path, const Model* model, const SolverSettings* settings) {
@@ -419,6 +449,17 @@ State decodeState(std::string_view bytes, const std::string& path, const Model* 
     src += 24;
     for (int c = 0; c < 3; ++c) k.a[c] = getDouble();
     for (int c = 0; c < 3; ++c) k.b[c] = getDouble();
+  }
+  // Older versions: every body awake.
+  state.bodySleepTime.assign(bodies, 0.0);
+  state.bodySleepIsland.assign(bodies, -1);
+  if (counts.version == kCheckpointSleepVersion) {
+    for (double& t : state.bodySleepTime) t = getDouble();
+    for (std::int32_t& island : state.bodySleepIsland) {
+      const auto value = static_cast<std::int64_t>(loadLittle64(src));
+      src += 8;
+      island = static_cast<std::int32_t>(std::clamp<std::int64_t>(value, -2, std::numeric_limits<std::int32_t>::max()));
+    }
   }
   // An end-to-end check of the decoding against the hash taken when the state was saved.
   if (state.hash() != loadLittle64(header + 64))

@@ -186,7 +186,8 @@ void SceneLoader::parseSolver(const Node& top) {
   const Node s = r_.child(top, "solver");
   r_.allowOnly(s, {"mode", "time_step", "substeps", "iterations", "gravity", "iteration_independent_stiffness",
                    "velocity_damping", "max_displacement", "divergence_factor", "max_strain", "contact_margin",
-                   "max_depenetration_velocity", "dynamic_friction"});
+                   "max_depenetration_velocity", "dynamic_friction", "body_contact_passes", "body_velocity_passes",
+                   "sleeping", "sleep_linear_speed", "sleep_angular_speed", "sleep_time"});
   SolverSettings& out = scene_.settings;
   bool smallSteps = false;
   if (r_.has(s, "mode")) {
@@ -224,6 +225,14 @@ void SceneLoader::parseSolver(const Node& top) {
   out.contactMargin = r_.number(s, "contact_margin", out.contactMargin, 0.0, 1e6);
   out.maxDepenetrationVelocity = r_.number(s, "max_depenetration_velocity", out.maxDepenetrationVelocity, 0.0,
                                            std::numeric_limits<double>::infinity(), true);
+  if (r_.has(s, "body_contact_passes"))
+    out.bodyContactPasses = static_cast<int>(r_.integer(r_.child(s, "body_contact_passes"), 1, 10000));
+  if (r_.has(s, "body_velocity_passes"))
+    out.bodyVelocityPasses = static_cast<int>(r_.integer(r_.child(s, "body_velocity_passes"), 1, 10000));
+  if (r_.has(s, "sleeping")) out.sleeping = r_.boolean(r_.child(s, "sleeping"));
+  out.sleepLinearSpeed = r_.number(s, "sleep_linear_speed", out.sleepLinearSpeed, 0.0, 1e6);
+  out.sleepAngularSpeed = r_.number(s, "sleep_angular_speed", out.sleepAngularSpeed, 0.0, 1e6);
+  out.sleepTime = r_.number(s, "sleep_time", out.sleepTime, 0.0, 1e6, true);
   if (r_.has(s, "dynamic_friction")) {
     const Node where = r_.child(s, "dynamic_friction");
     const std::string value = r_.string(where);

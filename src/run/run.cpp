@@ -50,10 +50,11 @@ std::string stateCsv(const State& state) {
   return out.str();
 }
 
-// Each body's pose (its centre of mass and body frame -> world quaternion) and velocities.
+// Each body's pose (its centre of mass and body frame -> world quaternion), velocities, and whether
+// it sleeps (1) or not (0, SolverSettings::sleeping).
 std::string bodiesCsv(const Model& model, const State& state) {
   std::ostringstream out;
-  out << std::setprecision(17) << "body,name,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz\n";
+  out << std::setprecision(17) << "body,name,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,asleep\n";
   for (std::size_t b = 0; b < state.bodyPosition.size(); ++b) {
     const Vec3& x = state.bodyPosition[b];
     const Quat& q = state.bodyRotation[b];
@@ -64,7 +65,7 @@ std::string bodiesCsv(const Model& model, const State& state) {
     for (char c : model.bodies[b].name) name += c == '"' ? std::string("\"\"") : std::string(1, c);
     out << b << ",\"" << name << "\"," << x.x() << ',' << x.y() << ',' << x.z() << ',' << q.w() << ',' << q.x() << ','
         << q.y() << ',' << q.z() << ',' << v.x() << ',' << v.y() << ',' << v.z() << ',' << w.x() << ',' << w.y() << ','
-        << w.z() << '\n';
+        << w.z() << ',' << (state.bodyAsleep(b) ? 1 : 0) << '\n';
   }
   return out.str();
 }

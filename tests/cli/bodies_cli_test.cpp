@@ -77,10 +77,11 @@ TEST_F(CliBodies, HingeChainOutputsCarryBodyPartsPosesAndCounts) {
   // final_bodies.csv: a row per body with its pose; the chain has swung down from the horizontal.
   const std::vector<std::string> rows = splitLines(readFile(path("vtk/final_bodies.csv")));
   ASSERT_EQ(rows.size(), 11u);
-  EXPECT_EQ(rows[0], "body,name,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz");
+  EXPECT_EQ(rows[0], "body,name,x,y,z,qw,qx,qy,qz,vx,vy,vz,wx,wy,wz,asleep");
   const std::vector<std::string> tip = splitCells(rows[10]);
-  ASSERT_EQ(tip.size(), 15u);
+  ASSERT_EQ(tip.size(), 16u);
   EXPECT_EQ(tip[1], "\"link_9\"");
+  EXPECT_EQ(tip[15], "0");                   // a swinging chain never sleeps
   EXPECT_LT(std::stod(tip[3]), 2.0 - 0.05);  // y fell
   const double qw = std::stod(tip[5]), qx = std::stod(tip[6]), qy = std::stod(tip[7]), qz = std::stod(tip[8]);
   EXPECT_NEAR(qw * qw + qx * qx + qy * qy + qz * qz, 1.0, 1e-9);

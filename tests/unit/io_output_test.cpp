@@ -823,9 +823,9 @@ TEST_F(CheckpointErrorTest, WrongMagicOrVersion) {
   EXPECT_TRUE(contains(readError(bytes), "PLIANTCK"));
   EXPECT_TRUE(contains(readError("hello"), "PLIANTCK"));
   bytes = good_;
-  bytes[8] = 4;  // 1: particles only, 2: with bodies and joints, 3: and body contact anchors
+  bytes[8] = 5;  // 1: particles only, 2: with bodies and joints, 3: and body contact anchors, 4: and sleep data
   const std::string message = readError(bytes);
-  EXPECT_TRUE(contains(message, "version 4") && contains(message, "expected version 1, 2 or 3")) << message;
+  EXPECT_TRUE(contains(message, "version 5") && contains(message, "expected version 1 to 4")) << message;
 }
 
 TEST_F(CheckpointErrorTest, TruncatedOrExtendedFile) {

@@ -202,6 +202,40 @@ TEST(StepAllocation, BodyContactsAllocateNothing) {
   EXPECT_GE(solver.lastBodyContacts().size(), 16u);
 }
 
+// Sleeping (rigid/sleeping.h) too: a stack of three boxes falls asleep after 0.5 s, a box dropped
+// from 3 m wakes it at 0.75 s (the islands, the wake-up and the contacts found again), and the four
+// fall asleep again.
+TEST(StepAllocation, SleepingAndWakingAllocateNothing) {
+  ModelBuilder b;
+  b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.6, 0.5, 0.0}));
+  for (int k = 0; k < 4; ++k) {
+    BodyDefinition body;
+    body.shape.kind = BodyShapeKind::Box;
+    body.shape.halfExtents = Vec3(0.1, 0.1, 0.1);
+    body.pose.position = Vec3(0.0, k < 3 ? 0.1 + 0.2 * k : 3.0, 0.0);
+    body.material = {0.6, 0.5, 0.0};
+    b.addBody(body);
+  }
+  const ModelPtr model = b.build();
+  Solver solver(model, SolverSettings::smallSteps(8));
+  State state = State::fromModel(*model);
+  ASSERT_TRUE(solver.run(state, 1).ok());
+  allocations = 0;
+  counting = true;
+  bool slept = false, woke = false;
+  for (int frame = 0; frame < 150; ++frame) {
+    const StepResult r = solver.step(state);
+    if (!r.ok()) break;
+    slept = slept || state.bodyAsleep(0);
+    woke = woke || (slept && !state.bodyAsleep(0));
+  }
+  counting = false;
+  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_TRUE(slept);
+  EXPECT_TRUE(woke);
+  EXPECT_TRUE(state.bodyAsleep(3));
+}
+
 // Particles coupled with bodies (rigid/particle_coupling.h) too: a cloth with one corner pinned to
 // a falling box and the rest landing on a sphere body, on one thread and two.
 TEST(StepAllocation, ParticleBodyCouplingAllocatesNothing) {

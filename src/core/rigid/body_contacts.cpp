@@ -27,7 +27,7 @@
 //   pyramid collapsed). Anchors kept within a step only (the State then held no contacts) left what
 //   a step's last solve had not undone, ~1e-7 m per step (the pyramid crept ~0.1 mm/s); kept in the
 //   State, a resting stack stops (drift below 1e-15 m), and checkpoints save them.
-// - The contacts are solved in kContactPasses Gauss-Seidel passes over all pairs per iteration, each
+// - The contacts are solved in SolverSettings::bodyContactPasses Gauss-Seidel passes over all pairs per iteration, each
 //   pass visiting a pair's points (its manifold, contiguous in the list) together: first their
 //   normal corrections, then their static friction, so that each point's friction budget holds what
 //   the manifold pushed. Bodies are coupled through rotations (a correction at a box's corner mostly
@@ -151,6 +151,7 @@ void BodyContacts::prepare(const Model& model) {
   lower_.resize(bodies);
   upper_.resize(bodies);
   order_.resize(bodies);
+  role_.resize(bodies);
   joinedPairs_.clear();
   for (const Joint& j : model.joints)
     if (j.bodies[0] != kWorldBody && j.bodies[1] != kWorldBody)
@@ -175,12 +176,21 @@ bool BodyContacts::jointed(BodyIndex a, BodyIndex b) const {
   return std::binary_search(joinedPairs_.begin(), joinedPairs_.end(), std::make_pair(a, b));
 }
 
-void BodyContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
+void BodyContacts::collide(const Model& model, const SolverSettings& settings, State& state, double h,
                            double substepStart, double substepEnd) {
+  contactPasses_ = settings.bodyContactPasses;
+  // Until no sleeping island is touched: one that is wakes, and the contacts are found again with
+  // its bodies awake (once per island woken, so rarely more than twice).
+  while (!collideOnce(model, settings, state, h, substepStart, substepEnd)) {
+  }
+}
+
+bool BodyContacts::collideOnce(const Model& model, const SolverSettings& settings, State& state, double h,
+                               double substepStart, double substepEnd) {
   pairs_.clear();
   contacts_.clear();
   anchors_.clear();
-  if (!active_) return;
+  if (!active_) return true;
   const double margin = settings.contactMargin;
   const std::size_t bodies = model.bodyCount();
   for (std::uint32_t c = 0; c < model.colliders.size(); ++c) {
@@ -189,10 +199,23 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, c
     f.before = model.colliders[c].kinematic() ? colliderPose(model, c, substepStart) : f.now;
     shapeBounds(colliderShapes_[c], f.now, margin, colliderLower_[c], colliderUpper_[c]);
   }
+  // Nothing awake and nothing that could wake a sleeper (a kinematic body or collider): no pairs.
+  bool anyAwake =
+      std::any_of(model.colliders.begin(), model.colliders.end(), [](const Collider& c) { return c.kinematic(); });
+  for (std::size_t b = 0; b < bodies && !anyAwake; ++b)
+    anyAwake = model.bodies[b].motion == BodyMotion::Kinematic || (model.bodies[b].dynamic() && !state.bodyAsleep(b));
+  if (!anyAwake) {
+    manifolds_.assign(1, 0);
+    return true;
+  }
   for (std::size_t b = 0; b < bodies; ++b) {
     const RigidBody& body = model.bodies[b];
     shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), margin, lower_[b], upper_[b]);
     order_[b] = static_cast<BodyIndex>(b);
+    role_[b] = state.bodyAsleep(b)                    ? Role::Asleep
+               : body.dynamic()                       ? Role::Awake
+               : body.motion == BodyMotion::Kinematic ? Role::Kinematic
+                                                      : Role::Static;
   }
   // Broad phase: sort and sweep along x (ties by index, so the order is the state's alone).
   std::sort(order_.begin(), order_.end(), [&](BodyIndex a, BodyIndex b) {
@@ -203,7 +226,12 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, c
     for (std::size_t k = i + 1; k < bodies; ++k) {
       const BodyIndex b = order_[k];
       if (lower_[b].x() > upper_[a].x()) break;
-      if (!model.bodies[a].dynamic() && !model.bodies[b].dynamic()) continue;
+      // Pairs with an awake dynamic body are solved; a sleeping body's pair with a kinematic body
+      // is only tested, to wake it; the rest (sleeping or static on both sides) costs nothing.
+      const Role ra = role_[a], rb = role_[b];
+      if (ra != Role::Awake && rb != Role::Awake &&
+          !((ra == Role::Kinematic && rb == Role::Asleep) || (ra == Role::Asleep && rb == Role::Kinematic)))
+        continue;
       if (!overlap(lower_[a], upper_[a], lower_[b], upper_[b])) continue;
       const BodyIndex first = std::min(a, b), second = std::max(a, b);
       if (jointed(first, second)) continue;
@@ -213,14 +241,16 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, c
   std::sort(pairs_.begin(), pairs_.end(),
             [](const Pair& p, const Pair& q) { return p.a < q.a || (p.a == q.a && p.b < q.b); });
   for (std::size_t b = 0; b < bodies; ++b) {
-    if (!model.bodies[b].dynamic()) continue;
+    if (role_[b] != Role::Awake && role_[b] != Role::Asleep) continue;
     for (std::uint32_t c = 0; c < model.colliders.size(); ++c)
-      if (overlap(lower_[b], upper_[b], colliderLower_[c], colliderUpper_[c]))
+      if ((role_[b] == Role::Awake || model.colliders[c].kinematic()) &&
+          overlap(lower_[b], upper_[b], colliderLower_[c], colliderUpper_[c]))
         pairs_.push_back({static_cast<BodyIndex>(b), c, true});
   }
   // Narrow phase per candidate pair; each manifold point becomes a contact.
   const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
   ContactManifold manifold;
+  bool woke = false;
   std::size_t cursor = 0;  // into state.bodyContactAnchors, which has the contacts' pair order
   for (const Pair& pair : pairs_) {
     const RigidBody& bodyA = model.bodies[pair.a];
@@ -243,6 +273,16 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, c
       material = combine(bodyA.material, bodyB.material);
     }
     collideShapes(bodyA.shape, bodyA.shapePose(a.x, a.q), *shapeB, poseB, margin, manifold);
+    // A sleeping side that is touched wakes with its island (sleeping.cpp); the contacts are then
+    // found again.
+    const bool asleepA = role_[pair.a] == Role::Asleep, asleepB = !pair.collider && role_[pair.b] == Role::Asleep;
+    if (asleepA || asleepB) {
+      if (manifold.count > 0) {
+        state.wakeBody(asleepA ? pair.a : pair.b);
+        woke = true;
+      }
+      continue;
+    }
     for (int m = 0; m < manifold.count; ++m) {
       const ShapeContactPoint& point = manifold.points[m];
       BodyContact k;
@@ -280,11 +320,12 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, c
   manifolds_.clear();
   for (std::size_t begin = 0; begin < contacts_.size(); begin = manifoldEnd(begin)) manifolds_.push_back(begin);
   manifolds_.push_back(contacts_.size());
+  return !woke;
 }
 
 void BodyContacts::project(const Model& model, const SolveContext& ctx, State& state) {
   const ConstraintParameters hard{};  // alpha = 0, stiffness 1: contacts are hard in both modes
-  for (int pass = 0; pass < kContactPasses; ++pass)
+  for (int pass = 0; pass < contactPasses_; ++pass)
     for (std::size_t m = 0; m + 1 < manifolds_.size(); ++m) {
       const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
       const BodyContact& first = contacts_[begin];
@@ -341,7 +382,7 @@ void BodyContacts::project(const Model& model, const SolveContext& ctx, State& s
 void BodyContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) {
   const double restingSpeed = 2.0 * settings.gravity.norm() * h;  // m/s, below it e = 0 ([M20] eq. 34)
   std::fill(dynamicImpulse_.begin(), dynamicImpulse_.end(), Vec3::Zero());
-  for (int pass = 0; pass < kVelocityPasses; ++pass)
+  for (int pass = 0; pass < settings.bodyVelocityPasses; ++pass)
     for (std::size_t m = 0; m + 1 < manifolds_.size(); ++m) {
       const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
       const BodyContact& first = contacts_[begin];

@@ -15,16 +15,14 @@
 
 namespace pliant::detail {
 
-// Gauss-Seidel passes over all the bodies' contacts per solver iteration (position solve and
-// velocity pass). Bodies are coupled through their rotations and through each other: a box on two
-// boxes is turned by one pair and slid at the other, so one pass leaves slip behind that static
-// friction only undoes in the next substep. Measured on a box resting on two boxes for 5 s (20
-// substeps of 1/60 s, mu_s 0.6): top box drift 4.2e-4 m with 1 pass of 16 sweeps per manifold,
-// 6.1e-5 m with 8 passes of one, 1.2e-5 m with 16; a single box on the ground rests within 1e-9 m.
-inline constexpr int kContactPasses = 16;
-// The velocity pass's: it only removes velocity (restitution aside), so fewer passes suffice (the
-// drifts above do not change between 2 and 16).
-inline constexpr int kVelocityPasses = 4;
+// The default Gauss-Seidel passes over all the bodies' contacts per solver iteration
+// (SolverSettings::bodyContactPasses, bodyVelocityPasses). Bodies are coupled through their
+// rotations and through each other: a box on two boxes is turned by one pair and slid at the other,
+// so one pass leaves slip behind that static friction only undoes in the next substep. Measured on
+// a box resting on two boxes for 5 s (20 substeps of 1/60 s, mu_s 0.6): top box drift 4.2e-4 m
+// with 1 pass of 16 sweeps per manifold, 6.1e-5 m with 8 passes of one, 1.2e-5 m with 16; a single
+// box on the ground rests within 1e-9 m. The velocity pass only removes velocity (restitution
+// aside), so fewer passes suffice (the drifts above do not change between 2 and 16).
 
 class BodyContacts {
  public:
@@ -37,12 +35,15 @@ class BodyContacts {
   // pair (collideShapes within `contactMargin`). `substepStart` and `substepEnd` (s) place the
   // kinematic colliders.
   // The static friction anchors that held in the last substep come from State::bodyContactAnchors.
-  void collide(const Model& model, const SolverSettings& settings, const State& state, double h, double substepStart,
+  // Sleeping bodies (sleeping.cpp) are left out: their pairs with static bodies, colliders and each
+  // other are not tested; one that an awake dynamic or kinematic body or a kinematic collider
+  // touches wakes with its island (in `state`) and the contacts are found again.
+  void collide(const Model& model, const SolverSettings& settings, State& state, double h, double substepStart,
                double substepEnd);
-  // Stage 5: kContactPasses Gauss-Seidel passes over the contacts, in their order, on one thread.
+  // Stage 5: SolverSettings::bodyContactPasses Gauss-Seidel passes over the contacts, in their order, on one thread.
   void project(const Model& model, const SolveContext& ctx, State& state);
-  // Stage 7: restitution and dynamic friction as velocity changes, after the bodies' velocities;
-  // then the anchors of the contacts that held go into State::bodyContactAnchors.
+  // Stage 7 (bodyVelocityPasses passes): restitution and dynamic friction as velocity changes, after the bodies'
+  // velocities; then the anchors of the contacts that held go into State::bodyContactAnchors.
   void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h);
 
   bool active() const { return active_; }
@@ -68,6 +69,11 @@ class BodyContacts {
     Vec3 b = Vec3::Zero();  // m
     bool held = false;
   };
+  // What a body is to the collide stage: sleeping bodies are only tested against what can wake them.
+  enum class Role : std::uint8_t { Static, Awake, Kinematic, Asleep };
+  // One round of collide(); false when it woke an island (the contacts are then incomplete).
+  bool collideOnce(const Model& model, const SolverSettings& settings, State& state, double h, double substepStart,
+                   double substepEnd);
   bool jointed(BodyIndex a, BodyIndex b) const;
   // The anchor held in the last substep (`held`, in contact order) by a contact of the same pair
   // whose point on A lies within kAnchorDistance of `k`'s, or null. `cursor` walks `held` along.
@@ -82,6 +88,8 @@ class BodyContacts {
   std::vector<Vec3> colliderLower_, colliderUpper_;           // m, their bounds (a plane's are infinite)
   std::vector<Vec3> lower_, upper_;                           // m, each body's bounds at its prediction
   std::vector<BodyIndex> order_;                              // bodies by lower x (then index)
+  std::vector<Role> role_;                                    // per body, this round's
+  int contactPasses_ = 16;                                    // this substep's (SolverSettings)
   std::vector<std::pair<BodyIndex, BodyIndex>> joinedPairs_;  // sorted, (lower, higher)
   std::vector<Pair> pairs_;
   std::vector<BodyContact> contacts_;

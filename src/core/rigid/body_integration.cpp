@@ -84,6 +84,7 @@ void predictBodies(const Model& model, const SolverSettings& settings, State& st
   const std::size_t count = model.bodyCount();
   for (std::size_t b = 0; b < count; ++b) {
     const RigidBody& body = model.bodies[b];
+    if (state.bodyAsleep(b)) continue;  // its previous pose is its pose (sleeping.cpp)
     state.bodyPreviousPosition[b] = state.bodyPosition[b];
     state.bodyPreviousRotation[b] = state.bodyRotation[b];
     if (body.motion == BodyMotion::Kinematic) {
@@ -116,6 +117,7 @@ void updateBodyVelocities(const Model& model, const SolverSettings& settings, St
       state.bodyAngularVelocity[b].setZero();
       continue;
     }
+    if (state.bodyAsleep(b)) continue;  // at rest, velocities zero
     Vec3 v = (state.bodyPosition[b] - state.bodyPreviousPosition[b]) * invH;
     Vec3 omega =
         angularVelocityFromRotation(state.bodyRotation[b], state.bodyPreviousRotation[b], h, settings.quaternionUpdate);

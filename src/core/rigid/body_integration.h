@@ -27,10 +27,10 @@
 namespace pliant::detail {
 
 // Stage 1 for bodies: dynamic bodies x^n = x, v += h g, x += h v, and the rotational update
-// above; kinematic bodies take their paths' pose at `substepEnd` (s); static ones stay.
+// above; kinematic bodies take their paths' pose at `substepEnd` (s); static and sleeping ones stay.
 void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h, double substepEnd);
 // Stage 6 for bodies: v = (x - x^n) / h and omega from q (q^n)^-1, times `dampingFactor` for
-// dynamic bodies (global velocity damping); static bodies get 0.
+// dynamic bodies (global velocity damping); static bodies get 0, sleeping ones keep theirs (0).
 void updateBodyVelocities(const Model& model, const SolverSettings& settings, State& state, double h,
                           double dampingFactor);
 

@@ -39,7 +39,7 @@ struct BodySide {
     s.qPrev = state.bodyPreviousRotation[body];
     s.inverseMass = b.inverseMass;
     s.inverseInertia = b.inverseInertia;
-    s.movable = b.dynamic();
+    s.movable = b.dynamic() && !state.bodyAsleep(body);  // a sleeping body is immovable (sleeping.cpp)
     return s;
   }
   void store(State& state, BodyIndex body) const {

@@ -208,10 +208,18 @@ struct JointSolve {
 
 }  // namespace
 
-void resetJoints(State& state) {
-  std::fill(state.jointLambda.begin(), state.jointLambda.end(), 0.0);
-  std::fill(state.jointLinearImpulse.begin(), state.jointLinearImpulse.end(), Vec3::Zero());
-  std::fill(state.jointAngularImpulse.begin(), state.jointAngularImpulse.end(), Vec3::Zero());
+void resetJoints(const Model& model, State& state) {
+  const auto movable = [&](BodyIndex body) {
+    return body != kWorldBody && model.bodies[body].dynamic() && !state.bodyAsleep(body);
+  };
+  for (std::size_t j = 0; j < model.joints.size(); ++j) {
+    // A joint of a sleeping island (rigid/sleeping.cpp) is not projected: it keeps the multipliers
+    // and the force of its last substep awake.
+    if (!movable(model.joints[j].bodies[0]) && !movable(model.joints[j].bodies[1])) continue;
+    std::fill_n(state.jointLambda.begin() + static_cast<std::ptrdiff_t>(kJointMultipliers * j), kJointMultipliers, 0.0);
+    state.jointLinearImpulse[j].setZero();
+    state.jointAngularImpulse[j].setZero();
+  }
 }
 
 std::int64_t projectJoints(const Model& model, const SolveContext& ctx, State& state, bool check) {

@@ -12,7 +12,7 @@
 namespace pliant::detail {
 
 // Zeroes the joints' multipliers and correction sums (stage 4).
-void resetJoints(State& state);
+void resetJoints(const Model& model, State& state);
 // One pass over the joints. Returns the index of the first joint after whose projection a body it
 // moves holds a non-finite pose, or -1 (checked only when `check` is set: the traced replay).
 std::int64_t projectJoints(const Model& model, const SolveContext& ctx, State& state, bool check);
