@@ -90,7 +90,7 @@ TEST_F(CliLimits, SurfaceBroadPhaseStopsAtItsBoundAndRefusesTheStep) {
         run("run " + limitsScene("surface_candidates_overflow.json") + " --out out --quiet --threads " + threads);
     EXPECT_EQ(r.exitCode, 1) << r.err;
     EXPECT_THAT(r.err, HasSubstr("step 1 at t = 0 s refused: surface contact broad phase: "));
-    EXPECT_THAT(r.err, HasSubstr("above the bound of 64 per vertex (102400) and per edge"));
+    EXPECT_THAT(r.err, HasSubstr("above the bound of 64 per vertex (204800) and per edge"));
   }
 }
 
