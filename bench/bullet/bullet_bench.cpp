@@ -56,25 +56,6 @@ constexpr const char* kScene = "cloth-100-2m";
 
 enum class BulletBuild { Patch, RandomizedPatch, PliantLinks };
 
-// The world a soft body lives in, with the objects it points to.
-struct BulletWorld {
-  btSoftBodyRigidBodyCollisionConfiguration collision;
-  btCollisionDispatcher dispatcher{&collision};
-  btDbvtBroadphase broadphase;
-  btSequentialImpulseConstraintSolver constraintSolver;
-  btSoftRigidDynamicsWorld world{&dispatcher, &broadphase, &constraintSolver, &collision};
-
-  explicit BulletWorld(const pliant::Vec3& gravity) {
-    world.setGravity(btVector3(btScalar(gravity.x()), btScalar(gravity.y()), btScalar(gravity.z())));
-    btSoftBodyWorldInfo& info = world.getWorldInfo();
-    info.m_gravity = world.getGravity();
-    info.m_broadphase = &broadphase;
-    info.m_dispatcher = &dispatcher;
-    info.air_density = 0;
-    info.m_sparsesdf.Initialize();
-  }
-};
-
 std::vector<std::size_t> pinnedParticles(const pliant::Model& model) {
   std::vector<std::size_t> pins;
   for (std::size_t i = 0; i < model.particleCount(); ++i)

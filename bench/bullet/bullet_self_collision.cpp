@@ -89,6 +89,22 @@ struct Row {
   }
 };
 
+// The ground: Pliant's plane collider y = 0, with its static friction.
+struct Ground {
+  btStaticPlaneShape shape{btVector3(0, 1, 0), 0};
+  btRigidBody body;
+
+  explicit Ground(const pliant::Model& model) : body(constructionInfo(shape, model)) {}
+
+ private:
+  static btRigidBody::btRigidBodyConstructionInfo constructionInfo(btStaticPlaneShape& plane,
+                                                                   const pliant::Model& model) {
+    btRigidBody::btRigidBodyConstructionInfo info(0, nullptr, &plane);
+    info.m_friction = btScalar(model.colliders.at(0).material.staticFriction);
+    return info;
+  }
+};
+
 // Bullet's patch over Pliant's cloth: its nodes must be Pliant's particles, in Pliant's order.
 btSoftBody* makePatch(btSoftBodyWorldInfo& info, const pliant::Model& model) {
   const std::size_t n = model.particleCount();
@@ -160,26 +176,12 @@ Row measure(const pliant::Model& model, btSoftBody* cloth, int frames, const std
 
 Row runBullet(const pliant::Scene& scene, int frames, int iterations, int clusters, bool selfCollision) {
   const pliant::Model& model = *scene.model;
-  btSoftBodyRigidBodyCollisionConfiguration collision;
-  btCollisionDispatcher dispatcher(&collision);
-  btDbvtBroadphase broadphase;
-  btSequentialImpulseConstraintSolver constraintSolver;
-  btSoftRigidDynamicsWorld world(&dispatcher, &broadphase, &constraintSolver, &collision);
-  const pliant::Vec3& g = scene.settings.gravity;
-  world.setGravity(toBullet(g));
+  BulletWorld bullet(scene.settings.gravity);
+  btSoftRigidDynamicsWorld& world = bullet.world;
   btSoftBodyWorldInfo& info = world.getWorldInfo();
-  info.m_gravity = world.getGravity();
-  info.m_broadphase = &broadphase;
-  info.m_dispatcher = &dispatcher;
-  info.air_density = 0;
-  info.m_sparsesdf.Initialize();
 
-  // The ground: Pliant's plane collider y = 0.
-  btStaticPlaneShape groundShape(btVector3(0, 1, 0), 0);
-  btRigidBody::btRigidBodyConstructionInfo groundInfo(0, nullptr, &groundShape);
-  groundInfo.m_friction = btScalar(model.colliders.at(0).material.staticFriction);
-  btRigidBody ground(groundInfo);
-  world.addRigidBody(&ground);
+  Ground ground(model);
+  world.addRigidBody(&ground.body);
 
   btSoftBody* cloth = makePatch(info, model);
   for (int m = 0; m < cloth->m_materials.size(); ++m) cloth->m_materials[m]->m_kLST = 1;
@@ -199,7 +201,7 @@ Row runBullet(const pliant::Scene& scene, int frames, int iterations, int cluste
                     [&] { world.stepSimulation(btScalar(dt), 1, btScalar(dt)); });
   world.removeSoftBody(cloth);
   delete cloth;
-  world.removeRigidBody(&ground);
+  world.removeRigidBody(&ground.body);
   return row;
 }
 
@@ -225,11 +227,8 @@ Row runBulletDeformable(const pliant::Scene& scene, int frames, double stiffness
   info.m_sparsesdf.setDefaultVoxelsz(0.25);
   info.m_sparsesdf.Reset();
 
-  btStaticPlaneShape groundShape(btVector3(0, 1, 0), 0);
-  btRigidBody::btRigidBodyConstructionInfo groundInfo(0, nullptr, &groundShape);
-  groundInfo.m_friction = btScalar(model.colliders.at(0).material.staticFriction);
-  btRigidBody ground(groundInfo);
-  world.addRigidBody(&ground);
+  Ground ground(model);
+  world.addRigidBody(&ground.body);
 
   btSoftBody* cloth = makePatch(info, model);
   cloth->getCollisionShape()->setMargin(btScalar(0.5 * model.surfaceThickness));
@@ -250,7 +249,7 @@ Row runBulletDeformable(const pliant::Scene& scene, int frames, double stiffness
                     [&] { world.stepSimulation(btScalar(dt), substeps, btScalar(dt / substeps)); });
   world.removeSoftBody(cloth);
   delete cloth;
-  world.removeRigidBody(&ground);
+  world.removeRigidBody(&ground.body);
   return row;
 }
 
