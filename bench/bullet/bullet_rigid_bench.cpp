@@ -18,7 +18,9 @@
 //                      from the fixed pivot over the last `--rest-frames` frames of a chain hanging
 //                      at rest (the chain is first swung, see the README)
 //
-// Usage: pliant_bullet_rigid_bench [--frames N] [--rest-frames N] [--csv FILE] [--scene pile|chain]
+// --trace: the pile's motion each simulated second on stderr (as pliant_rigid_bench --trace).
+//
+// Usage: pliant_bullet_rigid_bench [--frames N] [--rest-frames N] [--trace] [--csv FILE] [--scene pile|chain]
 #include <btBulletDynamicsCommon.h>
 
 #include <algorithm>
@@ -88,7 +90,7 @@ double stepTimed(World& w) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-Row runPile(int frames, int restFrames) {
+Row runPile(int frames, int restFrames, bool trace) {
   World w;
   w.shapes.push_back(std::make_unique<btStaticPlaneShape>(btVector3(0, 1, 0), btScalar(0)));
   w.addBody(w.shapes.back().get(), 0.0, btTransform::getIdentity());
@@ -112,6 +114,13 @@ Row runPile(int frames, int restFrames) {
     if (f == frames - restFrames)
       for (std::size_t b = 0; b < w.bodies.size(); ++b) rest[b] = w.bodies[b]->getCenterOfMassPosition();
     total += stepTimed(w);
+    if (trace && (f + 1) % static_cast<int>(PileScene::kFrameRate) == 0) {
+      pliant::bench::rigid::PileMotion motion;
+      for (std::size_t b = 1; b < w.bodies.size(); ++b)
+        motion.add(w.bodies[b]->getLinearVelocity().length(), w.bodies[b]->getAngularVelocity().length(),
+                   w.bodies[b]->getCenterOfMassPosition().y(), w.bodies[b]->isActive());
+      motion.print("bullet", (f + 1) / static_cast<int>(PileScene::kFrameRate));
+    }
   }
   row.msPerFrame = total / frames;
   row.maxPenetration = w.maxPenetration();
@@ -185,6 +194,7 @@ Row runChain(int frames, int restFrames) {
 
 int main(int argc, char** argv) {
   int frames = 600, restFrames = 60;
+  bool trace = false;
   std::string csvPath, only;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -192,11 +202,13 @@ int main(int argc, char** argv) {
     if (arg == "--frames" && value) frames = parseCount("pliant_bullet_rigid_bench", "--frames", value, 1), ++i;
     else if (arg == "--rest-frames" && value)
       restFrames = parseCount("pliant_bullet_rigid_bench", "--rest-frames", value, 0), ++i;
+    else if (arg == "--trace") trace = true;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--scene" && value) only = value, ++i;
     else {
       std::fprintf(stderr,
-                   "Usage: pliant_bullet_rigid_bench [--frames N] [--rest-frames N] [--csv FILE] [--scene pile|chain]\n"
+                   "Usage: pliant_bullet_rigid_bench [--frames N] [--rest-frames N] [--trace] [--csv FILE] [--scene "
+                   "pile|chain]\n"
                    "Bullet's btDiscreteDynamicsWorld on issue 17's rigid scenes (bench/bullet/README.md).\n");
       return arg == "--help" ? 0 : 2;
     }
@@ -208,7 +220,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::vector<Row> rows;
-  if (only.empty() || only == "pile") rows.push_back(runPile(frames, restFrames));
+  if (only.empty() || only == "pile") rows.push_back(runPile(frames, restFrames, trace));
   if (only.empty() || only == "chain") rows.push_back(runChain(frames, restFrames));
   try {
     writeCsv(csvPath, pliant::bench::rigid::csvText(rows, "bullet"));

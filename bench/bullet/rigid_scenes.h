@@ -28,6 +28,8 @@ struct PileScene {
   // Box i: lattice cell (i % 10, i / 100, (i / 10) % 10) in (x, layer, z), the lattice centred on
   // the y axis; odd layers shifted so that boxes straddle the ones below; a small yaw of
   // 0.05 * ((i % 7) - 3) rad so that the pile does not stay a neat column.
+  // kg m^2, a cube's moment of inertia about any axis through its centre: m (2 h)^2 / 6.
+  static constexpr double kInertia = kMass * 4.0 * kHalfExtent * kHalfExtent / 6.0;
   static Box box(int i) {
     const int x = i % 10, z = (i / 10) % 10, layer = i / 100;
     const double shift = (layer % 2) ? kLayerShift : 0.0;
@@ -52,6 +54,25 @@ struct ChainScene {
   // Link i's centre at release: the chain straight along +x from the pivot.
   static std::array<double, 3> linkCentre(int i) {
     return {kPivot[0] + (2 * i + 1) * kHalfLength, kPivot[1], kPivot[2]};
+  }
+};
+
+// The pile's motion at one instant, for --trace (one line per simulated second on stderr): how much
+// is still moving, and whether the pile stands (top centre near 4.85 m) or has collapsed into a heap.
+struct PileMotion {
+  double kinetic = 0.0;   // J, sum of 1/2 m |v|^2 + 1/2 I |omega|^2 over the boxes
+  double maxSpeed = 0.0;  // m/s, the fastest box centre
+  double top = 0.0;       // m, the highest box centre
+  int awake = 0;          // boxes not asleep (Pliant) or active (Bullet)
+  void add(double speed, double angularSpeed, double height, bool isAwake) {
+    kinetic += 0.5 * PileScene::kMass * speed * speed + 0.5 * PileScene::kInertia * angularSpeed * angularSpeed;
+    maxSpeed = speed > maxSpeed ? speed : maxSpeed;
+    top = height > top ? height : top;
+    awake += isAwake ? 1 : 0;
+  }
+  void print(const char* engine, int second) const {
+    std::fprintf(stderr, "%s pile t=%d s: kinetic %.4g J, fastest %.3g m/s, top %.3f m, awake %d\n", engine, second,
+                 kinetic, maxSpeed, top, awake);
   }
 };
 

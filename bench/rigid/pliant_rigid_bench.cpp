@@ -21,10 +21,11 @@
 //
 // Solver options: --contact-passes N and --velocity-passes N (SolverSettings::bodyContactPasses,
 // bodyVelocityPasses; 16 and 4 by default), --no-sleep (SolverSettings::sleeping off). The pile's
-// line on stderr gives the settings, the bodies asleep at the end and the mean ms of each second.
+// line on stderr gives the settings, the bodies asleep at the end and the mean ms of each second;
+// --trace adds the pile's motion each simulated second (kinetic energy, fastest box, top height).
 //
 // Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N]
-//                           [--velocity-passes N] [--no-sleep] [--csv FILE] [--scene pile|chain]
+//                           [--velocity-passes N] [--no-sleep] [--trace] [--csv FILE] [--scene pile|chain]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -68,6 +69,7 @@ struct Options {
   int contactPasses = 16;
   int velocityPasses = 4;
   bool sleeping = true;
+  bool trace = false;  // --trace: the pile's motion each simulated second on stderr
 };
 
 SolverSettings settings(const Options& o, double frameRate, double gravity) {
@@ -168,6 +170,13 @@ Row runPile(int frames, int restFrames, const Options& options) {
       const int count = f % static_cast<int>(PileScene::kFrameRate) + 1;
       seconds += " " + std::to_string(static_cast<int>(std::lround(second / count)));
       second = 0.0;
+      if (options.trace) {
+        pliant::bench::rigid::PileMotion motion;
+        for (std::size_t b = 0; b < state.bodyPosition.size(); ++b)
+          motion.add(state.bodyVelocity[b].norm(), state.bodyAngularVelocity[b].norm(), state.bodyPosition[b].y(),
+                     !state.bodyAsleep(b));
+        motion.print("pliant", (f + 1) / static_cast<int>(PileScene::kFrameRate));
+      }
     }
   }
   row.msPerFrame = total / frames;
@@ -266,13 +275,15 @@ int main(int argc, char** argv) {
     else if (arg == "--velocity-passes" && value)
       options.velocityPasses = parseCount("pliant_rigid_bench", "--velocity-passes", value, 1), ++i;
     else if (arg == "--no-sleep") options.sleeping = false;
+    else if (arg == "--trace") options.trace = true;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--scene" && value) only = value, ++i;
     else {
-      std::fprintf(stderr,
-                   "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
-                   "[--velocity-passes N] [--no-sleep] [--csv FILE] [--scene pile|chain]\nPliant on issue 17's rigid "
-                   "scenes (bench/bullet/README.md).\n");
+      std::fprintf(
+          stderr,
+          "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
+          "[--velocity-passes N] [--no-sleep] [--trace] [--csv FILE] [--scene pile|chain]\nPliant on issue 17's rigid "
+          "scenes (bench/bullet/README.md).\n");
       return arg == "--help" ? 0 : 2;
     }
   }
