@@ -227,5 +227,119 @@ TEST(SweptContinuousCollision, NeverMissesACrossingThatDenseSamplingFinds) {
   EXPECT_GT(crossings[1], 20);
 }
 
+// The separating-axis rejections in front of the swept tests (ccd.h) are conservative: over many
+// random pairs that turn (a rigid rotation of up to 120 degrees, its start and end joined by
+// straight paths) and deform (each point moved at random too), placed about a tolerance apart,
+// no pair rejected along any of three axes (the normal at the start, at the end, a random one) is
+// one the exact swept test reports, nor comes within 1.1 tolerances at any sampled time. The
+// pairs are drawn so that both answers are common and many rejections are near misses, so a
+// rejection that checked only the start, or ignored the motion in between, would fail here.
+TEST(SweptContinuousCollision, SeparatedPairsAreNeverOnesTheSweptTestsFind) {
+  std::mt19937 random(2026);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  const double tolerance = 0.05;
+  auto randomUnit = [&]() {
+    Vec3 v;
+    do v = Vec3(unit(random), unit(random), unit(random));
+    while (v.squaredNorm() < 1e-3 || v.squaredNorm() > 1.0);
+    return Vec3(v.normalized());
+  };
+  auto rotate = [](const Vec3& p, const Vec3& axis, double angle) {  // Rodrigues
+    return Vec3(std::cos(angle) * p + std::sin(angle) * axis.cross(p) + (1.0 - std::cos(angle)) * axis.dot(p) * axis);
+  };
+  int rejected[2] = {0, 0}, nearMisses[2] = {0, 0}, hits[2] = {0, 0}, rejectedAtEnds[2] = {0, 0};
+  for (int trial = 0; trial < 40000; ++trial) {
+    const bool edges = trial % 2 == 1;
+    // A triangle (edge b) in the plane z = 0 about the origin, the vertex (edge a) above or below
+    // it by up to a few tolerances.
+    SweptPoints start;
+    const double height = 4.0 * tolerance * unit(random);
+    if (!edges) {
+      start = {Vec3(0.3 * unit(random), 0.3 * unit(random), height), Vec3(-0.5, -0.4, 0.0), Vec3(0.5, -0.3, 0.0),
+               Vec3(0.1 * unit(random), 0.5, 0.0)};
+    } else {
+      const Vec3 a = Vec3(unit(random), unit(random), 0.0).normalized(), b = Vec3(unit(random), unit(random), 0.0);
+      start = {Vec3(0.2 * unit(random), 0.2 * unit(random), height) - 0.5 * a,
+               Vec3(0.2 * unit(random), 0.2 * unit(random), height) + 0.5 * a, -0.5 * b.normalized(),
+               0.5 * b.normalized()};
+    }
+    // The end: the whole pair turned about a random axis through a random point, each point
+    // displaced a little more, and the vertex (edge a) moved towards or away from the rest.
+    const Vec3 axis = randomUnit(), pivot = 0.3 * Vec3(unit(random), unit(random), unit(random));
+    const double angle = (trial % 3 == 0 ? 0.05 : 2.1) * unit(random);
+    SweptPoints end;
+    for (int k = 0; k < 4; ++k) {
+      end[k] = pivot + rotate(start[k] - pivot, axis, angle) +
+               2.0 * tolerance * Vec3(unit(random), unit(random), unit(random));
+      if (k < (edges ? 2 : 1)) end[k].z() += 3.0 * tolerance * unit(random);
+    }
+    auto point = [&](int k, double t) { return Vec3(start[k] + t * (end[k] - start[k])); };
+    auto distance = [&](double t) {
+      if (!edges) {
+        const Vec3 p = point(0, t), a = point(1, t), b = point(2, t), c = point(3, t);
+        const Vec3 w = triangleWeights(closestOnTriangle(p, a, b, c));
+        return (p - (w[0] * a + w[1] * b + w[2] * c)).norm();
+      }
+      double best = 1e9;  // by sampling edge a (only for the reference)
+      const Vec3 pa = point(0, t), qa = point(1, t), pb = point(2, t), qb = point(3, t);
+      for (int i = 0; i <= 100; ++i) {
+        const Vec3 x = pa + (i / 100.0) * (qa - pa);
+        const Vec3 d = qb - pb;
+        const double u = std::clamp((x - pb).dot(d) / d.squaredNorm(), 0.0, 1.0);
+        best = std::min(best, (x - (pb + u * d)).norm());
+      }
+      return best;
+    };
+    auto normalAt = [&](double t) {
+      const Vec3 n = edges ? Vec3((point(1, t) - point(0, t)).cross(point(3, t) - point(2, t)))
+                           : Vec3((point(2, t) - point(1, t)).cross(point(3, t) - point(1, t)));
+      return Vec3(n.normalized());
+    };
+    SweptHit hit;
+    const bool found =
+        edges ? sweptEdgeEdge(start, end, tolerance, hit) : sweptVertexTriangle(start, end, tolerance, hit);
+    hits[edges] += found;
+    for (const Vec3& separatingAxis : {normalAt(0.0), normalAt(1.0), randomUnit()}) {
+      const bool separated = edges ? sweptEdgeEdgeSeparated(start, end, separatingAxis, tolerance)
+                                   : sweptVertexTriangleSeparated(start, end, separatingAxis, tolerance);
+      if (!separated) continue;
+      ++rejected[edges];
+      ASSERT_FALSE(found) << "trial " << trial << (edges ? " (edges)" : " (vertex-triangle)");
+      double closest = 1e9;
+      for (int i = 0; i <= 200; ++i) closest = std::min(closest, distance(i / 200.0));
+      ASSERT_GT(closest, 1.1 * tolerance) << "trial " << trial;
+      nearMisses[edges] += closest < 2.0 * tolerance;
+      // Near at the start or the end within 2 tolerances: where checking one end alone is not enough.
+      rejectedAtEnds[edges] += std::min(distance(0.0), distance(1.0)) < 2.0 * tolerance;
+    }
+  }
+  for (int edges : {0, 1}) {
+    SCOPED_TRACE(edges ? "edges" : "vertex-triangle");
+    EXPECT_GT(hits[edges], 1000);
+    EXPECT_GT(rejected[edges], 1000);
+    EXPECT_GT(nearMisses[edges], 100);
+    EXPECT_GT(rejectedAtEnds[edges], 100);
+  }
+}
+
+// The rejection looks at both ends of the substep: a vertex far above a triangle at the start
+// that ends far below it passed through, and is not rejected (the swept test finds it).
+TEST(SweptContinuousCollision, APairOnOppositeSidesAtTheEndsIsNotSeparated) {
+  const SweptPoints start = {Vec3(0.2, 0.3, 1.0), Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0)};
+  SweptPoints end = start;
+  end[0] = Vec3(0.2, 0.3, -1.0);
+  EXPECT_FALSE(sweptVertexTriangleSeparated(start, end, Vec3::UnitZ(), 0.01));
+  SweptHit hit;
+  EXPECT_TRUE(sweptVertexTriangle(start, end, 0.01, hit));
+  // Beside it all the way (along x), the same motion is rejected along x.
+  SweptPoints beside = start, besideEnd = end;
+  beside[0].x() = besideEnd[0].x() = 1.5;
+  EXPECT_TRUE(sweptVertexTriangleSeparated(beside, besideEnd, Vec3::UnitX(), 0.01));
+  EXPECT_FALSE(sweptVertexTriangle(beside, besideEnd, 0.01, hit));
+  // Not for a point that moves absurdly far (the swept test's bracket is then not bounded).
+  besideEnd[0].y() = 1e20;
+  EXPECT_FALSE(sweptVertexTriangleSeparated(beside, besideEnd, Vec3::UnitX(), 0.01));
+}
+
 }  // namespace
 }  // namespace pliant::detail

@@ -44,4 +44,14 @@ bool sweptVertexTriangle(const SweptPoints& start, const SweptPoints& end, doubl
 // triangles beside them first).
 bool sweptEdgeEdge(const SweptPoints& start, const SweptPoints& end, double tolerance, SweptHit& hit);
 
+// Conservative rejections in front of the two tests above (a separating axis of the swept pair):
+// true only when, along the fixed unit `axis`, the vertex (edge a) lies beyond every point of the
+// triangle (edge b) by more than the tests' reach (1.1 `tolerance`, with room for the rounding) on
+// one side at the start and on the same side at the end. Then the pair is that far apart at every
+// time in between and sweptVertexTriangle (sweptEdgeEdge) reports nothing. Any axis is valid;
+// the triangle's (the two edges') normal at the start or the end rejects most pairs that face
+// each other without crossing. False for non-finite input.
+bool sweptVertexTriangleSeparated(const SweptPoints& start, const SweptPoints& end, const Vec3& axis, double tolerance);
+bool sweptEdgeEdgeSeparated(const SweptPoints& start, const SweptPoints& end, const Vec3& axis, double tolerance);
+
 }  // namespace pliant::detail

@@ -132,6 +132,12 @@ constexpr std::size_t kParallelQueries = 2048;
 // different bits).
 int filterBit(std::uint32_t slot) { return static_cast<int>((slot * 0x9E3779B97F4A7C15ull) >> 58); }
 
+// Aabb::overlaps without a branch per comparison (the same answer, NaN included).
+bool overlapping(const Aabb& a, const Aabb& b) {
+  return (a.min.x() <= b.max.x()) & (b.min.x() <= a.max.x()) & (a.min.y() <= b.max.y()) & (b.min.y() <= a.max.y()) &
+         (a.min.z() <= b.max.z()) & (b.min.z() <= a.max.z());
+}
+
 // No owned vertex (edge) in this place of a triangle's list.
 constexpr std::uint32_t kNone = 0xffffffffu;
 
@@ -145,6 +151,17 @@ constexpr std::size_t kParallelCandidates = 4096;
 
 // Relative tolerance below which two edges count as parallel (sin of the angle between them).
 constexpr double kParallel = 1.0e-6;
+
+// Whether edges a and b are not parallel: |a x b| = length (the square root of lengthSquared) >
+// kParallel |a| |b|, decided as written, but from the squared lengths without square roots where
+// that answer is clear by far (a margin of 1e-6, against rounding errors of a few 1e-16).
+bool notParallel(double lengthSquared, double length, const Vec3& a, const Vec3& b) {
+  const double aa = a.squaredNorm(), bb = b.squaredNorm();
+  if (aa > 1e-100 && aa < 1e100 && bb > 1e-100 && bb < 1e100 &&
+      lengthSquared > (1.000001 * kParallel * kParallel) * aa * bb)
+    return true;
+  return length > kParallel * std::sqrt(aa) * std::sqrt(bb);  // a.norm() is sqrt(a.squaredNorm())
+}
 
 // Bound on the broad phase's candidates: at most this many per vertex (vertex-triangle pairs) and
 // per edge (edge-edge pairs), summed over the mesh. A vertex of a folded cloth meets a few dozen
@@ -747,8 +764,11 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
         }
       }
     }
+    // The cubic only where the pair is not separated along the triangle's normal at the start over
+    // the whole substep (ccd.h: a conservative rejection; most pairs facing each other stop here).
+    const SweptPoints start{p0, a0, b0, c0}, end{p1, a1, b1, c1};
     SweptHit hit;
-    if (sweptVertexTriangle({p0, a0, b0, c0}, {p1, a1, b1, c1}, lateral, hit)) {
+    if (!sweptVertexTriangleSeparated(start, end, u0, lateral) && sweptVertexTriangle(start, end, lateral, hit)) {
       make(Vec3(-hit.weights[1], -hit.weights[2], -hit.weights[3]), hit.normal);
       return;
     }
@@ -763,7 +783,8 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const Vec3 &pa1 = x1[ea[0]], &qa1 = x1[ea[1]], &pb1 = x1[eb[0]], &qb1 = x1[eb[1]];
     const Vec3 ua = qa1 - pa1, ub = qb1 - pb1;
     const Vec3 n1 = ua.cross(ub);
-    const double length1 = n1.norm();
+    const double lengthSquared1 = n1.squaredNorm();
+    const double length1 = std::sqrt(lengthSquared1);  // as n1.norm()
     if (!std::isfinite(length1)) return;
     SurfaceContact c;
     c.kind = SurfaceContact::Kind::EdgeEdge;
@@ -794,11 +815,12 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       make(sa, sb, normal);
       return true;
     };
-    const bool parallel1 = !(length1 > kParallel * ua.norm() * ub.norm());  // at the prediction
+    const bool parallel1 = !notParallel(lengthSquared1, length1, ua, ub);  // at the prediction
     const Vec3 u1 = parallel1 ? Vec3::Zero() : Vec3(n1 / length1);
     const Vec3 n0 = (qa0 - pa0).cross(qb0 - pb0);
-    const double length0 = n0.norm();
-    const Vec3 u0 = length0 > kParallel * (qa0 - pa0).norm() * (qb0 - pb0).norm() ? Vec3(n0 / length0) : u1;
+    const double lengthSquared0 = n0.squaredNorm();
+    const double length0 = std::sqrt(lengthSquared0);
+    const Vec3 u0 = notParallel(lengthSquared0, length0, qa0 - pa0, qb0 - pb0) ? Vec3(n0 / length0) : u1;
     const bool turned = parallel1 || u0.dot(u1) < 0.0;
     if (!turned) {
       // Linear estimate: the signed distance between the two lines, at the start and predicted.
@@ -806,8 +828,9 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       const double side = d0 >= 0.0 ? 1.0 : -1.0;
       if (side * d1 < reach && closest(side * d1 < 0.0 ? d0 / (d0 - d1) : 1.0, side * u1)) return;
     }
+    const SweptPoints start{pa0, qa0, pb0, qb0}, end{pa1, qa1, pb1, qb1};
     SweptHit hit;
-    if (sweptEdgeEdge({pa0, qa0, pb0, qb0}, {pa1, qa1, pb1, qb1}, lateral, hit)) {
+    if (!sweptEdgeEdgeSeparated(start, end, u0, lateral) && sweptEdgeEdge(start, end, lateral, hit)) {
       make(hit.weights[1], -hit.weights[3], hit.normal);
       return;
     }
@@ -822,6 +845,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   // shares are joined in order, so the contacts come in the candidates' order for any team.
   const std::size_t candidates = s.vertexTriangle.size() + s.edgeEdge.size();
   const int threads = candidates >= kParallelCandidates ? std::max(teamSize, 1) : 1;
+  if (s.kept.size() < candidates) s.kept.resize(candidates);
   if (s.threadContacts.size() < 2 * static_cast<std::size_t>(threads)) s.threadContacts.resize(2 * threads);
   for (int t = 0; t < 2 * threads; ++t) s.threadContacts[t].clear();
 #pragma omp parallel num_threads(threads)
@@ -830,17 +854,27 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const auto thread = static_cast<std::size_t>(omp_get_thread_num());
     auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
     const std::size_t vt = s.vertexTriangle.size(), ee = s.edgeEdge.size();
-    // The substep boxes first: most candidates stop there, without a call.
+    // The substep boxes first: most candidates stop there, without a call. The ones that pass are
+    // listed first (in this thread's part of `kept`), without a branch per candidate: which pass is
+    // hard to predict, and a mispredicted branch costs more than the box test.
+    std::uint32_t* kept = s.kept.data();
+    std::size_t end = share(vt, thread);
     for (std::size_t k = share(vt, thread); k < share(vt, thread + 1); ++k) {
       const Scratch::VertexTriangle& candidate = s.vertexTriangle[k];
-      if (s.substepVertex[candidate.vertex].overlaps(s.substepTriangle[candidate.triangle]))
-        vertexTriangle(candidate, s.threadContacts[thread]);
+      kept[end] = static_cast<std::uint32_t>(k);
+      end += overlapping(s.substepVertex[candidate.vertex], s.substepTriangle[candidate.triangle]);
     }
+    for (std::size_t i = share(vt, thread); i < end; ++i)
+      vertexTriangle(s.vertexTriangle[kept[i]], s.threadContacts[thread]);
+    kept += vt;
+    end = share(ee, thread);
     for (std::size_t k = share(ee, thread); k < share(ee, thread + 1); ++k) {
       const std::array<std::uint32_t, 2>& candidate = s.edgeEdge[k];
-      if (s.substepEdge[candidate[0]].overlaps(s.substepEdge[candidate[1]]))
-        edgeEdge(candidate, s.threadContacts[threads + thread]);
+      kept[end] = static_cast<std::uint32_t>(k);
+      end += overlapping(s.substepEdge[candidate[0]], s.substepEdge[candidate[1]]);
     }
+    for (std::size_t i = share(ee, thread); i < end; ++i)
+      edgeEdge(s.edgeEdge[kept[i]], s.threadContacts[threads + thread]);
   }
   // The bound is checked on the joined count, so it holds alike for any thread count.
   std::size_t found = 0;

@@ -125,6 +125,9 @@ class SurfaceContacts {
     // Per-thread contact lists of the narrow phase (vertex-triangle, then edge-edge), joined in
     // the candidates' order after.
     std::vector<std::vector<SurfaceContact>> threadContacts;
+    // Per candidate (vertex-triangle, then edge-edge): the narrow phase's list of those whose
+    // substep boxes overlap, each thread in its share.
+    std::vector<std::uint32_t> kept;
   };
   Scratch s_;
 };
