@@ -336,9 +336,6 @@ TEST(SweptContinuousCollision, APairOnOppositeSidesAtTheEndsIsNotSeparated) {
   beside[0].x() = besideEnd[0].x() = 1.5;
   EXPECT_TRUE(sweptVertexTriangleSeparated(beside, besideEnd, Vec3::UnitX(), 0.01));
   EXPECT_FALSE(sweptVertexTriangle(beside, besideEnd, 0.01, hit));
-  // Not for a point that moves absurdly far (the swept test's bracket is then not bounded).
-  besideEnd[0].y() = 1e20;
-  EXPECT_FALSE(sweptVertexTriangleSeparated(beside, besideEnd, Vec3::UnitX(), 0.01));
 }
 
 }  // namespace

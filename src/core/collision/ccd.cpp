@@ -129,55 +129,7 @@ Vec3 at(const SweptPoints& start, const SweptPoints& end, int k, double t) {
 // in surface_contacts.cpp.
 constexpr double kParallel = 1.0e-6;
 
-// The reach of the swept tests: a hit is within tolerance plus the slack of the root's bracket,
-// which is at most a tenth of the tolerance once the bisection converged (it converges unless a
-// point moves more than 0.1 tolerance 2^64 over the substep); 1.125 leaves 0.025 tolerance for
-// the rounding of the coordinates and of a unit axis.
-constexpr double kSeparatedReach = 1.125;
-constexpr double kConvergedMotion = 1.0e17;  // in tolerances, far below 0.1 2^64
-
-// Whether the first kNear points lie beyond the others along `axis` by more than the swept tests'
-// reach, on one side at the start and on the same side at the end (see the top).
-template <int kNear>
-bool separated(const SweptPoints& start, const SweptPoints& end, const Vec3& axis, double tolerance) {
-  // Per time, the gaps with the near points above the far ones (up) and below them (down).
-  auto gaps = [&](const SweptPoints& x, double& up, double& down) {
-    double c[4];
-    for (int k = 0; k < 4; ++k) c[k] = axis.dot(x[k]);
-    double nearLow = c[0], nearHigh = c[0], farLow = c[kNear], farHigh = c[kNear];
-    for (int k = 1; k < kNear; ++k) {
-      nearLow = std::min(nearLow, c[k]);
-      nearHigh = std::max(nearHigh, c[k]);
-    }
-    for (int k = kNear + 1; k < 4; ++k) {
-      farLow = std::min(farLow, c[k]);
-      farHigh = std::max(farHigh, c[k]);
-    }
-    up = nearLow - farHigh;
-    down = farLow - nearHigh;
-  };
-  double up0, down0, up1, down1;
-  gaps(start, up0, down0);
-  gaps(end, up1, down1);
-  const double reach = kSeparatedReach * tolerance;
-  if (!((up0 > reach && up1 > reach) || (down0 > reach && down1 > reach))) return false;  // NaN too
-  // The bound on the bracket's slack (see kSeparatedReach) needs the bisection to converge.
-  const double motionBound = kConvergedMotion * tolerance;
-  for (int k = 0; k < 4; ++k)
-    if (!((end[k] - start[k]).squaredNorm() <= motionBound * motionBound)) return false;
-  return true;
-}
-
 }  // namespace
-
-bool sweptVertexTriangleSeparated(const SweptPoints& start, const SweptPoints& end, const Vec3& axis,
-                                  double tolerance) {
-  return separated<1>(start, end, axis, tolerance);
-}
-
-bool sweptEdgeEdgeSeparated(const SweptPoints& start, const SweptPoints& end, const Vec3& axis, double tolerance) {
-  return separated<2>(start, end, axis, tolerance);
-}
 
 bool sweptVertexTriangle(const SweptPoints& start, const SweptPoints& end, double tolerance, SweptHit& hit) {
   // f = det[b - a, c - a, p - a] = (p - a) . ((b - a) x (c - a)).

@@ -7,6 +7,7 @@
 // or deforms within the substep, where a linear estimate of the signed distance is not exact.
 #pragma once
 
+#include <algorithm>
 #include <array>
 
 #include "pliant/math.h"
@@ -44,14 +45,55 @@ bool sweptVertexTriangle(const SweptPoints& start, const SweptPoints& end, doubl
 // triangles beside them first).
 bool sweptEdgeEdge(const SweptPoints& start, const SweptPoints& end, double tolerance, SweptHit& hit);
 
-// Conservative rejections in front of the two tests above (a separating axis of the swept pair):
-// true only when, along the fixed unit `axis`, the vertex (edge a) lies beyond every point of the
-// triangle (edge b) by more than the tests' reach (1.1 `tolerance`, with room for the rounding) on
-// one side at the start and on the same side at the end. Then the pair is that far apart at every
-// time in between and sweptVertexTriangle (sweptEdgeEdge) reports nothing. Any axis is valid;
-// the triangle's (the two edges') normal at the start or the end rejects most pairs that face
-// each other without crossing. False for non-finite input.
-bool sweptVertexTriangleSeparated(const SweptPoints& start, const SweptPoints& end, const Vec3& axis, double tolerance);
-bool sweptEdgeEdgeSeparated(const SweptPoints& start, const SweptPoints& end, const Vec3& axis, double tolerance);
+// Conservative rejections in front of the two tests above (a separating axis of the swept pair,
+// ccd.cpp): true only when, along the fixed unit `axis`, the vertex (edge a) lies beyond every
+// point of the triangle (edge b) by more than the tests' reach on one side at the start and on the
+// same side at the end. Then the pair is that far apart at every time in between and
+// sweptVertexTriangle (sweptEdgeEdge) reports nothing, provided no point moves more than
+// kSeparationMotion tolerances over the substep (the caller checks that once for all its points).
+// Any axis is valid; the triangle's (the two edges') normal at the start rejects most pairs that
+// face each other without crossing. False for non-finite input.
+//
+// The reach: a hit is within the tolerance plus the slack of the root's bracket, at most a tenth of
+// the tolerance once the bisection converged (it does unless a point moves more than
+// 0.1 tolerance 2^64); 1.125 leaves 0.025 tolerance for the rounding of the coordinates and of a
+// unit axis.
+inline constexpr double kSeparationReach = 1.125;
+inline constexpr double kSeparationMotion = 1.0e17;  // tolerances, far below 0.1 2^64
+
+namespace ccd_detail {
+// Whether the first kNear points lie beyond the others along `axis` by more than reach, on one side
+// at the start and on the same side at the end.
+template <int kNear>
+inline bool separated(const SweptPoints& start, const SweptPoints& end, const Vec3& axis, double reach) {
+  double up[2], down[2];  // per end: gaps with the near points above the far ones, and below
+  for (int time = 0; time < 2; ++time) {
+    const SweptPoints& x = time == 0 ? start : end;
+    double c[4];
+    for (int k = 0; k < 4; ++k) c[k] = axis.dot(x[k]);
+    double nearLow = c[0], nearHigh = c[0], farLow = c[kNear], farHigh = c[kNear];
+    for (int k = 1; k < kNear; ++k) {
+      nearLow = std::min(nearLow, c[k]);
+      nearHigh = std::max(nearHigh, c[k]);
+    }
+    for (int k = kNear + 1; k < 4; ++k) {
+      farLow = std::min(farLow, c[k]);
+      farHigh = std::max(farHigh, c[k]);
+    }
+    up[time] = nearLow - farHigh;
+    down[time] = farLow - nearHigh;
+  }
+  return (up[0] > reach && up[1] > reach) || (down[0] > reach && down[1] > reach);  // false for NaN
+}
+}  // namespace ccd_detail
+
+inline bool sweptVertexTriangleSeparated(const SweptPoints& start, const SweptPoints& end, const Vec3& axis,
+                                         double tolerance) {
+  return ccd_detail::separated<1>(start, end, axis, kSeparationReach * tolerance);
+}
+inline bool sweptEdgeEdgeSeparated(const SweptPoints& start, const SweptPoints& end, const Vec3& axis,
+                                   double tolerance) {
+  return ccd_detail::separated<2>(start, end, axis, kSeparationReach * tolerance);
+}
 
 }  // namespace pliant::detail

@@ -132,10 +132,36 @@ constexpr std::size_t kParallelQueries = 2048;
 // different bits).
 int filterBit(std::uint32_t slot) { return static_cast<int>((slot * 0x9E3779B97F4A7C15ull) >> 58); }
 
-// Aabb::overlaps without a branch per comparison (the same answer, NaN included).
-bool overlapping(const Aabb& a, const Aabb& b) {
-  return (a.min.x() <= b.max.x()) & (b.min.x() <= a.max.x()) & (a.min.y() <= b.max.y()) & (b.min.y() <= a.max.y()) &
-         (a.min.z() <= b.max.z()) & (b.min.z() <= a.max.z());
+// A box in single precision that holds `box`: each bound rounded outward (a NaN stays NaN and so
+// overlaps nothing, as in double precision).
+FloatBox outward(const Aabb& box) {
+  constexpr double kLargest = std::numeric_limits<float>::max();
+  constexpr float kInfinity = std::numeric_limits<float>::infinity();
+  auto down = [&](double x) {
+    if (x > kLargest) return std::numeric_limits<float>::max();
+    if (x < -kLargest) return -kInfinity;
+    const auto f = static_cast<float>(x);
+    return static_cast<double>(f) > x ? std::nextafter(f, -kInfinity) : f;
+  };
+  auto up = [&](double x) {
+    if (x > kLargest) return kInfinity;
+    if (x < -kLargest) return -std::numeric_limits<float>::max();
+    const auto f = static_cast<float>(x);
+    return static_cast<double>(f) < x ? std::nextafter(f, kInfinity) : f;
+  };
+  FloatBox out;
+  for (int k = 0; k < 3; ++k) {
+    out.min[k] = down(box.min[k]);
+    out.max[k] = up(box.max[k]);
+  }
+  return out;
+}
+
+// Whether two single-precision boxes overlap, without a branch per comparison (which pass is hard
+// to predict). Where the double boxes overlap, these boxes rounded outward do.
+bool overlapping(const FloatBox& a, const FloatBox& b) {
+  return (a.min[0] <= b.max[0]) & (b.min[0] <= a.max[0]) & (a.min[1] <= b.max[1]) & (b.min[1] <= a.max[1]) &
+         (a.min[2] <= b.max[2]) & (b.min[2] <= a.max[2]);
 }
 
 // No owned vertex (edge) in this place of a triangle's list.
@@ -313,6 +339,9 @@ void SurfaceContacts::prepare(const Model& model) {
   s.substepVertex.resize(s.particles.size());
   s.substepTriangle.resize(s.triangles.size());
   s.substepEdge.resize(s.edges.size());
+  s.floatVertex.resize(s.particles.size());
+  s.floatTriangle.resize(s.triangles.size());
+  s.floatEdge.resize(s.edges.size());
   // A start for the candidate and contact arrays; they grow to what the scene needs and stay.
   s.vertexTriangle.reserve(4 * s.particles.size());
   s.edgeEdge.reserve(4 * s.edges.size());
@@ -665,13 +694,18 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   const Vec3* x1 = state.position.data();
   const Vec3* v = state.velocity.data();
   const double* w = model.inverseMass.data();
+  double largestMotion = 0.0;  // m^2, squared
   for (std::size_t i = 0; i < s.particles.size(); ++i) {
     Aabb& box = s.substepVertex[i];
     box = Aabb();
     box.add(x0[s.particles[i]]);
     box.add(x1[s.particles[i]]);
     box.inflate(0.5 * reach);
+    largestMotion = std::max(largestMotion, (x1[s.particles[i]] - x0[s.particles[i]]).squaredNorm());
   }
+  // The separating-axis rejections in front of the cubic hold for motions below a bound (ccd.h).
+  const double motionBound = kSeparationMotion * lateral;
+  const bool rejections = largestMotion <= motionBound * motionBound;
   for (std::size_t t = 0; t < s.triangles.size(); ++t) {
     Aabb& box = s.substepTriangle[t];
     box = s.substepVertex[s.triangleSlots[t][0]];
@@ -683,6 +717,9 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     box = s.substepVertex[s.edgeSlots[e][0]];
     box.add(s.substepVertex[s.edgeSlots[e][1]]);
   }
+  for (std::size_t i = 0; i < s.particles.size(); ++i) s.floatVertex[i] = outward(s.substepVertex[i]);
+  for (std::size_t t = 0; t < s.triangles.size(); ++t) s.floatTriangle[t] = outward(s.substepTriangle[t]);
+  for (std::size_t e = 0; e < s.edges.size(); ++e) s.floatEdge[e] = outward(s.substepEdge[e]);
   const std::size_t contactCap = kMaxContactsPerParticle * s.particles.size();
   // Completes a contact whose particles, normal and weights are set: allowance, velocity, mass.
   auto finish = [&](SurfaceContact& c, std::vector<SurfaceContact>& out) {
@@ -768,7 +805,8 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     // the whole substep (ccd.h: a conservative rejection; most pairs facing each other stop here).
     const SweptPoints start{p0, a0, b0, c0}, end{p1, a1, b1, c1};
     SweptHit hit;
-    if (!sweptVertexTriangleSeparated(start, end, u0, lateral) && sweptVertexTriangle(start, end, lateral, hit)) {
+    if (!(rejections && sweptVertexTriangleSeparated(start, end, u0, lateral)) &&
+        sweptVertexTriangle(start, end, lateral, hit)) {
       make(Vec3(-hit.weights[1], -hit.weights[2], -hit.weights[3]), hit.normal);
       return;
     }
@@ -830,7 +868,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     }
     const SweptPoints start{pa0, qa0, pb0, qb0}, end{pa1, qa1, pb1, qb1};
     SweptHit hit;
-    if (!sweptEdgeEdgeSeparated(start, end, u0, lateral) && sweptEdgeEdge(start, end, lateral, hit)) {
+    if (!(rejections && sweptEdgeEdgeSeparated(start, end, u0, lateral)) && sweptEdgeEdge(start, end, lateral, hit)) {
       make(hit.weights[1], -hit.weights[3], hit.normal);
       return;
     }
@@ -862,19 +900,25 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     for (std::size_t k = share(vt, thread); k < share(vt, thread + 1); ++k) {
       const Scratch::VertexTriangle& candidate = s.vertexTriangle[k];
       kept[end] = static_cast<std::uint32_t>(k);
-      end += overlapping(s.substepVertex[candidate.vertex], s.substepTriangle[candidate.triangle]);
+      end += overlapping(s.floatVertex[candidate.vertex], s.floatTriangle[candidate.triangle]);
     }
-    for (std::size_t i = share(vt, thread); i < end; ++i)
-      vertexTriangle(s.vertexTriangle[kept[i]], s.threadContacts[thread]);
+    for (std::size_t i = share(vt, thread); i < end; ++i) {
+      const Scratch::VertexTriangle& candidate = s.vertexTriangle[kept[i]];
+      if (s.substepVertex[candidate.vertex].overlaps(s.substepTriangle[candidate.triangle]))
+        vertexTriangle(candidate, s.threadContacts[thread]);
+    }
     kept += vt;
     end = share(ee, thread);
     for (std::size_t k = share(ee, thread); k < share(ee, thread + 1); ++k) {
       const std::array<std::uint32_t, 2>& candidate = s.edgeEdge[k];
       kept[end] = static_cast<std::uint32_t>(k);
-      end += overlapping(s.substepEdge[candidate[0]], s.substepEdge[candidate[1]]);
+      end += overlapping(s.floatEdge[candidate[0]], s.floatEdge[candidate[1]]);
     }
-    for (std::size_t i = share(ee, thread); i < end; ++i)
-      edgeEdge(s.edgeEdge[kept[i]], s.threadContacts[threads + thread]);
+    for (std::size_t i = share(ee, thread); i < end; ++i) {
+      const std::array<std::uint32_t, 2>& candidate = s.edgeEdge[kept[i]];
+      if (s.substepEdge[candidate[0]].overlaps(s.substepEdge[candidate[1]]))
+        edgeEdge(candidate, s.threadContacts[threads + thread]);
+    }
   }
   // The bound is checked on the joined count, so it holds alike for any thread count.
   std::size_t found = 0;
