@@ -132,27 +132,33 @@ constexpr std::size_t kParallelQueries = 2048;
 // different bits).
 int filterBit(std::uint32_t slot) { return static_cast<int>((slot * 0x9E3779B97F4A7C15ull) >> 58); }
 
-// A box in single precision that holds `box`: each bound rounded outward (a NaN stays NaN and so
-// overlaps nothing, as in double precision).
+// A box in single precision that holds `box`: each bound first moved outward by a relative 2^-22
+// (and 1e-44 m, for the subnormal floats), more than the conversion's rounding (a relative 2^-24),
+// so no branch is needed per bound. A NaN stays NaN and so overlaps nothing, as in double precision.
 FloatBox outward(const Aabb& box) {
   constexpr double kLargest = std::numeric_limits<float>::max();
   constexpr float kInfinity = std::numeric_limits<float>::infinity();
-  auto down = [&](double x) {
-    if (x > kLargest) return std::numeric_limits<float>::max();
-    if (x < -kLargest) return -kInfinity;
-    const auto f = static_cast<float>(x);
-    return static_cast<double>(f) > x ? std::nextafter(f, -kInfinity) : f;
-  };
-  auto up = [&](double x) {
-    if (x > kLargest) return kInfinity;
-    if (x < -kLargest) return -std::numeric_limits<float>::max();
-    const auto f = static_cast<float>(x);
-    return static_cast<double>(f) < x ? std::nextafter(f, kInfinity) : f;
-  };
+  constexpr double kRelative = 1.0 / 4194304.0;  // 2^-22
+  constexpr double kAbsolute = 1e-44;
   FloatBox out;
   for (int k = 0; k < 3; ++k) {
-    out.min[k] = down(box.min[k]);
-    out.max[k] = up(box.max[k]);
+    const double low = box.min[k] - (kRelative * std::abs(box.min[k]) + kAbsolute);
+    const double high = box.max[k] + (kRelative * std::abs(box.max[k]) + kAbsolute);
+    out.min[k] = low < -kLargest ? -kInfinity : low > kLargest ? static_cast<float>(kLargest) : static_cast<float>(low);
+    out.max[k] = high > kLargest    ? kInfinity
+                 : high < -kLargest ? static_cast<float>(-kLargest)
+                                    : static_cast<float>(high);
+  }
+  return out;
+}
+
+// The smallest box holding both. (Only a first test: the exact one in double precision decides, NaN
+// bounds included.)
+FloatBox unite(const FloatBox& a, const FloatBox& b) {
+  FloatBox out;
+  for (int k = 0; k < 3; ++k) {
+    out.min[k] = std::min(a.min[k], b.min[k]);
+    out.max[k] = std::max(a.max[k], b.max[k]);
   }
   return out;
 }
@@ -717,9 +723,15 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     box = s.substepVertex[s.edgeSlots[e][0]];
     box.add(s.substepVertex[s.edgeSlots[e][1]]);
   }
+  // Single-precision copies: the vertices' rounded outward, the triangles' and edges' their unions
+  // (which hold the double unions).
   for (std::size_t i = 0; i < s.particles.size(); ++i) s.floatVertex[i] = outward(s.substepVertex[i]);
-  for (std::size_t t = 0; t < s.triangles.size(); ++t) s.floatTriangle[t] = outward(s.substepTriangle[t]);
-  for (std::size_t e = 0; e < s.edges.size(); ++e) s.floatEdge[e] = outward(s.substepEdge[e]);
+  for (std::size_t t = 0; t < s.triangles.size(); ++t) {
+    const auto& corner = s.triangleSlots[t];
+    s.floatTriangle[t] = unite(unite(s.floatVertex[corner[0]], s.floatVertex[corner[1]]), s.floatVertex[corner[2]]);
+  }
+  for (std::size_t e = 0; e < s.edges.size(); ++e)
+    s.floatEdge[e] = unite(s.floatVertex[s.edgeSlots[e][0]], s.floatVertex[s.edgeSlots[e][1]]);
   const std::size_t contactCap = kMaxContactsPerParticle * s.particles.size();
   // Completes a contact whose particles, normal and weights are set: allowance, velocity, mass.
   auto finish = [&](SurfaceContact& c, std::vector<SurfaceContact>& out) {
