@@ -132,42 +132,10 @@ constexpr std::size_t kParallelQueries = 2048;
 // different bits).
 int filterBit(std::uint32_t slot) { return static_cast<int>((slot * 0x9E3779B97F4A7C15ull) >> 58); }
 
-// A box in single precision that holds `box`: each bound first moved outward by a relative 2^-22
-// (and 1e-44 m, for the subnormal floats), more than the conversion's rounding (a relative 2^-24),
-// so no branch is needed per bound. A NaN stays NaN and so overlaps nothing, as in double precision.
-FloatBox outward(const Aabb& box) {
-  constexpr double kLargest = std::numeric_limits<float>::max();
-  constexpr float kInfinity = std::numeric_limits<float>::infinity();
-  constexpr double kRelative = 1.0 / 4194304.0;  // 2^-22
-  constexpr double kAbsolute = 1e-44;
-  FloatBox out;
-  for (int k = 0; k < 3; ++k) {
-    const double low = box.min[k] - (kRelative * std::abs(box.min[k]) + kAbsolute);
-    const double high = box.max[k] + (kRelative * std::abs(box.max[k]) + kAbsolute);
-    out.min[k] = low < -kLargest ? -kInfinity : low > kLargest ? static_cast<float>(kLargest) : static_cast<float>(low);
-    out.max[k] = high > kLargest    ? kInfinity
-                 : high < -kLargest ? static_cast<float>(-kLargest)
-                                    : static_cast<float>(high);
-  }
-  return out;
-}
-
-// The smallest box holding both. (Only a first test: the exact one in double precision decides, NaN
-// bounds included.)
-FloatBox unite(const FloatBox& a, const FloatBox& b) {
-  FloatBox out;
-  for (int k = 0; k < 3; ++k) {
-    out.min[k] = std::min(a.min[k], b.min[k]);
-    out.max[k] = std::max(a.max[k], b.max[k]);
-  }
-  return out;
-}
-
-// Whether two single-precision boxes overlap, without a branch per comparison (which pass is hard
-// to predict). Where the double boxes overlap, these boxes rounded outward do.
-bool overlapping(const FloatBox& a, const FloatBox& b) {
-  return (a.min[0] <= b.max[0]) & (b.min[0] <= a.max[0]) & (a.min[1] <= b.max[1]) & (b.min[1] <= a.max[1]) &
-         (a.min[2] <= b.max[2]) & (b.min[2] <= a.max[2]);
+// Aabb::overlaps without a branch per comparison (the same answer, NaN included).
+bool overlapping(const Aabb& a, const Aabb& b) {
+  return (a.min.x() <= b.max.x()) & (b.min.x() <= a.max.x()) & (a.min.y() <= b.max.y()) & (b.min.y() <= a.max.y()) &
+         (a.min.z() <= b.max.z()) & (b.min.z() <= a.max.z());
 }
 
 // No owned vertex (edge) in this place of a triangle's list.
@@ -345,9 +313,6 @@ void SurfaceContacts::prepare(const Model& model) {
   s.substepVertex.resize(s.particles.size());
   s.substepTriangle.resize(s.triangles.size());
   s.substepEdge.resize(s.edges.size());
-  s.floatVertex.resize(s.particles.size());
-  s.floatTriangle.resize(s.triangles.size());
-  s.floatEdge.resize(s.edges.size());
   // A start for the candidate and contact arrays; they grow to what the scene needs and stay.
   s.vertexTriangle.reserve(4 * s.particles.size());
   s.edgeEdge.reserve(4 * s.edges.size());
@@ -723,15 +688,6 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     box = s.substepVertex[s.edgeSlots[e][0]];
     box.add(s.substepVertex[s.edgeSlots[e][1]]);
   }
-  // Single-precision copies: the vertices' rounded outward, the triangles' and edges' their unions
-  // (which hold the double unions).
-  for (std::size_t i = 0; i < s.particles.size(); ++i) s.floatVertex[i] = outward(s.substepVertex[i]);
-  for (std::size_t t = 0; t < s.triangles.size(); ++t) {
-    const auto& corner = s.triangleSlots[t];
-    s.floatTriangle[t] = unite(unite(s.floatVertex[corner[0]], s.floatVertex[corner[1]]), s.floatVertex[corner[2]]);
-  }
-  for (std::size_t e = 0; e < s.edges.size(); ++e)
-    s.floatEdge[e] = unite(s.floatVertex[s.edgeSlots[e][0]], s.floatVertex[s.edgeSlots[e][1]]);
   const std::size_t contactCap = kMaxContactsPerParticle * s.particles.size();
   // Completes a contact whose particles, normal and weights are set: allowance, velocity, mass.
   auto finish = [&](SurfaceContact& c, std::vector<SurfaceContact>& out) {
@@ -912,25 +868,19 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     for (std::size_t k = share(vt, thread); k < share(vt, thread + 1); ++k) {
       const Scratch::VertexTriangle& candidate = s.vertexTriangle[k];
       kept[end] = static_cast<std::uint32_t>(k);
-      end += overlapping(s.floatVertex[candidate.vertex], s.floatTriangle[candidate.triangle]);
+      end += overlapping(s.substepVertex[candidate.vertex], s.substepTriangle[candidate.triangle]);
     }
-    for (std::size_t i = share(vt, thread); i < end; ++i) {
-      const Scratch::VertexTriangle& candidate = s.vertexTriangle[kept[i]];
-      if (s.substepVertex[candidate.vertex].overlaps(s.substepTriangle[candidate.triangle]))
-        vertexTriangle(candidate, s.threadContacts[thread]);
-    }
+    for (std::size_t i = share(vt, thread); i < end; ++i)
+      vertexTriangle(s.vertexTriangle[kept[i]], s.threadContacts[thread]);
     kept += vt;
     end = share(ee, thread);
     for (std::size_t k = share(ee, thread); k < share(ee, thread + 1); ++k) {
       const std::array<std::uint32_t, 2>& candidate = s.edgeEdge[k];
       kept[end] = static_cast<std::uint32_t>(k);
-      end += overlapping(s.floatEdge[candidate[0]], s.floatEdge[candidate[1]]);
+      end += overlapping(s.substepEdge[candidate[0]], s.substepEdge[candidate[1]]);
     }
-    for (std::size_t i = share(ee, thread); i < end; ++i) {
-      const std::array<std::uint32_t, 2>& candidate = s.edgeEdge[kept[i]];
-      if (s.substepEdge[candidate[0]].overlaps(s.substepEdge[candidate[1]]))
-        edgeEdge(candidate, s.threadContacts[threads + thread]);
-    }
+    for (std::size_t i = share(ee, thread); i < end; ++i)
+      edgeEdge(s.edgeEdge[kept[i]], s.threadContacts[threads + thread]);
   }
   // The bound is checked on the joined count, so it holds alike for any thread count.
   std::size_t found = 0;

@@ -18,12 +18,6 @@
 
 namespace pliant::detail {
 
-// An axis-aligned box in single precision (m): the narrow phase's first test (surface_contacts.cpp).
-struct FloatBox {
-  float min[3];
-  float max[3];
-};
-
 class SurfaceContacts {
  public:
   // The collision triangles' topology and hierarchies; inactive when the model has no self-collision.
@@ -95,11 +89,6 @@ class SurfaceContacts {
     std::vector<Aabb> substepVertex;
     std::vector<Aabb> substepTriangle;
     std::vector<Aabb> substepEdge;
-    // The same in single precision, rounded outward (so they hold the boxes above): the first test,
-    // on half the memory; the exact one follows where it passes.
-    std::vector<FloatBox> floatVertex;
-    std::vector<FloatBox> floatTriangle;
-    std::vector<FloatBox> floatEdge;
     BoxTree triangleTree;                      // built on the rest layout, refitted by each broad phase run
     std::vector<BoxTree::Task> triangleTasks;  // the search cut into pieces for threads
     std::vector<BoxTree::Task> taskScratch;
