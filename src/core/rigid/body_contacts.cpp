@@ -36,7 +36,12 @@
 //   not only each manifold (16 sweeps per manifold in one pass left a box on two boxes creeping
 //   4.2e-4 m in 5 s, 16 passes 1.2e-5 m, at the same cost). Static friction accumulates the
 //   tangential multiplier as a vector, so passes whose slips point different ways do not use up the
-//   cone.
+//   cone. Each visit projects that accumulated vector on the cone of the current lambda_n (held
+//   inside mu_s lambda_n; outside, sliding with mu_d lambda_n against the slip): passes move
+//   lambda_n, and friction gathered under a larger one must not stay outside the cone.
+// - Warm start: a held anchor keeps its contact's lambda_n (State::BodyContactAnchor::lambda); the
+//   contact that keeps the anchor in the next substep starts from it, applied before the first pass
+//   (a cold start per substep left 8 passes unable to carry a 5-box stack's weight down).
 // - Velocity pass, after the bodies' velocities, on the contacts that pushed (lambda_n > 0)
 //   ([M20] eqs. 29-34, Alg. 2): with v the relative velocity of the material points and v_n along
 //   the normal, restitution sets v_n to -e v~_n (v~_n before the solve), with e = 0 when
@@ -327,7 +332,7 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
 void BodyContacts::warmStart(const Model& model, State& state) {
   const std::vector<State::BodyContactAnchor>& held = state.bodyContactAnchors;
   std::size_t cursor = 0;
-  std::size_t used = held.size();  // the anchor the last contact took: two contacts never share one
+  std::size_t used = held.size();  // the anchor the last contact took: neighbouring points never share one
   for (std::size_t m = 0; m + 1 < manifolds_.size() && !held.empty(); ++m) {
     const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
     const BodyContact& first = contacts_[begin];
