@@ -47,7 +47,8 @@
 //   the normal, restitution sets v_n to -e v~_n (v~_n before the solve), with e = 0 when
 //   |v~_n| <= 2 |g| h so resting contacts do not jitter; dynamic friction removes
 //   min(mu_d |f_n| h, |v_t| / w_t) of tangential impulse (f_n = lambda_n / h^2, eq. 30 as an
-//   impulse: [M20] writes it as a velocity change, which needs the weight w_t along v_t).
+//   impulse: [M20] writes it as a velocity change, which needs the weight w_t along v_t), less
+//   what a contact that slid in the position solve already took there.
 // - Colliders are sides with no inverse mass whose pose follows their paths; static and kinematic
 //   bodies likewise (they push dynamic bodies and are not pushed). Everything runs on one thread in
 //   a fixed order: bit-identical for any thread count.
