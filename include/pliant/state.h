@@ -40,6 +40,7 @@ struct State {
     std::int32_t collider = -1;    // index in Model::colliders, or -1 for a body pair
     Vec3 a = Vec3::Zero();         // m, A's material point in A's body frame
     Vec3 b = Vec3::Zero();         // m, B's in B's body frame (or the collider's frame)
+    double lambda = 0.0;           // kg m, the contact's normal multiplier when it held (the next solve starts from it)
   };
   std::vector<BodyContactAnchor> bodyContactAnchors;
   // Sleeping (src/core/rigid/sleeping.cpp, SolverSettings::sleeping): per body, how long (s) it has

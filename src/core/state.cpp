@@ -86,6 +86,7 @@ std::uint64_t State::hash() const {
     h.bytes(&k.collider, sizeof k.collider);
     h.bytes(k.a.data(), 3 * sizeof(double));
     h.bytes(k.b.data(), 3 * sizeof(double));
+    if (k.lambda != 0.0) h.bytes(&k.lambda, sizeof k.lambda);  // states saved before warm starts keep their hash
   }
   // Sleep data only when set, so that states saved before sleeping existed keep their hash.
   const bool sleepData =

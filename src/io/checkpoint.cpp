@@ -32,6 +32,9 @@
 // State::bodySleepTime/bodySleepIsland; without them the older version is written, byte for byte
 // as before, and older files read as states with every body awake): the version 3 header (its
 // anchor count may be 0) and payload, then f64[B] bodySleepTime, i64[B] bodySleepIsland.
+// Version 5, written when an anchor also has a multiplier (State::BodyContactAnchor::lambda, the
+// contact solve's warm start; older files read with 0): the version 4 header and payload, then
+// f64[K] the anchors' lambda.
 // Doubles are stored as their bit patterns, so a restored state is bit-identical to the saved one.
 //
 // Reading trusts nothing: FNV-1a finds damage, not a crafted file with a recomputed checksum, so
@@ -66,6 +69,7 @@ constexpr std::uint32_t kCheckpointVersion = 1;         // particles only
 constexpr std::uint32_t kCheckpointBodiesVersion = 2;   // with bodies and joints
 constexpr std::uint32_t kCheckpointAnchorsVersion = 3;  // and body contact anchors
 constexpr std::uint32_t kCheckpointSleepVersion = 4;    // and bodies' sleep timers and islands
+constexpr std::uint32_t kCheckpointWarmVersion = 5;     // and the anchors' multipliers
 constexpr std::size_t kCheckpointHeaderSize = 72;
 constexpr std::size_t kCheckpointBodiesHeaderSize = 88;
 constexpr std::size_t kCheckpointAnchorsHeaderSize = 96;
@@ -86,7 +90,8 @@ std::uint64_t checkpointSize(std::uint32_t version, std::uint64_t particles, std
                              std::uint64_t anchors) {
   return headerSize(version) +
          8 * (12 * particles + lambdas + 3 * attachments + kBodyDoubles * bodies + kJointDoubles * joints +
-              kAnchorWords * anchors + (version >= kCheckpointSleepVersion ? kSleepWords * bodies : 0)) +
+              kAnchorWords * anchors + (version >= kCheckpointSleepVersion ? kSleepWords * bodies : 0) +
+              (version >= kCheckpointWarmVersion ? anchors : 0)) +
          kChecksumSize;
 }
 
@@ -134,7 +139,10 @@ std::string checkpointBytes(const std::string& path, const State& state) {
     checkpointError(path, "sleep arrays disagree: " + std::to_string(bodies) + " bodies, " +
                               std::to_string(state.bodySleepTime.size()) + " sleep timers and " +
                               std::to_string(state.bodySleepIsland.size()) + " sleep islands; expected equal counts");
-  const std::uint32_t version = sleepData             ? kCheckpointSleepVersion
+  const bool warmData = std::any_of(state.bodyContactAnchors.begin(), state.bodyContactAnchors.end(),
+                                    [](const State::BodyContactAnchor& k) { return k.lambda != 0.0; });
+  const std::uint32_t version = warmData              ? kCheckpointWarmVersion
+                                : sleepData           ? kCheckpointSleepVersion
                                 : anchors > 0         ? kCheckpointAnchorsVersion
                                 : bodies + joints > 0 ? kCheckpointBodiesVersion
                                                       : kCheckpointVersion;
@@ -192,13 +200,17 @@ std::string checkpointBytes(const std::string& path, const State& state) {
     for (int c = 0; c < 3; ++c) putDouble(k.a[c]);
     for (int c = 0; c < 3; ++c) putDouble(k.b[c]);
   }
-  if (version == kCheckpointSleepVersion) {
-    for (double t : state.bodySleepTime) putDouble(t);
-    for (std::int32_t island : state.bodySleepIsland) {
+  if (version >= kCheckpointSleepVersion) {
+    const bool sized = state.bodySleepTime.size() == bodies && state.bodySleepIsland.size() == bodies;
+    for (std::size_t b = 0; b < bodies; ++b) putDouble(sized ? state.bodySleepTime[b] : 0.0);
+    for (std::size_t b = 0; b < bodies; ++b) {
+      const std::int32_t island = sized ? state.bodySleepIsland[b] : -1;
       storeLittle64(dst, static_cast<std::uint64_t>(static_cast<std::int64_t>(island)));
       dst += 8;
     }
   }
+  if (version >= kCheckpointWarmVersion)
+    for (const State::BodyContactAnchor& k : state.bodyContactAnchors) putDouble(k.lambda);
   const std::size_t payload = static_cast<std::size_t>(dst - out.data());
   storeLittle64(dst, fnv1a(out.data(), payload));
   return out;
@@ -234,9 +246,9 @@ CheckpointCounts checkCheckpointHeader(const char* header, std::size_t headerByt
     checkpointError(path,
                     "truncated: " + std::to_string(size) + " bytes, expected at least " + std::to_string(kMinimum));
   const std::uint32_t version = loadLittle32(header + 8);
-  if (version < kCheckpointVersion || version > kCheckpointSleepVersion)
+  if (version < kCheckpointVersion || version > kCheckpointWarmVersion)
     checkpointError(path, "format version " + std::to_string(version) + ", expected version " +
-                              std::to_string(kCheckpointVersion) + " to " + std::to_string(kCheckpointSleepVersion));
+                              std::to_string(kCheckpointVersion) + " to " + std::to_string(kCheckpointWarmVersion));
   if (loadLittle32(header + 12) != 0) checkpointError(path, "unknown flags set in the header; expected 0");
   CheckpointCounts c;
   c.version = version;
@@ -377,6 +389,9 @@ void checkStateFields(const State& state, const std::string& path, const SolverS
     if (!k.a.allFinite() || !k.b.allFinite())
       checkpointError(
           path, "body contact anchor " + std::to_string(i) + " has a non-finite point; expected finite numbers (m)");
+    if (!std::isfinite(k.lambda) || k.lambda < 0.0)
+      checkpointError(path, "body contact anchor " + std::to_string(i) + " has multiplier " + number(k.lambda) +
+                                "; expected a finite number >= 0 (kg m)");
   }
   for (std::size_t i = 0; i < state.bodySleepTime.size(); ++i)
     if (!std::isfinite(state.bodySleepTime[i]) || state.bodySleepTime[i] < 0.0)
@@ -453,7 +468,7 @@ State decodeState(std::string_view bytes, const std::string& path, const Model* 
   // Older versions: every body awake.
   state.bodySleepTime.assign(bodies, 0.0);
   state.bodySleepIsland.assign(bodies, -1);
-  if (counts.version == kCheckpointSleepVersion) {
+  if (counts.version >= kCheckpointSleepVersion) {
     for (double& t : state.bodySleepTime) t = getDouble();
     for (std::int32_t& island : state.bodySleepIsland) {
       const auto value = static_cast<std::int64_t>(loadLittle64(src));
@@ -461,6 +476,8 @@ State decodeState(std::string_view bytes, const std::string& path, const Model* 
       island = static_cast<std::int32_t>(std::clamp<std::int64_t>(value, -2, std::numeric_limits<std::int32_t>::max()));
     }
   }
+  if (counts.version >= kCheckpointWarmVersion)
+    for (State::BodyContactAnchor& k : state.bodyContactAnchors) k.lambda = getDouble();
   // An end-to-end check of the decoding against the hash taken when the state was saved.
   if (state.hash() != loadLittle64(header + 64))
     checkpointError(path, "restored state hash differs from the saved one; expected a bit-identical state");

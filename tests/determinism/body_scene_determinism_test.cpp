@@ -3,6 +3,7 @@
 // bits of the uninterrupted run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -56,8 +57,8 @@ TEST(BodyDeterminism, CheckpointedBodyStateStepsOnBitIdentically) {
 }
 
 // Resting contacts keep static friction's anchors in the State (State::bodyContactAnchors): a
-// checkpoint of the resting box pyramid holds them (format version 3), and the restored state steps
-// on to the bits of the uninterrupted run.
+// checkpoint of the resting box pyramid holds them (format version 3; 5 with their multipliers), and the restored state
+// steps on to the bits of the uninterrupted run.
 TEST(BodyDeterminism, CheckpointedPyramidKeepsItsFrictionAnchors) {
   const Scene scene = makeBuiltinScene("box-pyramid");
   Solver solver(scene.model, scene.settings);
@@ -67,6 +68,13 @@ TEST(BodyDeterminism, CheckpointedPyramidKeepsItsFrictionAnchors) {
   State restored = io::decodeCheckpoint(io::encodeCheckpoint(state), "memory", scene.model.get());
   EXPECT_EQ(restored.hash(), state.hash());
   ASSERT_EQ(restored.bodyContactAnchors.size(), state.bodyContactAnchors.size());
+  // With their normal multipliers, the next solve's warm start (format version 5).
+  double pushed = 0.0;
+  for (std::size_t i = 0; i < state.bodyContactAnchors.size(); ++i) {
+    EXPECT_EQ(restored.bodyContactAnchors[i].lambda, state.bodyContactAnchors[i].lambda);
+    pushed = std::max(pushed, state.bodyContactAnchors[i].lambda);
+  }
+  EXPECT_GT(pushed, 0.0);
   ASSERT_TRUE(solver.run(state, 5).ok());
   Solver again(scene.model, scene.settings);
   ASSERT_TRUE(again.run(restored, 5).ok());

@@ -823,9 +823,11 @@ TEST_F(CheckpointErrorTest, WrongMagicOrVersion) {
   EXPECT_TRUE(contains(readError(bytes), "PLIANTCK"));
   EXPECT_TRUE(contains(readError("hello"), "PLIANTCK"));
   bytes = good_;
-  bytes[8] = 5;  // 1: particles only, 2: with bodies and joints, 3: and body contact anchors, 4: and sleep data
+  // 1: particles only, 2: with bodies and joints, 3: and body contact anchors, 4: and sleep data, 5: and the
+  // anchors' multipliers
+  bytes[8] = 6;
   const std::string message = readError(bytes);
-  EXPECT_TRUE(contains(message, "version 5") && contains(message, "expected version 1 to 4")) << message;
+  EXPECT_TRUE(contains(message, "version 6") && contains(message, "expected version 1 to 5")) << message;
 }
 
 TEST_F(CheckpointErrorTest, TruncatedOrExtendedFile) {

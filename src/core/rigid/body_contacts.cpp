@@ -36,13 +36,19 @@
 //   not only each manifold (16 sweeps per manifold in one pass left a box on two boxes creeping
 //   4.2e-4 m in 5 s, 16 passes 1.2e-5 m, at the same cost). Static friction accumulates the
 //   tangential multiplier as a vector, so passes whose slips point different ways do not use up the
-//   cone.
+//   cone. Each visit projects that accumulated vector on the cone of the current lambda_n (held
+//   inside mu_s lambda_n; outside, sliding with mu_d lambda_n against the slip): passes move
+//   lambda_n, and friction gathered under a larger one must not stay outside the cone.
+// - Warm start: a held anchor keeps its contact's lambda_n (State::BodyContactAnchor::lambda); the
+//   contact that keeps the anchor in the next substep starts from it, applied before the first pass
+//   (a cold start per substep left 8 passes unable to carry a 5-box stack's weight down).
 // - Velocity pass, after the bodies' velocities, on the contacts that pushed (lambda_n > 0)
 //   ([M20] eqs. 29-34, Alg. 2): with v the relative velocity of the material points and v_n along
 //   the normal, restitution sets v_n to -e v~_n (v~_n before the solve), with e = 0 when
 //   |v~_n| <= 2 |g| h so resting contacts do not jitter; dynamic friction removes
 //   min(mu_d |f_n| h, |v_t| / w_t) of tangential impulse (f_n = lambda_n / h^2, eq. 30 as an
-//   impulse: [M20] writes it as a velocity change, which needs the weight w_t along v_t).
+//   impulse: [M20] writes it as a velocity change, which needs the weight w_t along v_t), less
+//   what a contact that slid in the position solve already took there.
 // - Colliders are sides with no inverse mass whose pose follows their paths; static and kinematic
 //   bodies likewise (they push dynamic bodies and are not pushed). Everything runs on one thread in
 //   a fixed order: bit-identical for any thread count.
@@ -50,6 +56,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "rigid/corrections.h"
 
@@ -323,8 +330,46 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
   return !woke;
 }
 
+void BodyContacts::warmStart(const Model& model, State& state) {
+  const std::vector<State::BodyContactAnchor>& held = state.bodyContactAnchors;
+  std::size_t cursor = 0;
+  std::size_t used = held.size();  // the anchor the last contact took: neighbouring points never share one
+  for (std::size_t m = 0; m + 1 < manifolds_.size() && !held.empty(); ++m) {
+    const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
+    const BodyContact& first = contacts_[begin];
+    std::optional<ContactSide> sideA, sideB;
+    for (std::size_t j = begin; j < end; ++j) {
+      BodyContact& k = contacts_[j];
+      // The held anchor this contact kept (collide copies its points exactly).
+      while (cursor < held.size() && pairBefore(held[cursor], k)) ++cursor;
+      std::size_t match = held.size();
+      for (std::size_t i = cursor; i < held.size() && samePair(held[i], k); ++i)
+        if (i != used && held[i].lambda > 0.0 && held[i].a == anchors_[j].a && held[i].b == anchors_[j].b) {
+          match = i;
+          break;
+        }
+      if (match == held.size()) continue;
+      used = match;
+      if (!sideA) {
+        sideA.emplace(BodySide::load(model, state, first.bodyA));
+        sideB.emplace(first.collider >= 0
+                          ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
+                          : BodySide::load(model, state, first.bodyB));
+      }
+      k.lambda = held[match].lambda;
+      const Vec3 rA = sideA->body.q * k.localA, rB = sideB->body.q * k.localB;
+      sideA->apply(rA, -k.lambda * k.normal);
+      sideB->apply(rB, k.lambda * k.normal);
+    }
+    if (!sideA) continue;
+    sideA->body.store(state, first.bodyA);
+    if (first.collider < 0) sideB->body.store(state, first.bodyB);
+  }
+}
+
 void BodyContacts::project(const Model& model, const SolveContext& ctx, State& state) {
   const ConstraintParameters hard{};  // alpha = 0, stiffness 1: contacts are hard in both modes
+  warmStart(model, state);
   for (int pass = 0; pass < contactPasses_; ++pass)
     for (std::size_t m = 0; m + 1 < manifolds_.size(); ++m) {
       const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
@@ -350,7 +395,9 @@ void BodyContacts::project(const Model& model, const SolveContext& ctx, State& s
         BodyContact& k = contacts_[j];
         Anchor& anchor = anchors_[j];
         anchor.held = false;
-        if (!(k.lambda > 0.0) || !(k.material.staticFriction > 0.0)) continue;
+        if (!(k.material.staticFriction > 0.0)) continue;
+        const bool pushed = k.lambda > 0.0;
+        if (!pushed && k.friction == Vec3::Zero()) continue;
         // [M20] sec. 3.5: the tangential offset of the anchor's material points (their relative
         // motion in the substep, or since the contact began to hold) is undone while the friction
         // multiplier stays within mu_s lambda_n.
@@ -359,17 +406,27 @@ void BodyContacts::project(const Model& model, const SolveContext& ctx, State& s
         const Vec3 offset = (a.x + rA) - (b.x + rB);
         const Vec3 tangential = offset - n.dot(offset) * n;
         const double length = tangential.norm();
-        if (!(length > 0.0)) {
-          anchor.held = true;
-          continue;
+        Vec3 total = k.friction;
+        if (length > 0.0) {
+          const Vec3 t = tangential / length;
+          const double w = sideA.weight(rA, t) + sideB.weight(rB, t);
+          if (w > 0.0) total -= (length / w) * t;
         }
-        const Vec3 t = tangential / length;
-        const double w = sideA.weight(rA, t) + sideB.weight(rB, t);
-        if (!(w > 0.0)) continue;
-        const Vec3 deltaLambda = -(length / w) * t;
-        const Vec3 total = k.friction + deltaLambda;
-        if (total.norm() > k.material.staticFriction * k.lambda) continue;  // outside the cone: it slides
-        anchor.held = true;
+        // Projected Gauss-Seidel on the accumulated tangential multiplier, as lambda_n >= 0 is for the
+        // normal: within the static cone the contact holds; outside it slides, and its friction is
+        // the kinetic mu_d lambda_n against the slip ([M20] eq. 30 at the position level; the
+        // velocity pass then adds only what is left of that budget). Passes change lambda_n (a box's
+        // weight moves between its corners as it turns), so each visit projects the whole sum:
+        // friction accumulated under a larger lambda_n is given back, not kept outside the cone.
+        if (pushed && total.norm() <= k.material.staticFriction * k.lambda) {
+          anchor.held = true;
+        } else {
+          const double kinetic = pushed ? k.material.dynamicFriction * k.lambda : 0.0;
+          const double size = total.norm();
+          total = size > kinetic ? Vec3(total * (kinetic / size)) : total;
+        }
+        const Vec3 deltaLambda = total - k.friction;
+        if (deltaLambda == Vec3::Zero()) continue;
         k.friction = total;
         sideA.apply(rA, deltaLambda);
         sideB.apply(rB, -deltaLambda);
@@ -419,7 +476,9 @@ void BodyContacts::velocityPass(const Model& model, const SolverSettings& settin
         const Vec3 t = vt / speed;
         const double wt = a.positionalWeight(rA, t) + b.positionalWeight(rB, t);
         if (!(wt > 0.0)) continue;
-        const double limit = k.material.dynamicFriction * k.lambda / h;
+        // A contact that slid in the position solve already had its kinetic friction there.
+        const double limit =
+            std::max(0.0, k.material.dynamicFriction * k.lambda / h - (anchors_[j].held ? 0.0 : k.friction.norm() / h));
         Vec3 total = dynamicImpulse_[j] - (speed / wt) * t;
         if (total.norm() > limit) total *= limit / total.norm();
         const Vec3 impulse = total - dynamicImpulse_[j];
@@ -434,7 +493,8 @@ void BodyContacts::velocityPass(const Model& model, const SolverSettings& settin
   held.clear();
   for (std::size_t j = 0; j < contacts_.size(); ++j)
     if (anchors_[j].held)
-      held.push_back({contacts_[j].bodyA, contacts_[j].bodyB, contacts_[j].collider, anchors_[j].a, anchors_[j].b});
+      held.push_back({contacts_[j].bodyA, contacts_[j].bodyB, contacts_[j].collider, anchors_[j].a, anchors_[j].b,
+                      contacts_[j].lambda});
 }
 
 const State::BodyContactAnchor* BodyContacts::heldAnchor(const std::vector<State::BodyContactAnchor>& held,

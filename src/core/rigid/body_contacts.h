@@ -79,6 +79,9 @@ class BodyContacts {
   // whose point on A lies within kAnchorDistance of `k`'s, or null. `cursor` walks `held` along.
   static const State::BodyContactAnchor* heldAnchor(const std::vector<State::BodyContactAnchor>& held,
                                                     const BodyContact& k, std::size_t& cursor);
+  // Warm start: each contact that kept a held anchor from the last substep starts from that
+  // substep's normal multiplier (State::BodyContactAnchor::lambda), applied before the first pass.
+  void warmStart(const Model& model, State& state);
   // One past the last contact of the manifold (the pair's points, contiguous) that starts at `begin`.
   std::size_t manifoldEnd(std::size_t begin) const;
 
