@@ -2,10 +2,10 @@
 // Rigid Body Simulation with Extended Position Based Dynamics", sec. 3.5-3.6 and Alg. 2).
 //
 // The idea:
-// - Found every substep at the predicted poses (as particle contacts are): a broad phase sorts the
-//   bodies' bounds (shapeBounds, enlarged by the contact margin) along x and sweeps them for
-//   overlapping pairs with at least one dynamic body that no joint connects; each dynamic body is
-//   tested against each collider's bounds. Pairs are sorted by index, so the order (and the
+// - Found every substep at the predicted poses (as particle contacts are): a broad phase puts the
+//   centres of the bodies' bounds (shapeBounds, enlarged by the contact margin) in a uniform grid
+//   and tests neighbouring cells for overlapping pairs with at least one dynamic body that no joint connects; each
+//   dynamic body is tested against each collider's bounds. Pairs are sorted by index, so the order (and the
 //   Gauss-Seidel result) depends on nothing but the state. The narrow phase (collideShapes) gives
 //   up to four points per pair; each becomes a contact that keeps its two material points in its
 //   sides' frames and the normal n (A to B), frozen for the substep.
@@ -50,6 +50,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "rigid/corrections.h"
 
@@ -150,8 +151,16 @@ void BodyContacts::prepare(const Model& model) {
   colliderUpper_.resize(colliders);
   lower_.resize(bodies);
   upper_.resize(bodies);
-  order_.resize(bodies);
   role_.resize(bodies);
+  large_.reserve(bodies);
+  isLarge_.resize(bodies);
+  extents_.reserve(bodies);
+  cellEntries_.reserve(bodies);
+  cellKeys_.reserve(bodies);
+  cellBegin_.reserve(bodies + 1);
+  cellTableBits_ = 1;
+  while ((std::size_t{1} << cellTableBits_) < 2 * bodies) ++cellTableBits_;
+  cellTable_.resize(std::size_t{1} << cellTableBits_);
   joinedPairs_.clear();
   for (const Joint& j : model.joints)
     if (j.bodies[0] != kWorldBody && j.bodies[1] != kWorldBody)
@@ -174,6 +183,136 @@ void BodyContacts::prepare(const Model& model) {
 
 bool BodyContacts::jointed(BodyIndex a, BodyIndex b) const {
   return std::binary_search(joinedPairs_.begin(), joinedPairs_.end(), std::make_pair(a, b));
+}
+
+namespace {
+constexpr int kCellBits = 21;  // per axis in a cell's key
+constexpr std::int64_t kCellLimit = (std::int64_t{1} << kCellBits) - 1;
+std::uint64_t cellKey(std::int64_t x, std::int64_t y, std::int64_t z) {
+  return (static_cast<std::uint64_t>(x) << (2 * kCellBits)) | (static_cast<std::uint64_t>(y) << kCellBits) |
+         static_cast<std::uint64_t>(z);
+}
+// Fibonacci hashing: the product's top bits depend on all of the key's.
+std::size_t cellHash(std::uint64_t key, int tableBits) {
+  return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - tableBits));
+}
+// Bodies whose bounds are wider than this many times the median width are tested against all
+// bodies instead of going into the grid (a long static slab would make every cell that wide).
+constexpr double kLargeBody = 4.0;
+}  // namespace
+
+void BodyContacts::considerPair(BodyIndex a, BodyIndex b) {
+  // Pairs with an awake dynamic body are solved; a sleeping body's pair with a kinematic body is
+  // only tested, to wake it; the rest (sleeping or static on both sides) costs nothing.
+  const Role ra = role_[a], rb = role_[b];
+  if (ra != Role::Awake && rb != Role::Awake &&
+      !((ra == Role::Kinematic && rb == Role::Asleep) || (ra == Role::Asleep && rb == Role::Kinematic)))
+    return;
+  if (!overlap(lower_[a], upper_[a], lower_[b], upper_[b])) return;
+  const BodyIndex first = std::min(a, b), second = std::max(a, b);
+  if (jointed(first, second)) return;
+  pairs_.push_back({first, second, false});
+}
+
+void BodyContacts::findBodyPairs(std::size_t bodies) {
+  // A uniform grid of the bounds' centres, cells a little wider than the widest ordinary bounds:
+  // two bounds that overlap have centres at most a cell apart along each axis, so they lie in the
+  // same or neighbouring cells. (A sweep along x degraded on piles: a box met every box of its
+  // x-slab.) The pairs' order comes from sorting them afterwards, so it is the state's alone.
+  extents_.clear();
+  for (std::size_t b = 0; b < bodies; ++b) {
+    const double width = (upper_[b] - lower_[b]).maxCoeff();
+    if (std::isfinite(width) && lower_[b].allFinite()) extents_.push_back(width);
+  }
+  large_.clear();
+  cellEntries_.clear();
+  double cell = 0.0;
+  Vec3 origin = Vec3::Constant(std::numeric_limits<double>::infinity());
+  if (!extents_.empty()) {
+    const auto middle = extents_.begin() + static_cast<std::ptrdiff_t>(extents_.size() / 2);
+    std::nth_element(extents_.begin(), middle, extents_.end());
+    const double largeAbove = kLargeBody * *middle;
+    for (std::size_t b = 0; b < bodies; ++b) {
+      const double width = (upper_[b] - lower_[b]).maxCoeff();
+      const bool large = !(std::isfinite(width) && lower_[b].allFinite()) || width > largeAbove;
+      isLarge_[b] = large;
+      if (large) {
+        large_.push_back(static_cast<BodyIndex>(b));
+        continue;
+      }
+      cell = std::max(cell, width);
+      origin = origin.cwiseMin(0.5 * (lower_[b] + upper_[b]));
+    }
+  } else {
+    std::fill(isLarge_.begin(), isLarge_.end(), std::uint8_t{1});
+    for (std::size_t b = 0; b < bodies; ++b) large_.push_back(static_cast<BodyIndex>(b));
+  }
+  // 1% wider, so that rounding cannot put two touching centres two cells apart.
+  cell = cell > 0.0 ? 1.01 * cell : 1.0;
+  for (std::size_t b = 0; b < bodies; ++b) {
+    if (isLarge_[b]) continue;
+    const Vec3 at = (0.5 * (lower_[b] + upper_[b]) - origin) / cell;
+    // Clamped (far-off cells merge: still correct, as clamping keeps neighbours neighbours).
+    const auto coordinate = [](double u) {
+      return std::clamp(static_cast<std::int64_t>(std::min(std::floor(u), 1e12)), std::int64_t{0}, kCellLimit);
+    };
+    cellEntries_.push_back(
+        {cellKey(coordinate(at.x()), coordinate(at.y()), coordinate(at.z())), static_cast<BodyIndex>(b)});
+  }
+  std::sort(cellEntries_.begin(), cellEntries_.end(), [](const CellEntry& p, const CellEntry& q) {
+    return p.key < q.key || (p.key == q.key && p.body < q.body);
+  });
+  cellKeys_.clear();
+  cellBegin_.clear();
+  for (std::size_t i = 0; i < cellEntries_.size(); ++i)
+    if (i == 0 || cellEntries_[i].key != cellEntries_[i - 1].key) {
+      cellKeys_.push_back(cellEntries_[i].key);
+      cellBegin_.push_back(static_cast<std::uint32_t>(i));
+    }
+  cellBegin_.push_back(static_cast<std::uint32_t>(cellEntries_.size()));
+  // Open addressing from a cell's key to its index + 1 (0: empty).
+  std::fill(cellTable_.begin(), cellTable_.end(), 0u);
+  const std::size_t tableSize = cellTable_.size();
+  for (std::size_t c = 0; c < cellKeys_.size(); ++c) {
+    std::size_t slot = cellHash(cellKeys_[c], cellTableBits_);
+    while (cellTable_[slot] != 0) slot = (slot + 1) & (tableSize - 1);
+    cellTable_[slot] = static_cast<std::uint32_t>(c + 1);
+  }
+  const auto findCell = [&](std::uint64_t key) -> std::int64_t {
+    for (std::size_t slot = cellHash(key, cellTableBits_);; slot = (slot + 1) & (tableSize - 1)) {
+      const std::uint32_t c = cellTable_[slot];
+      if (c == 0) return -1;
+      if (cellKeys_[c - 1] == key) return c - 1;
+    }
+  };
+  const std::uint64_t mask = static_cast<std::uint64_t>(kCellLimit);
+  for (std::size_t c = 0; c < cellKeys_.size(); ++c) {
+    const std::uint64_t key = cellKeys_[c];
+    const std::int64_t x = static_cast<std::int64_t>(key >> (2 * kCellBits)),
+                       y = static_cast<std::int64_t>((key >> kCellBits) & mask),
+                       z = static_cast<std::int64_t>(key & mask);
+    const std::uint32_t begin = cellBegin_[c], end = cellBegin_[c + 1];
+    for (std::uint32_t i = begin; i < end; ++i)
+      for (std::uint32_t j = i + 1; j < end; ++j) considerPair(cellEntries_[i].body, cellEntries_[j].body);
+    // The 13 neighbours with a larger key, so that each pair of cells is visited once.
+    for (std::int64_t dx = -1; dx <= 1; ++dx)
+      for (std::int64_t dy = -1; dy <= 1; ++dy)
+        for (std::int64_t dz = -1; dz <= 1; ++dz) {
+          const std::int64_t nx = x + dx, ny = y + dy, nz = z + dz;
+          if (nx < 0 || ny < 0 || nz < 0 || nx > kCellLimit || ny > kCellLimit || nz > kCellLimit) continue;
+          const std::uint64_t neighbour = cellKey(nx, ny, nz);
+          if (neighbour <= key) continue;
+          const std::int64_t n = findCell(neighbour);
+          if (n < 0) continue;
+          for (std::uint32_t i = begin; i < end; ++i)
+            for (std::uint32_t j = cellBegin_[n]; j < cellBegin_[n + 1]; ++j)
+              considerPair(cellEntries_[i].body, cellEntries_[j].body);
+        }
+  }
+  // Large bodies against every other body (a pair of large ones once).
+  for (const BodyIndex l : large_)
+    for (std::size_t b = 0; b < bodies; ++b)
+      if (b != l && !(isLarge_[b] && b < l)) considerPair(l, static_cast<BodyIndex>(b));
 }
 
 void BodyContacts::collide(const Model& model, const SolverSettings& settings, State& state, double h,
@@ -211,33 +350,12 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
   for (std::size_t b = 0; b < bodies; ++b) {
     const RigidBody& body = model.bodies[b];
     shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), margin, lower_[b], upper_[b]);
-    order_[b] = static_cast<BodyIndex>(b);
     role_[b] = state.bodyAsleep(b)                    ? Role::Asleep
                : body.dynamic()                       ? Role::Awake
                : body.motion == BodyMotion::Kinematic ? Role::Kinematic
                                                       : Role::Static;
   }
-  // Broad phase: sort and sweep along x (ties by index, so the order is the state's alone).
-  std::sort(order_.begin(), order_.end(), [&](BodyIndex a, BodyIndex b) {
-    return lower_[a].x() < lower_[b].x() || (lower_[a].x() == lower_[b].x() && a < b);
-  });
-  for (std::size_t i = 0; i < bodies; ++i) {
-    const BodyIndex a = order_[i];
-    for (std::size_t k = i + 1; k < bodies; ++k) {
-      const BodyIndex b = order_[k];
-      if (lower_[b].x() > upper_[a].x()) break;
-      // Pairs with an awake dynamic body are solved; a sleeping body's pair with a kinematic body
-      // is only tested, to wake it; the rest (sleeping or static on both sides) costs nothing.
-      const Role ra = role_[a], rb = role_[b];
-      if (ra != Role::Awake && rb != Role::Awake &&
-          !((ra == Role::Kinematic && rb == Role::Asleep) || (ra == Role::Asleep && rb == Role::Kinematic)))
-        continue;
-      if (!overlap(lower_[a], upper_[a], lower_[b], upper_[b])) continue;
-      const BodyIndex first = std::min(a, b), second = std::max(a, b);
-      if (jointed(first, second)) continue;
-      pairs_.push_back({first, second, false});
-    }
-  }
+  findBodyPairs(bodies);
   std::sort(pairs_.begin(), pairs_.end(),
             [](const Pair& p, const Pair& q) { return p.a < q.a || (p.a == q.a && p.b < q.b); });
   for (std::size_t b = 0; b < bodies; ++b) {

@@ -30,8 +30,8 @@ class BodyContacts {
   // that a joint connects (they never collide), and room for the candidate pairs and contacts of a
   // pile (nothing is allocated in a step unless a scene has more touching pairs than that room).
   void prepare(const Model& model);
-  // Stage 3: the broad phase over the bodies' bounds at their predicted poses (a sorted sweep along
-  // x, pairs in (body, body) order, then (body, collider)) and the narrow phase of each candidate
+  // Stage 3: the broad phase over the bodies' bounds at their predicted poses (a uniform grid of the
+  // bounds' centres, pairs in (body, body) order, then (body, collider)) and the narrow phase of each candidate
   // pair (collideShapes within `contactMargin`). `substepStart` and `substepEnd` (s) place the
   // kinematic colliders.
   // The static friction anchors that held in the last substep come from State::bodyContactAnchors.
@@ -75,6 +75,10 @@ class BodyContacts {
   bool collideOnce(const Model& model, const SolverSettings& settings, State& state, double h, double substepStart,
                    double substepEnd);
   bool jointed(BodyIndex a, BodyIndex b) const;
+  // The broad phase: the body pairs whose bounds overlap (unsorted) into pairs_.
+  void findBodyPairs(std::size_t bodies);
+  // Adds the pair to pairs_ if its bounds overlap, one side can move or wake, and no joint connects it.
+  void considerPair(BodyIndex a, BodyIndex b);
   // The anchor held in the last substep (`held`, in contact order) by a contact of the same pair
   // whose point on A lies within kAnchorDistance of `k`'s, or null. `cursor` walks `held` along.
   static const State::BodyContactAnchor* heldAnchor(const std::vector<State::BodyContactAnchor>& held,
@@ -84,10 +88,23 @@ class BodyContacts {
 
   bool active_ = false;  // the model has a dynamic body that can touch something
   std::vector<BodyShape> colliderShapes_;
-  std::vector<Frame> colliderFrames_;                         // this substep's collider poses
-  std::vector<Vec3> colliderLower_, colliderUpper_;           // m, their bounds (a plane's are infinite)
-  std::vector<Vec3> lower_, upper_;                           // m, each body's bounds at its prediction
-  std::vector<BodyIndex> order_;                              // bodies by lower x (then index)
+  std::vector<Frame> colliderFrames_;                // this substep's collider poses
+  std::vector<Vec3> colliderLower_, colliderUpper_;  // m, their bounds (a plane's are infinite)
+  std::vector<Vec3> lower_, upper_;                  // m, each body's bounds at its prediction
+  // The broad phase's grid (findBodyPairs): bodies by cell key, the occupied cells, a hash table
+  // from key to cell, and the bodies too wide for the grid.
+  struct CellEntry {
+    std::uint64_t key = 0;
+    BodyIndex body = 0;
+  };
+  std::vector<CellEntry> cellEntries_;
+  std::vector<std::uint64_t> cellKeys_;
+  std::vector<std::uint32_t> cellBegin_;  // per cell, where its bodies begin in cellEntries_, then the end
+  std::vector<std::uint32_t> cellTable_;  // cell index + 1, or 0
+  int cellTableBits_ = 1;                 // log2 of its size
+  std::vector<BodyIndex> large_;
+  std::vector<std::uint8_t> isLarge_;                         // per body
+  std::vector<double> extents_;                               // m, the bounds' widths (scratch for their median)
   std::vector<Role> role_;                                    // per body, this round's
   int contactPasses_ = 16;                                    // this substep's (SolverSettings)
   std::vector<std::pair<BodyIndex, BodyIndex>> joinedPairs_;  // sorted, (lower, higher)
