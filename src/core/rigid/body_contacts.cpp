@@ -68,6 +68,12 @@ ContactMaterial combine(const ContactMaterial& a, const ContactMaterial& b) {
   return m;
 }
 
+// Per-step detection: a body's reach is this many times the distance its velocities and gravity
+// carry it in the rest of the step, plus the contact margin ([M20] sec. 3.5 grows the bounds by
+// k dt v), since collisions and corrections in the step move it too; one that still leaves its
+// grown bounds makes the contacts be found again.
+constexpr double kReachFactor = 2.0;
+
 // How far (m) a contact's material point on A may lie from the last substep's held anchor to keep
 // it: a resting contact stays within a small fraction of it, a rolling one leaves it in a substep or
 // two (at 1 m/s and h = 1/1200 s it moves 0.8 mm), so rolling keeps [M20]'s per-substep friction.
@@ -152,6 +158,7 @@ void BodyContacts::prepare(const Model& model) {
   lower_.resize(bodies);
   upper_.resize(bodies);
   role_.resize(bodies);
+  reach_.resize(bodies);
   large_.reserve(bodies);
   isLarge_.resize(bodies);
   extents_.reserve(bodies);
@@ -169,6 +176,11 @@ void BodyContacts::prepare(const Model& model) {
   const std::size_t dynamic = static_cast<std::size_t>(
       std::count_if(model.bodies.begin(), model.bodies.end(), [](const RigidBody& b) { return b.dynamic(); }));
   active_ = dynamic > 0 && (bodies > 1 || colliders > 0);
+  kinematicMotion_ =
+      std::any_of(model.bodies.begin(), model.bodies.end(),
+                  [](const RigidBody& b) { return b.motion == BodyMotion::Kinematic; }) ||
+      std::any_of(model.colliders.begin(), model.colliders.end(), [](const Collider& c) { return c.kinematic(); });
+  detected_ = false;
   // Room for a pile: every body touching up to 8 others and every collider, 4 points per pair.
   const std::size_t pairs = active_ ? std::min(bodies * (bodies - 1) / 2, 8 * bodies) + dynamic * colliders : 0;
   pairs_.clear();
@@ -177,6 +189,9 @@ void BodyContacts::prepare(const Model& model) {
   contacts_.reserve(kMaxManifoldPoints * pairs);
   anchors_.clear();
   anchors_.reserve(contacts_.capacity());
+  cache_.clear();
+  cache_.reserve(contacts_.capacity());
+  cacheBegin_.reserve(pairs + 1);
   dynamicImpulse_.reserve(contacts_.capacity());
   manifolds_.reserve(pairs + 1);
 }
@@ -315,28 +330,187 @@ void BodyContacts::findBodyPairs(std::size_t bodies) {
       if (b != l && !(isLarge_[b] && b < l)) considerPair(l, static_cast<BodyIndex>(b));
 }
 
-void BodyContacts::collide(const Model& model, const SolverSettings& settings, State& state, double h,
+void BodyContacts::collide(const Model& model, const SolverSettings& settings, State& state, double h, int substep,
                            double substepStart, double substepEnd) {
   contactPasses_ = settings.bodyContactPasses;
+  // [M20] sec. 3.5: contacts found once per step, with bounds and margins grown by each body's
+  // motion over the step, then re-evaluated per substep. Kinematic bodies and colliders follow
+  // paths that bounds need not cover, so their scenes keep per-substep detection.
+  const bool perStep = !settings.bodyCollisionPerSubstep && !kinematicMotion_;
+  // Found again when a sleeping island woke or a body left the bounds its reach was measured for
+  // (a collision in the step sped it up), so no contact the step needs is missed.
+  if (perStep && substep > 0 && detected_ && !wokenSinceDetection(state) && !escapedReach(model, settings, state)) {
+    refresh(model, settings, state, h, substepStart, substepEnd);
+    return;
+  }
+  const double lookahead = perStep ? (settings.substeps - substep) * h : 0.0;  // s
   // Until no sleeping island is touched: one that is wakes, and the contacts are found again with
   // its bodies awake (once per island woken, so rarely more than twice).
-  while (!collideOnce(model, settings, state, h, substepStart, substepEnd)) {
+  while (!collideOnce(model, settings, state, h, lookahead, substepStart, substepEnd)) {
   }
+  detected_ = true;
+}
+
+bool BodyContacts::wokenSinceDetection(const State& state) const {
+  for (std::size_t b = 0; b < role_.size(); ++b)
+    if (role_[b] == Role::Asleep && !state.bodyAsleep(b)) return true;
+  return false;
+}
+
+void BodyContacts::refresh(const Model& model, const SolverSettings& settings, State& state, double h,
+                           double substepStart, double substepEnd) {
+  for (std::uint32_t c = 0; c < model.colliders.size(); ++c) {
+    Frame& f = colliderFrames_[c];
+    f.now = colliderPose(model, c, substepEnd);
+    f.before = model.colliders[c].kinematic() ? colliderPose(model, c, substepStart) : f.now;
+  }
+  const double cap = settings.maxDepenetrationVelocity * h;
+  std::size_t cursor = 0;
+  contacts_.clear();
+  anchors_.clear();
+  for (std::size_t p = 0; p < pairs_.size(); ++p) {
+    const Pair& pair = pairs_[p];
+    // A sleeping side was only tested (and not touched) at the detection.
+    if (role_[pair.a] == Role::Asleep || (!pair.collider && role_[pair.b] == Role::Asleep)) continue;
+    if (freshEverySubstep(model, pair)) {
+      pairContacts(model, settings, state, pair, false, h, cap, cursor);
+      continue;
+    }
+    if (cacheBegin_[p] == cacheBegin_[p + 1]) continue;
+    const BodySide a = BodySide::load(model, state, pair.a);
+    const BodySide b = pair.collider ? colliderSide(colliderFrames_[pair.b].now, colliderFrames_[pair.b].before)
+                                     : BodySide::load(model, state, pair.b);
+    for (std::uint32_t j = cacheBegin_[p]; j < cacheBegin_[p + 1]; ++j) {
+      BodyContact k = cache_[j];
+      Anchor anchor;
+      startContact(k, anchor, a, b, a.q * k.localA, b.q * k.localB, state, h, cap, cursor);
+      contacts_.push_back(k);
+      anchors_.push_back(anchor);
+    }
+  }
+  dynamicImpulse_.resize(contacts_.size());
+  manifolds_.clear();
+  for (std::size_t begin = 0; begin < contacts_.size(); begin = manifoldEnd(begin)) manifolds_.push_back(begin);
+  manifolds_.push_back(contacts_.size());
+}
+
+bool BodyContacts::freshEverySubstep(const Model& model, const Pair& pair) const {
+  // A round shape's contact point moves over its surface as it rolls: its manifold is found anew.
+  const auto round = [](const BodyShape& shape) {
+    return shape.kind == BodyShapeKind::Sphere || shape.kind == BodyShapeKind::Capsule;
+  };
+  return round(model.bodies[pair.a].shape) ||
+         (pair.collider ? round(colliderShapes_[pair.b]) : round(model.bodies[pair.b].shape));
+}
+
+bool BodyContacts::escapedReach(const Model& model, const SolverSettings& settings, const State& state) const {
+  for (std::size_t b = 0; b < role_.size(); ++b) {
+    if (role_[b] != Role::Awake) continue;
+    const RigidBody& body = model.bodies[b];
+    Vec3 lower, upper;
+    shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), settings.contactMargin, lower,
+                upper);
+    if (!((lower.array() >= lower_[b].array()).all() && (upper.array() <= upper_[b].array()).all())) return true;
+  }
+  return false;
+}
+
+bool BodyContacts::pairContacts(const Model& model, const SolverSettings& settings, State& state, const Pair& pair,
+                                bool speculative, double h, double cap, std::size_t& cursor) {
+  const RigidBody& bodyA = model.bodies[pair.a];
+  const BodySide a = BodySide::load(model, state, pair.a);
+  BodySide b;
+  const BodyShape* shapeB;
+  ColliderPose poseB;
+  ContactMaterial material;
+  if (pair.collider) {
+    const Frame& f = colliderFrames_[pair.b];
+    b = colliderSide(f.now, f.before);
+    shapeB = &colliderShapes_[pair.b];
+    poseB = f.now;
+    material = combine(bodyA.material, model.colliders[pair.b].material);
+  } else {
+    const RigidBody& bodyB = model.bodies[pair.b];
+    b = BodySide::load(model, state, pair.b);
+    shapeB = &bodyB.shape;
+    poseB = bodyB.shapePose(b.x, b.q);
+    material = combine(bodyA.material, bodyB.material);
+  }
+  // Within the contact margin, and (per-step detection of a pair kept for the step) the distance
+  // the two can close in the step, so that contacts that close within it are present.
+  double reach = settings.contactMargin;
+  if (speculative && !freshEverySubstep(model, pair)) reach += reach_[pair.a] + (pair.collider ? 0.0 : reach_[pair.b]);
+  ContactManifold manifold;
+  collideShapes(bodyA.shape, bodyA.shapePose(a.x, a.q), *shapeB, poseB, reach, manifold);
+  // A sleeping side that is touched wakes with its island (sleeping.cpp); the contacts are then
+  // found again.
+  const bool asleepA = role_[pair.a] == Role::Asleep, asleepB = !pair.collider && role_[pair.b] == Role::Asleep;
+  if (asleepA || asleepB) {
+    if (manifold.count == 0) return false;
+    state.wakeBody(asleepA ? pair.a : pair.b);
+    return true;
+  }
+  for (int m = 0; m < manifold.count; ++m) {
+    const ShapeContactPoint& point = manifold.points[m];
+    BodyContact k;
+    k.bodyA = pair.a;
+    k.bodyB = pair.collider ? kWorldBody : pair.b;
+    k.collider = pair.collider ? static_cast<std::int32_t>(pair.b) : -1;
+    k.normal = point.normal;
+    const Vec3 rA = point.pointA - a.x, rB = point.pointB - b.x;
+    k.localA = a.q.conjugate() * rA;
+    k.localB = b.q.conjugate() * rB;
+    k.material = material;
+    Anchor anchor;
+    startContact(k, anchor, a, b, rA, rB, state, h, cap, cursor);
+    contacts_.push_back(k);
+    anchors_.push_back(anchor);
+  }
+  return false;
+}
+
+void BodyContacts::startContact(BodyContact& k, Anchor& anchor, const BodySide& a, const BodySide& b, const Vec3& rA,
+                                const Vec3& rB, const State& state, double h, double cap, std::size_t& cursor) const {
+  // The same material points at the substep's start: overlap they already had is removed at
+  // most at maxDepenetrationVelocity (as for particles, collider_contacts.cpp).
+  const double before = (b.xPrev + b.qPrev * k.localB - a.xPrev - a.qPrev * k.localA).dot(k.normal);
+  k.allowance = before < 0.0 ? std::max(0.0, -before - cap) : 0.0;
+  const Vec3 relative = pointVelocity(a, state, k.bodyA, rA, h) - pointVelocity(b, state, k.bodyB, rB, h);
+  k.normalVelocity = -k.normal.dot(relative);
+  // Static friction's anchor: kept from the last substep where the contact held at the same
+  // place; else A's material point and the point of B that coincided with it at the substep's
+  // start, so that their offset is [M20]'s relative motion in the substep (sec. 3.5).
+  if (const State::BodyContactAnchor* held = heldAnchor(state.bodyContactAnchors, k, cursor)) {
+    anchor.a = held->a;
+    anchor.b = held->b;
+  } else {
+    anchor.a = k.localA;
+    anchor.b = b.qPrev.conjugate() * (a.xPrev + a.qPrev * k.localA - b.xPrev);
+  }
+  anchor.held = false;
 }
 
 bool BodyContacts::collideOnce(const Model& model, const SolverSettings& settings, State& state, double h,
-                               double substepStart, double substepEnd) {
+                               double lookahead, double substepStart, double substepEnd) {
   pairs_.clear();
   contacts_.clear();
   anchors_.clear();
   if (!active_) return true;
   const double margin = settings.contactMargin;
+  const double gravity = settings.gravity.norm();  // m/s^2
   const std::size_t bodies = model.bodyCount();
   for (std::uint32_t c = 0; c < model.colliders.size(); ++c) {
     Frame& f = colliderFrames_[c];
     f.now = colliderPose(model, c, substepEnd);
     f.before = model.colliders[c].kinematic() ? colliderPose(model, c, substepStart) : f.now;
     shapeBounds(colliderShapes_[c], f.now, margin, colliderLower_[c], colliderUpper_[c]);
+  }
+  for (std::size_t b = 0; b < bodies; ++b) {
+    const RigidBody& body = model.bodies[b];
+    role_[b] = state.bodyAsleep(b)                    ? Role::Asleep
+               : body.dynamic()                       ? Role::Awake
+               : body.motion == BodyMotion::Kinematic ? Role::Kinematic
+                                                      : Role::Static;
   }
   // Nothing awake and nothing that could wake a sleeper (a kinematic body or collider): no pairs.
   bool anyAwake =
@@ -350,10 +524,18 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
   for (std::size_t b = 0; b < bodies; ++b) {
     const RigidBody& body = model.bodies[b];
     shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), margin, lower_[b], upper_[b]);
-    role_[b] = state.bodyAsleep(b)                    ? Role::Asleep
-               : body.dynamic()                       ? Role::Awake
-               : body.motion == BodyMotion::Kinematic ? Role::Kinematic
-                                                      : Role::Static;
+    reach_[b] = 0.0;
+    if (lookahead > 0.0 && role_[b] == Role::Awake) {
+      // How far (m) any point of the body can move in the rest of the step: its centre at most
+      // (|v| + |g| T) T, and a point at distance r from it |omega| T r more.
+      const Vec3& x = state.bodyPosition[b];
+      const double radius = 0.5 * (upper_[b] - lower_[b]).norm() + (0.5 * (lower_[b] + upper_[b]) - x).norm();
+      reach_[b] = kReachFactor * ((state.bodyVelocity[b].norm() + gravity * lookahead) * lookahead +
+                                  state.bodyAngularVelocity[b].norm() * lookahead * radius) +
+                  margin;
+      lower_[b].array() -= reach_[b];
+      upper_[b].array() += reach_[b];
+    }
   }
   findBodyPairs(bodies);
   std::sort(pairs_.begin(), pairs_.end(),
@@ -367,73 +549,19 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
   }
   // Narrow phase per candidate pair; each manifold point becomes a contact.
   const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
-  ContactManifold manifold;
   bool woke = false;
   std::size_t cursor = 0;  // into state.bodyContactAnchors, which has the contacts' pair order
+  cache_.clear();
+  cacheBegin_.clear();
   for (const Pair& pair : pairs_) {
-    const RigidBody& bodyA = model.bodies[pair.a];
-    const BodySide a = BodySide::load(model, state, pair.a);
-    BodySide b;
-    const BodyShape* shapeB;
-    ColliderPose poseB;
-    ContactMaterial material;
-    if (pair.collider) {
-      const Frame& f = colliderFrames_[pair.b];
-      b = colliderSide(f.now, f.before);
-      shapeB = &colliderShapes_[pair.b];
-      poseB = f.now;
-      material = combine(bodyA.material, model.colliders[pair.b].material);
-    } else {
-      const RigidBody& bodyB = model.bodies[pair.b];
-      b = BodySide::load(model, state, pair.b);
-      shapeB = &bodyB.shape;
-      poseB = bodyB.shapePose(b.x, b.q);
-      material = combine(bodyA.material, bodyB.material);
-    }
-    collideShapes(bodyA.shape, bodyA.shapePose(a.x, a.q), *shapeB, poseB, margin, manifold);
-    // A sleeping side that is touched wakes with its island (sleeping.cpp); the contacts are then
-    // found again.
-    const bool asleepA = role_[pair.a] == Role::Asleep, asleepB = !pair.collider && role_[pair.b] == Role::Asleep;
-    if (asleepA || asleepB) {
-      if (manifold.count > 0) {
-        state.wakeBody(asleepA ? pair.a : pair.b);
-        woke = true;
-      }
-      continue;
-    }
-    for (int m = 0; m < manifold.count; ++m) {
-      const ShapeContactPoint& point = manifold.points[m];
-      BodyContact k;
-      k.bodyA = pair.a;
-      k.bodyB = pair.collider ? kWorldBody : pair.b;
-      k.collider = pair.collider ? static_cast<std::int32_t>(pair.b) : -1;
-      k.normal = point.normal;
-      const Vec3 rA = point.pointA - a.x, rB = point.pointB - b.x;
-      k.localA = a.q.conjugate() * rA;
-      k.localB = b.q.conjugate() * rB;
-      k.material = material;
-      // The same material points at the substep's start: overlap they already had is removed at
-      // most at maxDepenetrationVelocity (as for particles, collider_contacts.cpp).
-      const double before = (b.xPrev + b.qPrev * k.localB - a.xPrev - a.qPrev * k.localA).dot(k.normal);
-      if (before < 0.0) k.allowance = std::max(0.0, -before - cap);
-      const BodyIndex sideB = pair.collider ? kWorldBody : pair.b;
-      const Vec3 relative = pointVelocity(a, state, pair.a, rA, h) - pointVelocity(b, state, sideB, rB, h);
-      k.normalVelocity = -k.normal.dot(relative);
-      // Static friction's anchor: kept from the last substep where the contact held at the same
-      // place; else A's material point and the point of B that coincided with it at the substep's
-      // start, so that their offset is [M20]'s relative motion in the substep (sec. 3.5).
-      Anchor anchor;
-      if (const State::BodyContactAnchor* held = heldAnchor(state.bodyContactAnchors, k, cursor)) {
-        anchor.a = held->a;
-        anchor.b = held->b;
-      } else {
-        anchor.a = k.localA;
-        anchor.b = b.qPrev.conjugate() * (a.xPrev + a.qPrev * k.localA - b.xPrev);
-      }
-      contacts_.push_back(k);
-      anchors_.push_back(anchor);
-    }
+    cacheBegin_.push_back(static_cast<std::uint32_t>(cache_.size()));
+    const std::size_t first = contacts_.size();
+    woke = pairContacts(model, settings, state, pair, lookahead > 0.0, h, cap, cursor) || woke;
+    // Per-step detection keeps the polytope pairs' points for the later substeps.
+    if (lookahead > 0.0 && !freshEverySubstep(model, pair))
+      cache_.insert(cache_.end(), contacts_.begin() + static_cast<std::ptrdiff_t>(first), contacts_.end());
   }
+  cacheBegin_.push_back(static_cast<std::uint32_t>(cache_.size()));
   dynamicImpulse_.resize(contacts_.size());
   manifolds_.clear();
   for (std::size_t begin = 0; begin < contacts_.size(); begin = manifoldEnd(begin)) manifolds_.push_back(begin);

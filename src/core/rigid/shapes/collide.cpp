@@ -28,6 +28,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "narrow_phase.h"
 #include "pliant/rigid_shapes.h"
@@ -385,7 +386,15 @@ double bestFace(const Polytope& p, const Polytope& other, const Transform& other
     const Vec3& n = p.faceNormals[f];
     const Vec3 nOther = otherToP.rotation.transpose() * n;  // n in other's frame
     double lowest = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < other.vertexCount; ++i) lowest = std::min(lowest, nOther.dot(other.vertices[i]));
+    if (other.boxHalfExtents) {
+      // A box's lowest vertex along nOther has each coordinate's sign opposite to nOther's (the
+      // same value the loop below finds: the rounded dot product is monotone in each term).
+      const Vec3& e = *other.boxHalfExtents;
+      lowest = nOther.dot(Vec3(nOther.x() > 0.0 ? -e.x() : e.x(), nOther.y() > 0.0 ? -e.y() : e.y(),
+                               nOther.z() > 0.0 ? -e.z() : e.z()));
+    } else {
+      for (int i = 0; i < other.vertexCount; ++i) lowest = std::min(lowest, nOther.dot(other.vertices[i]));
+    }
     const double separation = lowest + n.dot(otherToP.translation) - p.faceOffsets[f];
     if (separation > best) best = separation, face = f;
   }
@@ -429,6 +438,28 @@ void clipFaces(const Polytope& ref, int face, const Transform& refPose, const Po
   }
 }
 
+// Per edge of a box, the axis (0-2) it runs along, when the box's face normals are exact axes (so
+// that an edge's arc normal nb x na is exactly +-e_axis); null if they are not.
+const std::array<int, 12>* boxEdgeAxes() {
+  static const std::optional<std::array<int, 12>> axes = []() -> std::optional<std::array<int, 12>> {
+    BoxPolytope box;
+    detail::makeBoxPolytope(Vec3::Ones(), box);
+    const Polytope& p = box.view;
+    if (p.edgeCount != 12) return std::nullopt;
+    std::array<int, 12> result{};
+    for (int i = 0; i < 12; ++i) {
+      const Vec3 bxa = p.faceNormals[p.edgeFaces[i][1]].cross(p.faceNormals[p.edgeFaces[i][0]]);
+      int axis = -1;
+      for (int k = 0; k < 3; ++k)
+        if (std::abs(bxa[k]) == 1.0 && bxa[(k + 1) % 3] == 0.0 && bxa[(k + 2) % 3] == 0.0) axis = k;
+      if (axis < 0) return std::nullopt;
+      result[static_cast<std::size_t>(i)] = axis;
+    }
+    return result;
+  }();
+  return axes ? &*axes : nullptr;
+}
+
 void collidePolytopes(const BodyShape& a, const ColliderPose& poseA, const BodyShape& b, const ColliderPose& poseB,
                       double margin, ManifoldBuilder& out) {
   BoxPolytope boxA, boxB;
@@ -452,6 +483,9 @@ void collidePolytopes(const BodyShape& a, const ColliderPose& poseA, const BodyS
     Vec3 c, d, dxc, start, direction;
   };
   std::array<EdgeOfB, kChunk> chunk;
+  // A box's edge along axis f has bxa = +-e_f exactly, so isMinkowskiFace's first factor
+  // (c . bxa)(d . bxa) is c_f d_f for all four such edges: a cheap exact pre-test.
+  const std::array<int, 12>* axesA = pa.boxHalfExtents ? boxEdgeAxes() : nullptr;
   for (int first = 0; first < pb.edgeCount; first += kChunk) {
     const int size = std::min(kChunk, pb.edgeCount - first);
     for (int k = 0; k < size; ++k) {
@@ -469,8 +503,10 @@ void collidePolytopes(const BodyShape& a, const ColliderPose& poseA, const BodyS
       const Vec3& na = pa.faceNormals[pa.edgeFaces[i][0]];
       const Vec3& nb = pa.faceNormals[pa.edgeFaces[i][1]];
       const Vec3 bxa = nb.cross(na);
+      const int alongA = axesA ? (*axesA)[static_cast<std::size_t>(i)] : -1;
       for (int k = 0; k < size; ++k) {
         const EdgeOfB& e = chunk[k];
+        if (alongA >= 0 && !(e.c[alongA] * e.d[alongA] < 0.0)) continue;
         if (!isMinkowskiFace(na, nb, bxa, e.c, e.d, e.dxc)) continue;
         Vec3 axis = ea.cross(e.direction);
         const double axisLength = axis.norm();
