@@ -2,13 +2,22 @@
 // Rigid Body Simulation with Extended Position Based Dynamics", sec. 3.5-3.6 and Alg. 2).
 //
 // The idea:
-// - Found every substep at the predicted poses (as particle contacts are): a broad phase puts the
-//   centres of the bodies' bounds (shapeBounds, enlarged by the contact margin) in a uniform grid
-//   and tests neighbouring cells for overlapping pairs with at least one dynamic body that no joint connects; each
-//   dynamic body is tested against each collider's bounds. Pairs are sorted by index, so the order (and the
-//   Gauss-Seidel result) depends on nothing but the state. The narrow phase (collideShapes) gives
-//   up to four points per pair; each becomes a contact that keeps its two material points in its
-//   sides' frames and the normal n (A to B), frozen for the substep.
+// - Found every substep at the predicted poses (as particle contacts are): a broad phase sweeps the
+//   bodies' bounds (shapeBounds, enlarged by the contact margin) along x, or, when that tests too
+//   many candidates (a pile), puts their centres in a uniform grid and tests neighbouring cells, for
+//   overlapping pairs with at least one dynamic body that no joint connects; each dynamic body is tested against each
+//   collider's bounds. Pairs are sorted by index, so the order (and the Gauss-Seidel result) depends on nothing but the
+//   state. The narrow phase (collideShapes) gives up to four points per pair; each becomes a contact that keeps its two
+//   material points in its sides' frames and the normal n (A to B), frozen for the substep.
+// - Or, with SolverSettings::bodyCollisionPerSubstep false, once per step ([M20] sec. 3.5): in the
+//   first substep the bounds and the narrow phase's margin grow by each body's reach over the step
+//   (kReachFactor x (|v| + |g| T) T + |omega| T r, plus the margin), so contacts that close within
+//   the step are present (a speculative one, C > 0, pushes nothing); later substeps re-evaluate each
+//   contact's allowance, approach velocity and anchor at the same material points and normal.
+//   Pairs with a sphere or capsule are collided anew every substep (a rolling contact moves over
+//   the surface), and everything is found again when a body leaves the bounds grown by its reach
+//   or a sleeping island wakes. Cheaper with many substeps, but manifolds a step old: a pile of
+//   1,000 boxes that stands with per-substep detection collapsed (docs/performance.md, issue 17).
 // - Position solve, after the joints: C = (p_B - p_A) . n with p = x + q r evaluated at the current
 //   poses ([M20] sec. 3.5, d = (p1 - p2) . n with the sign of our normal), a hard unilateral constraint (alpha = 0)
 //   whose correction uses the generalised inverse masses w = 1/m + (r x n)^T I^-1 (r x n) ([M20] eqs. 2-9,
@@ -158,6 +167,7 @@ void BodyContacts::prepare(const Model& model) {
   lower_.resize(bodies);
   upper_.resize(bodies);
   role_.resize(bodies);
+  order_.resize(bodies);
   reach_.resize(bodies);
   large_.reserve(bodies);
   isLarge_.resize(bodies);
@@ -214,6 +224,8 @@ std::size_t cellHash(std::uint64_t key, int tableBits) {
 // Bodies whose bounds are wider than this many times the median width are tested against all
 // bodies instead of going into the grid (a long static slab would make every cell that wide).
 constexpr double kLargeBody = 4.0;
+// Candidates per body (on average) past which the sweep gives way to the grid.
+constexpr std::size_t kSweepBudget = 16;
 }  // namespace
 
 void BodyContacts::considerPair(BodyIndex a, BodyIndex b) {
@@ -229,7 +241,32 @@ void BodyContacts::considerPair(BodyIndex a, BodyIndex b) {
   pairs_.push_back({first, second, false});
 }
 
+bool BodyContacts::sweepBodyPairs(std::size_t bodies) {
+  // Sort and sweep along x (ties by index, so the order is the state's alone), abandoned when it
+  // tests more than kSweepBudget candidates per body: cheap for spread-out bodies (a chain), poor
+  // for piles, where a box meets every box of its x-slab.
+  std::sort(order_.begin(), order_.end(), [&](BodyIndex a, BodyIndex b) {
+    return lower_[a].x() < lower_[b].x() || (lower_[a].x() == lower_[b].x() && a < b);
+  });
+  const std::size_t budget = kSweepBudget * bodies;
+  std::size_t tested = 0;
+  for (std::size_t i = 0; i < bodies; ++i) {
+    const BodyIndex a = order_[i];
+    for (std::size_t k = i + 1; k < bodies; ++k) {
+      const BodyIndex b = order_[k];
+      if (lower_[b].x() > upper_[a].x()) break;
+      if (++tested > budget) return false;
+      considerPair(a, b);
+    }
+  }
+  return true;
+}
+
 void BodyContacts::findBodyPairs(std::size_t bodies) {
+  const std::size_t before = pairs_.size();
+  for (std::size_t b = 0; b < bodies; ++b) order_[b] = static_cast<BodyIndex>(b);
+  if (sweepBodyPairs(bodies)) return;
+  pairs_.resize(before);
   // A uniform grid of the bounds' centres, cells a little wider than the widest ordinary bounds:
   // two bounds that overlap have centres at most a cell apart along each axis, so they lie in the
   // same or neighbouring cells. (A sweep along x degraded on piles: a box met every box of its
