@@ -3,12 +3,13 @@
 //
 // The idea:
 // - Found every substep at the predicted poses (as particle contacts are): a broad phase sweeps the
-//   bodies' bounds (shapeBounds, enlarged by the contact margin) along x, or, when that tests too
-//   many candidates (a pile), puts their centres in a uniform grid and tests neighbouring cells, for
-//   overlapping pairs with at least one dynamic body that no joint connects; each dynamic body is tested against each
-//   collider's bounds. Pairs are sorted by index, so the order (and the Gauss-Seidel result) depends on nothing but the
-//   state. The narrow phase (collideShapes) gives up to four points per pair; each becomes a contact that keeps its two
-//   material points in its sides' frames and the normal n (A to B), frozen for the substep.
+//   bodies' bounds (shapeBounds, enlarged by the contact margin) along the axis of their largest
+//   spread, or, when that tests too many candidates (a pile), puts their centres in a uniform grid
+//   and tests neighbouring cells, for overlapping pairs with at least one dynamic body that no joint
+//   connects; each dynamic body is tested against each collider's bounds. Pairs are sorted by
+//   index, so the order (and the Gauss-Seidel result) depends on nothing but the state. The narrow
+//   phase (collideShapes) gives up to four points per pair; each becomes a contact that keeps its
+//   two material points in its sides' frames and the normal n (A to B), frozen for the substep.
 // - Or, with SolverSettings::bodyCollisionPerSubstep false, once per step ([M20] sec. 3.5): in the
 //   first substep the bounds and the narrow phase's margin grow by each body's reach over the step
 //   (kReachFactor x (|v| + |g| T) T + |omega| T r, plus the margin), so contacts that close within
@@ -225,7 +226,7 @@ std::size_t cellHash(std::uint64_t key, int tableBits) {
 // bodies instead of going into the grid (a long static slab would make every cell that wide).
 constexpr double kLargeBody = 4.0;
 // Candidates per body (on average) past which the sweep gives way to the grid.
-constexpr std::size_t kSweepBudget = 16;
+constexpr std::size_t kSweepBudget = 8;
 }  // namespace
 
 void BodyContacts::considerPair(BodyIndex a, BodyIndex b) {
@@ -242,11 +243,22 @@ void BodyContacts::considerPair(BodyIndex a, BodyIndex b) {
 }
 
 bool BodyContacts::sweepBodyPairs(std::size_t bodies) {
-  // Sort and sweep along x (ties by index, so the order is the state's alone), abandoned when it
-  // tests more than kSweepBudget candidates per body: cheap for spread-out bodies (a chain), poor
-  // for piles, where a box meets every box of its x-slab.
+  // Sort and sweep along the axis over which the bounds' centres spread most (ties: the lower
+  // axis; a hanging chain is swept along y), ties in the order by index, so the order is the
+  // state's alone. Abandoned when it tests more than kSweepBudget candidates per body: cheap for
+  // spread-out bodies, poor for piles, where a box meets every box of its slab.
+  Vec3 lowest = Vec3::Constant(std::numeric_limits<double>::infinity()), highest = -lowest;
+  for (std::size_t b = 0; b < bodies; ++b) {
+    const Vec3 centre = 0.5 * (lower_[b] + upper_[b]);
+    lowest = lowest.cwiseMin(centre);
+    highest = highest.cwiseMax(centre);
+  }
+  const Vec3 spread = highest - lowest;
+  int axis = 0;
+  for (int k = 1; k < 3; ++k)
+    if (spread[k] > spread[axis]) axis = k;
   std::sort(order_.begin(), order_.end(), [&](BodyIndex a, BodyIndex b) {
-    return lower_[a].x() < lower_[b].x() || (lower_[a].x() == lower_[b].x() && a < b);
+    return lower_[a][axis] < lower_[b][axis] || (lower_[a][axis] == lower_[b][axis] && a < b);
   });
   const std::size_t budget = kSweepBudget * bodies;
   std::size_t tested = 0;
@@ -254,7 +266,7 @@ bool BodyContacts::sweepBodyPairs(std::size_t bodies) {
     const BodyIndex a = order_[i];
     for (std::size_t k = i + 1; k < bodies; ++k) {
       const BodyIndex b = order_[k];
-      if (lower_[b].x() > upper_[a].x()) break;
+      if (lower_[b][axis] > upper_[a][axis]) break;
       if (++tested > budget) return false;
       considerPair(a, b);
     }

@@ -32,13 +32,13 @@ class BodyContacts {
   // that a joint connects (they never collide), and room for the candidate pairs and contacts of a
   // pile (nothing is allocated in a step unless a scene has more touching pairs than that room).
   void prepare(const Model& model);
-  // Stage 3: the broad phase over the bodies' bounds at their predicted poses (a sweep along x, or a
-  // uniform grid of the bounds' centres when the sweep meets too many; pairs in (body, body) order, then (body,
-  // collider)) and the narrow phase of each candidate pair (collideShapes within `contactMargin`). `substepStart` and
-  // `substepEnd` (s) place the kinematic colliders. The static friction anchors that held in the last substep come from
-  // State::bodyContactAnchors. Sleeping bodies (sleeping.cpp) are left out: their pairs with static bodies, colliders
-  // and each other are not tested; one that an awake dynamic or kinematic body or a kinematic collider touches wakes
-  // with its island (in `state`) and the contacts are found again. With per-step detection
+  // Stage 3: the broad phase over the bodies' bounds at their predicted poses (a sweep along the axis
+  // of largest spread, or a uniform grid of the bounds' centres when the sweep meets too many; pairs in (body, body)
+  // order, then (body, collider)) and the narrow phase of each candidate pair (collideShapes within `contactMargin`).
+  // `substepStart` and `substepEnd` (s) place the kinematic colliders. The static friction anchors that held in the
+  // last substep come from State::bodyContactAnchors. Sleeping bodies (sleeping.cpp) are left out: their pairs with
+  // static bodies, colliders and each other are not tested; one that an awake dynamic or kinematic body or a kinematic
+  // collider touches wakes with its island (in `state`) and the contacts are found again. With per-step detection
   // (SolverSettings::bodyCollisionPerSubstep false, [M20] sec. 3.5) the pairs and manifolds are found in substep 0
   // within each body's reach over the step, and later substeps (`substep` > 0) only re-evaluate each contact's
   // allowance, approach velocity and anchor.
@@ -100,7 +100,7 @@ class BodyContacts {
   bool jointed(BodyIndex a, BodyIndex b) const;
   // The broad phase: the body pairs whose bounds overlap (unsorted) into pairs_.
   void findBodyPairs(std::size_t bodies);
-  // Its sweep along x; false (pairs_ partly filled) when it gave up for the grid.
+  // Its sweep along one axis; false (pairs_ partly filled) when it gave up for the grid.
   bool sweepBodyPairs(std::size_t bodies);
   // Adds the pair to pairs_ if its bounds overlap, one side can move or wake, and no joint connects it.
   void considerPair(BodyIndex a, BodyIndex b);
