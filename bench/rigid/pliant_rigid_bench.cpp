@@ -20,14 +20,16 @@
 //                      settling, the largest displacement of a link over --rest-frames frames
 //
 // Solver options: --contact-passes N and --velocity-passes N (SolverSettings::bodyContactPasses,
-// bodyVelocityPasses; 16 and 4 by default), --no-sleep (SolverSettings::sleeping off). The pile's
+// bodyVelocityPasses; 16 and 4 by default), --no-sleep (SolverSettings::sleeping off),
+// --collide-per-step (SolverSettings::bodyCollisionPerSubstep false: contacts found once per step). The pile's
 // line on stderr gives the settings, the bodies asleep at the end and the mean ms of each second;
 // --trace adds the pile's motion each simulated second (kinetic energy, fastest box, top height).
 // --layers N (1-10) builds the pile's lowest N layers only (100 N boxes; scene box-pile-1000 keeps
 // its name), for quick studies of how a shorter stack settles.
 //
 // Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N]
-//                           [--velocity-passes N] [--layers N] [--no-sleep] [--trace] [--csv FILE] [--scene pile|chain]
+//                           [--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace]
+//                           [--csv FILE] [--scene pile|chain]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -71,6 +73,7 @@ struct Options {
   int contactPasses = 16;
   int velocityPasses = 4;
   bool sleeping = true;
+  bool collidePerSubstep = true;
   bool trace = false;  // --trace: the pile's motion each simulated second on stderr
   int layers = 10;     // --layers: the pile's lowest layers only (100 boxes each), for quick studies
 };
@@ -81,6 +84,7 @@ SolverSettings settings(const Options& o, double frameRate, double gravity) {
   s.bodyContactPasses = o.contactPasses;
   s.bodyVelocityPasses = o.velocityPasses;
   s.sleeping = o.sleeping;
+  s.bodyCollisionPerSubstep = o.collidePerSubstep;
   return s;
 }
 
@@ -187,11 +191,13 @@ Row runPile(int frames, int restFrames, const Options& options) {
   row.maxPenetration = pileOverlap(*model, state);
   const auto asleep = std::count_if(state.bodySleepIsland.begin(), state.bodySleepIsland.end(),
                                     [](std::int32_t island) { return island >= 0; });
-  std::fprintf(stderr,
-               "pliant_rigid_bench pile: substeps %d, contact passes %d, velocity passes %d, sleeping %s; %ld of %d "
-               "boxes asleep at the end; mean ms per frame in each second:%s\n",
-               options.substeps, options.contactPasses, options.velocityPasses, options.sleeping ? "on" : "off",
-               static_cast<long>(asleep), boxes, seconds.c_str());
+  std::fprintf(
+      stderr,
+      "pliant_rigid_bench pile: substeps %d, contact passes %d, velocity passes %d, sleeping %s, contacts found "
+      "per %s; %ld of %d "
+      "boxes asleep at the end; mean ms per frame in each second:%s\n",
+      options.substeps, options.contactPasses, options.velocityPasses, options.sleeping ? "on" : "off",
+      options.collidePerSubstep ? "substep" : "step", static_cast<long>(asleep), boxes, seconds.c_str());
   for (std::size_t b = 0; b < rest.size(); ++b)
     row.drift = std::max(row.drift, (state.bodyPosition[b] - rest[b]).norm());
   return row;
@@ -280,15 +286,17 @@ int main(int argc, char** argv) {
       options.velocityPasses = parseCount("pliant_rigid_bench", "--velocity-passes", value, 1), ++i;
     else if (arg == "--layers" && value) options.layers = parseCount("pliant_rigid_bench", "--layers", value, 1), ++i;
     else if (arg == "--no-sleep") options.sleeping = false;
+    else if (arg == "--collide-per-step") options.collidePerSubstep = false;
     else if (arg == "--trace") options.trace = true;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--scene" && value) only = value, ++i;
     else {
-      std::fprintf(stderr,
-                   "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
-                   "[--velocity-passes N] [--layers N] [--no-sleep] [--trace] [--csv FILE] [--scene "
-                   "pile|chain]\nPliant on issue 17's rigid "
-                   "scenes (bench/bullet/README.md).\n");
+      std::fprintf(
+          stderr,
+          "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
+          "[--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace] [--csv FILE] [--scene "
+          "pile|chain]\nPliant on issue 17's rigid "
+          "scenes (bench/bullet/README.md).\n");
       return arg == "--help" ? 0 : 2;
     }
   }

@@ -153,6 +153,13 @@ struct SolverSettings {
   // overlap in piles; docs/performance.md, issue 17, measures the tradeoff). >= 1.
   int bodyContactPasses = 16;
   int bodyVelocityPasses = 4;
+  // When the rigid bodies' contacts are found (src/core/rigid/body_contacts.cpp). true (default):
+  // every substep at the predicted poses, with normals and manifolds as fresh as the substep.
+  // false: once per step ([M20] sec. 3.5), within each body's reach over the step, re-evaluated per
+  // substep at the same material points and normals: several times cheaper with many substeps, but
+  // a manifold that changes within the step (a box tipping onto an edge) is seen a step late.
+  // Scenes with kinematic bodies or colliders keep per-substep detection either way.
+  bool bodyCollisionPerSubstep = true;
   // Sleeping of rigid bodies (src/core/rigid/sleeping.cpp), as Box2D, Bullet and Jolt do: dynamic
   // bodies linked by contacts or joints form islands; an island all of whose bodies have stayed
   // below sleepLinearSpeed (m/s, centre of mass) and sleepAngularSpeed (rad/s) for sleepTime (s)

@@ -459,6 +459,7 @@ class SolverSettings:
     dynamic_friction_in_velocity_pass: bool
     body_contact_passes: int
     body_velocity_passes: int
+    body_collision_per_substep: bool
     sleeping: bool
     sleep_linear_speed: float  # m/s
     sleep_angular_speed: float  # rad/s
@@ -483,6 +484,7 @@ class SolverSettings:
         dynamic_friction_in_velocity_pass: bool = ...,
         body_contact_passes: int = ...,
         body_velocity_passes: int = ...,
+        body_collision_per_substep: bool = ...,
         sleeping: bool = ...,
         sleep_linear_speed: float = ...,
         sleep_angular_speed: float = ...,

@@ -88,6 +88,7 @@ void applySettings(SolverSettings& s, const std::string& function, const py::kwa
     s.dynamicFrictionInVelocityPass = toBool(*v, kw.field("dynamic_friction_in_velocity_pass"));
   kw.set("body_contact_passes", s.bodyContactPasses, toInt);
   kw.set("body_velocity_passes", s.bodyVelocityPasses, toInt);
+  kw.set("body_collision_per_substep", s.bodyCollisionPerSubstep, toBool);
   kw.set("sleeping", s.sleeping, toBool);
   kw.set("sleep_linear_speed", s.sleepLinearSpeed, toDouble);
   kw.set("sleep_angular_speed", s.sleepAngularSpeed, toDouble);
@@ -115,6 +116,7 @@ py::dict settingsDict(const SolverSettings& s) {
   d["dynamic_friction_in_velocity_pass"] = s.dynamicFrictionInVelocityPass;
   d["body_contact_passes"] = s.bodyContactPasses;
   d["body_velocity_passes"] = s.bodyVelocityPasses;
+  d["body_collision_per_substep"] = s.bodyCollisionPerSubstep;
   d["sleeping"] = s.sleeping;
   d["sleep_linear_speed"] = s.sleepLinearSpeed;
   d["sleep_angular_speed"] = s.sleepAngularSpeed;
@@ -258,7 +260,8 @@ past 10 x (model extent + speed dt + acceleration dt^2) refuses the step), max_s
 constraint past 101 x its rest length refuses it), max_displacement_per_step=inf (m; an absolute
 bound as well), check_steps=True, contact_margin=0.005 (m),
 max_depenetration_velocity=3 (m/s), parallel_block_size=512, dynamic_friction_in_velocity_pass=False,
-body_contact_passes=16, body_velocity_passes=4 (rigid bodies' contact passes), sleeping=True,
+body_contact_passes=16, body_velocity_passes=4 (rigid bodies' contact passes),
+body_collision_per_substep=True (False: rigid bodies' contacts found once per step), sleeping=True,
 sleep_linear_speed=0.05 (m/s), sleep_angular_speed=0.05 (rad/s), sleep_time=0.5 (s): islands of
 bodies slower than both for sleep_time sleep until touched or their state is set.
 Invalid values raise pliant.Error naming the field.)doc")
@@ -382,6 +385,12 @@ Invalid values raise pliant.Error naming the field.)doc")
             s.bodyVelocityPasses = toInt(v, "SolverSettings.body_velocity_passes");
           },
           "Passes of the rigid bodies' contact velocity pass, >= 1.")
+      .def_property(
+          "body_collision_per_substep", [](const SolverSettings& s) { return s.bodyCollisionPerSubstep; },
+          [](SolverSettings& s, py::object v) {
+            s.bodyCollisionPerSubstep = toBool(v, "SolverSettings.body_collision_per_substep");
+          },
+          "True: rigid bodies' contacts found every substep; False: once per step, re-evaluated per substep.")
       .def_property(
           "sleeping", [](const SolverSettings& s) { return s.sleeping; },
           [](SolverSettings& s, py::object v) { s.sleeping = toBool(v, "SolverSettings.sleeping"); },

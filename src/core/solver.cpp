@@ -422,7 +422,7 @@ bool Solver::collide(StepFrame& f, State& state) {
   // then has its own contacts found.
   coupling_->collide(model, settings_, state, f.h);
   for (const ParticleBodyContact& k : coupling_->contacts()) state.wakeBody(k.body);
-  bodyContacts_->collide(model, settings_, state, f.h, f.substepStart, f.substepEnd);
+  bodyContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.substepEnd);
   // More contacts than their bound: the step stops here and is refused (Solver::step).
   if (contactOverflow_.empty()) contactOverflow_ = particleContacts_->overflow();
   if (contactOverflow_.empty()) contactOverflow_ = surfaceContacts_->overflow();

@@ -184,10 +184,26 @@ void SceneLoader::checkMemory(const SceneSize& extra, const std::string& extraFi
 void SceneLoader::parseSolver(const Node& top) {
   if (!r_.has(top, "solver")) return;
   const Node s = r_.child(top, "solver");
-  r_.allowOnly(s, {"mode", "time_step", "substeps", "iterations", "gravity", "iteration_independent_stiffness",
-                   "velocity_damping", "max_displacement", "divergence_factor", "max_strain", "contact_margin",
-                   "max_depenetration_velocity", "dynamic_friction", "body_contact_passes", "body_velocity_passes",
-                   "sleeping", "sleep_linear_speed", "sleep_angular_speed", "sleep_time"});
+  r_.allowOnly(s, {"mode",
+                   "time_step",
+                   "substeps",
+                   "iterations",
+                   "gravity",
+                   "iteration_independent_stiffness",
+                   "velocity_damping",
+                   "max_displacement",
+                   "divergence_factor",
+                   "max_strain",
+                   "contact_margin",
+                   "max_depenetration_velocity",
+                   "dynamic_friction",
+                   "body_contact_passes",
+                   "body_velocity_passes",
+                   "body_collision_per_substep",
+                   "sleeping",
+                   "sleep_linear_speed",
+                   "sleep_angular_speed",
+                   "sleep_time"});
   SolverSettings& out = scene_.settings;
   bool smallSteps = false;
   if (r_.has(s, "mode")) {
@@ -229,6 +245,8 @@ void SceneLoader::parseSolver(const Node& top) {
     out.bodyContactPasses = static_cast<int>(r_.integer(r_.child(s, "body_contact_passes"), 1, 10000));
   if (r_.has(s, "body_velocity_passes"))
     out.bodyVelocityPasses = static_cast<int>(r_.integer(r_.child(s, "body_velocity_passes"), 1, 10000));
+  if (r_.has(s, "body_collision_per_substep"))
+    out.bodyCollisionPerSubstep = r_.boolean(r_.child(s, "body_collision_per_substep"));
   if (r_.has(s, "sleeping")) out.sleeping = r_.boolean(r_.child(s, "sleeping"));
   out.sleepLinearSpeed = r_.number(s, "sleep_linear_speed", out.sleepLinearSpeed, 0.0, 1e6);
   out.sleepAngularSpeed = r_.number(s, "sleep_angular_speed", out.sleepAngularSpeed, 0.0, 1e6);

@@ -171,7 +171,8 @@ TEST(StepAllocation, DrivenCarAllocatesNothing) {
 }
 
 // Rigid body contacts (rigid/body_contacts.h) too: a column of boxes and a sphere on the ground and
-// on each other, so the broad phase, the narrow phase and the contact list run every substep.
+// on each other, so the broad phase, the narrow phase and the contact list run every substep (or,
+// with per-step detection, once per step and re-evaluated in the others).
 TEST(StepAllocation, BodyContactsAllocateNothing) {
   ModelBuilder b;
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.5, 0.4, 0.2}));
@@ -190,16 +191,20 @@ TEST(StepAllocation, BodyContactsAllocateNothing) {
   ball.velocity = Vec3(-1.0, 0.0, 0.0);
   b.addBody(ball);
   const ModelPtr model = b.build();
-  Solver solver(model, SolverSettings::smallSteps(8));
-  State state = State::fromModel(*model);
-  ASSERT_TRUE(solver.run(state, 2).ok());
-  allocations = 0;
-  counting = true;
-  const StepResult r = solver.run(state, 30);
-  counting = false;
-  ASSERT_TRUE(r.ok()) << r.message;
-  EXPECT_EQ(allocations.load(), 0);
-  EXPECT_GE(solver.lastBodyContacts().size(), 16u);
+  for (const bool perSubstep : {true, false}) {  // contacts found every substep, or once per step
+    SolverSettings settings = SolverSettings::smallSteps(8);
+    settings.bodyCollisionPerSubstep = perSubstep;
+    Solver solver(model, settings);
+    State state = State::fromModel(*model);
+    ASSERT_TRUE(solver.run(state, 2).ok());
+    allocations = 0;
+    counting = true;
+    const StepResult r = solver.run(state, 30);
+    counting = false;
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(allocations.load(), 0) << perSubstep;
+    EXPECT_GE(solver.lastBodyContacts().size(), 16u);
+  }
 }
 
 // Sleeping (rigid/sleeping.h) too: a stack of three boxes falls asleep after 0.5 s, a box dropped

@@ -2,13 +2,23 @@
 // Rigid Body Simulation with Extended Position Based Dynamics", sec. 3.5-3.6 and Alg. 2).
 //
 // The idea:
-// - Found every substep at the predicted poses (as particle contacts are): a broad phase sorts the
-//   bodies' bounds (shapeBounds, enlarged by the contact margin) along x and sweeps them for
-//   overlapping pairs with at least one dynamic body that no joint connects; each dynamic body is
-//   tested against each collider's bounds. Pairs are sorted by index, so the order (and the
-//   Gauss-Seidel result) depends on nothing but the state. The narrow phase (collideShapes) gives
-//   up to four points per pair; each becomes a contact that keeps its two material points in its
-//   sides' frames and the normal n (A to B), frozen for the substep.
+// - Found every substep at the predicted poses (as particle contacts are): a broad phase sweeps the
+//   bodies' bounds (shapeBounds, enlarged by the contact margin) along the axis of their largest
+//   spread, or, when that tests too many candidates (a pile), puts their centres in a uniform grid
+//   and tests neighbouring cells, for overlapping pairs with at least one dynamic body that no joint
+//   connects; each dynamic body is tested against each collider's bounds. Pairs are sorted by
+//   index, so the order (and the Gauss-Seidel result) depends on nothing but the state. The narrow
+//   phase (collideShapes) gives up to four points per pair; each becomes a contact that keeps its
+//   two material points in its sides' frames and the normal n (A to B), frozen for the substep.
+// - Or, with SolverSettings::bodyCollisionPerSubstep false, once per step ([M20] sec. 3.5): in the
+//   first substep the bounds and the narrow phase's margin grow by each body's reach over the step
+//   (kReachFactor x (|v| + |g| T) T + |omega| T r, plus the margin), so contacts that close within
+//   the step are present (a speculative one, C > 0, pushes nothing); later substeps re-evaluate each
+//   contact's allowance, approach velocity and anchor at the same material points and normal.
+//   Pairs with a sphere or capsule are collided anew every substep (a rolling contact moves over
+//   the surface), and everything is found again when a body leaves the bounds grown by its reach
+//   or a sleeping island wakes. Cheaper with many substeps, but manifolds a step old: a pile of
+//   1,000 boxes that stands with per-substep detection collapsed (docs/performance.md, issue 17).
 // - Position solve, after the joints: C = (p_B - p_A) . n with p = x + q r evaluated at the current
 //   poses ([M20] sec. 3.5, d = (p1 - p2) . n with the sign of our normal), a hard unilateral constraint (alpha = 0)
 //   whose correction uses the generalised inverse masses w = 1/m + (r x n)^T I^-1 (r x n) ([M20] eqs. 2-9,
@@ -56,6 +66,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "rigid/corrections.h"
@@ -73,6 +84,12 @@ ContactMaterial combine(const ContactMaterial& a, const ContactMaterial& b) {
   m.restitution = std::max(a.restitution, b.restitution);
   return m;
 }
+
+// Per-step detection: a body's reach is this many times the distance its velocities and gravity
+// carry it in the rest of the step, plus the contact margin ([M20] sec. 3.5 grows the bounds by
+// k dt v), since collisions and corrections in the step move it too; one that still leaves its
+// grown bounds makes the contacts be found again.
+constexpr double kReachFactor = 2.0;
 
 // How far (m) a contact's material point on A may lie from the last substep's held anchor to keep
 // it: a resting contact stays within a small fraction of it, a rolling one leaves it in a substep or
@@ -157,8 +174,18 @@ void BodyContacts::prepare(const Model& model) {
   colliderUpper_.resize(colliders);
   lower_.resize(bodies);
   upper_.resize(bodies);
-  order_.resize(bodies);
   role_.resize(bodies);
+  order_.resize(bodies);
+  reach_.resize(bodies);
+  large_.reserve(bodies);
+  isLarge_.resize(bodies);
+  extents_.reserve(bodies);
+  cellEntries_.reserve(bodies);
+  cellKeys_.reserve(bodies);
+  cellBegin_.reserve(bodies + 1);
+  cellTableBits_ = 1;
+  while ((std::size_t{1} << cellTableBits_) < 2 * bodies) ++cellTableBits_;
+  cellTable_.resize(std::size_t{1} << cellTableBits_);
   joinedPairs_.clear();
   for (const Joint& j : model.joints)
     if (j.bodies[0] != kWorldBody && j.bodies[1] != kWorldBody)
@@ -167,6 +194,11 @@ void BodyContacts::prepare(const Model& model) {
   const std::size_t dynamic = static_cast<std::size_t>(
       std::count_if(model.bodies.begin(), model.bodies.end(), [](const RigidBody& b) { return b.dynamic(); }));
   active_ = dynamic > 0 && (bodies > 1 || colliders > 0);
+  kinematicMotion_ =
+      std::any_of(model.bodies.begin(), model.bodies.end(),
+                  [](const RigidBody& b) { return b.motion == BodyMotion::Kinematic; }) ||
+      std::any_of(model.colliders.begin(), model.colliders.end(), [](const Collider& c) { return c.kinematic(); });
+  detected_ = false;
   // Room for a pile: every body touching up to 8 others and every collider, 4 points per pair.
   const std::size_t pairs = active_ ? std::min(bodies * (bodies - 1) / 2, 8 * bodies) + dynamic * colliders : 0;
   pairs_.clear();
@@ -175,6 +207,9 @@ void BodyContacts::prepare(const Model& model) {
   contacts_.reserve(kMaxManifoldPoints * pairs);
   anchors_.clear();
   anchors_.reserve(contacts_.capacity());
+  cache_.clear();
+  cache_.reserve(contacts_.capacity());
+  cacheBegin_.reserve(pairs + 1);
   dynamicImpulse_.reserve(contacts_.capacity());
   manifolds_.reserve(pairs + 1);
 }
@@ -183,28 +218,355 @@ bool BodyContacts::jointed(BodyIndex a, BodyIndex b) const {
   return std::binary_search(joinedPairs_.begin(), joinedPairs_.end(), std::make_pair(a, b));
 }
 
-void BodyContacts::collide(const Model& model, const SolverSettings& settings, State& state, double h,
+namespace {
+constexpr int kCellBits = 21;  // per axis in a cell's key
+constexpr std::int64_t kCellLimit = (std::int64_t{1} << kCellBits) - 1;
+std::uint64_t cellKey(std::int64_t x, std::int64_t y, std::int64_t z) {
+  return (static_cast<std::uint64_t>(x) << (2 * kCellBits)) | (static_cast<std::uint64_t>(y) << kCellBits) |
+         static_cast<std::uint64_t>(z);
+}
+// Fibonacci hashing: the product's top bits depend on all of the key's.
+std::size_t cellHash(std::uint64_t key, int tableBits) {
+  return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - tableBits));
+}
+// Bodies whose bounds are wider than this many times the median width are tested against all
+// bodies instead of going into the grid (a long static slab would make every cell that wide).
+constexpr double kLargeBody = 4.0;
+// Candidates per body (on average) past which the sweep gives way to the grid.
+constexpr std::size_t kSweepBudget = 8;
+}  // namespace
+
+void BodyContacts::considerPair(BodyIndex a, BodyIndex b) {
+  // Pairs with an awake dynamic body are solved; a sleeping body's pair with a kinematic body is
+  // only tested, to wake it; the rest (sleeping or static on both sides) costs nothing.
+  const Role ra = role_[a], rb = role_[b];
+  if (ra != Role::Awake && rb != Role::Awake &&
+      !((ra == Role::Kinematic && rb == Role::Asleep) || (ra == Role::Asleep && rb == Role::Kinematic)))
+    return;
+  if (!overlap(lower_[a], upper_[a], lower_[b], upper_[b])) return;
+  const BodyIndex first = std::min(a, b), second = std::max(a, b);
+  if (jointed(first, second)) return;
+  pairs_.push_back({first, second, false});
+}
+
+bool BodyContacts::sweepBodyPairs(std::size_t bodies) {
+  // Sort and sweep along the axis over which the bounds' centres spread most (ties: the lower
+  // axis; a hanging chain is swept along y), ties in the order by index, so the order is the
+  // state's alone. Abandoned when it tests more than kSweepBudget candidates per body: cheap for
+  // spread-out bodies, poor for piles, where a box meets every box of its slab.
+  Vec3 lowest = Vec3::Constant(std::numeric_limits<double>::infinity()), highest = -lowest;
+  for (std::size_t b = 0; b < bodies; ++b) {
+    const Vec3 centre = 0.5 * (lower_[b] + upper_[b]);
+    lowest = lowest.cwiseMin(centre);
+    highest = highest.cwiseMax(centre);
+  }
+  const Vec3 spread = highest - lowest;
+  int axis = 0;
+  for (int k = 1; k < 3; ++k)
+    if (spread[k] > spread[axis]) axis = k;
+  std::sort(order_.begin(), order_.end(), [&](BodyIndex a, BodyIndex b) {
+    return lower_[a][axis] < lower_[b][axis] || (lower_[a][axis] == lower_[b][axis] && a < b);
+  });
+  const std::size_t budget = kSweepBudget * bodies;
+  std::size_t tested = 0;
+  for (std::size_t i = 0; i < bodies; ++i) {
+    const BodyIndex a = order_[i];
+    for (std::size_t k = i + 1; k < bodies; ++k) {
+      const BodyIndex b = order_[k];
+      if (lower_[b][axis] > upper_[a][axis]) break;
+      if (++tested > budget) return false;
+      considerPair(a, b);
+    }
+  }
+  return true;
+}
+
+void BodyContacts::findBodyPairs(std::size_t bodies) {
+  const std::size_t before = pairs_.size();
+  for (std::size_t b = 0; b < bodies; ++b) order_[b] = static_cast<BodyIndex>(b);
+  if (sweepBodyPairs(bodies)) return;
+  pairs_.resize(before);
+  // A uniform grid of the bounds' centres, cells a little wider than the widest ordinary bounds:
+  // two bounds that overlap have centres at most a cell apart along each axis, so they lie in the
+  // same or neighbouring cells. (A sweep along x degraded on piles: a box met every box of its
+  // x-slab.) The pairs' order comes from sorting them afterwards, so it is the state's alone.
+  extents_.clear();
+  for (std::size_t b = 0; b < bodies; ++b) {
+    const double width = (upper_[b] - lower_[b]).maxCoeff();
+    if (std::isfinite(width) && lower_[b].allFinite()) extents_.push_back(width);
+  }
+  large_.clear();
+  cellEntries_.clear();
+  double cell = 0.0;
+  Vec3 origin = Vec3::Constant(std::numeric_limits<double>::infinity());
+  if (!extents_.empty()) {
+    const auto middle = extents_.begin() + static_cast<std::ptrdiff_t>(extents_.size() / 2);
+    std::nth_element(extents_.begin(), middle, extents_.end());
+    const double largeAbove = kLargeBody * *middle;
+    for (std::size_t b = 0; b < bodies; ++b) {
+      const double width = (upper_[b] - lower_[b]).maxCoeff();
+      const bool large = !(std::isfinite(width) && lower_[b].allFinite()) || width > largeAbove;
+      isLarge_[b] = large;
+      if (large) {
+        large_.push_back(static_cast<BodyIndex>(b));
+        continue;
+      }
+      cell = std::max(cell, width);
+      origin = origin.cwiseMin(0.5 * (lower_[b] + upper_[b]));
+    }
+  } else {
+    std::fill(isLarge_.begin(), isLarge_.end(), std::uint8_t{1});
+    for (std::size_t b = 0; b < bodies; ++b) large_.push_back(static_cast<BodyIndex>(b));
+  }
+  // 1% wider, so that rounding cannot put two touching centres two cells apart.
+  cell = cell > 0.0 ? 1.01 * cell : 1.0;
+  for (std::size_t b = 0; b < bodies; ++b) {
+    if (isLarge_[b]) continue;
+    const Vec3 at = (0.5 * (lower_[b] + upper_[b]) - origin) / cell;
+    // Clamped (far-off cells merge: still correct, as clamping keeps neighbours neighbours).
+    const auto coordinate = [](double u) {
+      return std::clamp(static_cast<std::int64_t>(std::min(std::floor(u), 1e12)), std::int64_t{0}, kCellLimit);
+    };
+    cellEntries_.push_back(
+        {cellKey(coordinate(at.x()), coordinate(at.y()), coordinate(at.z())), static_cast<BodyIndex>(b)});
+  }
+  std::sort(cellEntries_.begin(), cellEntries_.end(), [](const CellEntry& p, const CellEntry& q) {
+    return p.key < q.key || (p.key == q.key && p.body < q.body);
+  });
+  cellKeys_.clear();
+  cellBegin_.clear();
+  for (std::size_t i = 0; i < cellEntries_.size(); ++i)
+    if (i == 0 || cellEntries_[i].key != cellEntries_[i - 1].key) {
+      cellKeys_.push_back(cellEntries_[i].key);
+      cellBegin_.push_back(static_cast<std::uint32_t>(i));
+    }
+  cellBegin_.push_back(static_cast<std::uint32_t>(cellEntries_.size()));
+  // Open addressing from a cell's key to its index + 1 (0: empty).
+  std::fill(cellTable_.begin(), cellTable_.end(), 0u);
+  const std::size_t tableSize = cellTable_.size();
+  for (std::size_t c = 0; c < cellKeys_.size(); ++c) {
+    std::size_t slot = cellHash(cellKeys_[c], cellTableBits_);
+    while (cellTable_[slot] != 0) slot = (slot + 1) & (tableSize - 1);
+    cellTable_[slot] = static_cast<std::uint32_t>(c + 1);
+  }
+  const auto findCell = [&](std::uint64_t key) -> std::int64_t {
+    for (std::size_t slot = cellHash(key, cellTableBits_);; slot = (slot + 1) & (tableSize - 1)) {
+      const std::uint32_t c = cellTable_[slot];
+      if (c == 0) return -1;
+      if (cellKeys_[c - 1] == key) return c - 1;
+    }
+  };
+  const std::uint64_t mask = static_cast<std::uint64_t>(kCellLimit);
+  for (std::size_t c = 0; c < cellKeys_.size(); ++c) {
+    const std::uint64_t key = cellKeys_[c];
+    const std::int64_t x = static_cast<std::int64_t>(key >> (2 * kCellBits)),
+                       y = static_cast<std::int64_t>((key >> kCellBits) & mask),
+                       z = static_cast<std::int64_t>(key & mask);
+    const std::uint32_t begin = cellBegin_[c], end = cellBegin_[c + 1];
+    for (std::uint32_t i = begin; i < end; ++i)
+      for (std::uint32_t j = i + 1; j < end; ++j) considerPair(cellEntries_[i].body, cellEntries_[j].body);
+    // The 13 neighbours with a larger key, so that each pair of cells is visited once.
+    for (std::int64_t dx = -1; dx <= 1; ++dx)
+      for (std::int64_t dy = -1; dy <= 1; ++dy)
+        for (std::int64_t dz = -1; dz <= 1; ++dz) {
+          const std::int64_t nx = x + dx, ny = y + dy, nz = z + dz;
+          if (nx < 0 || ny < 0 || nz < 0 || nx > kCellLimit || ny > kCellLimit || nz > kCellLimit) continue;
+          const std::uint64_t neighbour = cellKey(nx, ny, nz);
+          if (neighbour <= key) continue;
+          const std::int64_t n = findCell(neighbour);
+          if (n < 0) continue;
+          for (std::uint32_t i = begin; i < end; ++i)
+            for (std::uint32_t j = cellBegin_[n]; j < cellBegin_[n + 1]; ++j)
+              considerPair(cellEntries_[i].body, cellEntries_[j].body);
+        }
+  }
+  // Large bodies against every other body (a pair of large ones once).
+  for (const BodyIndex l : large_)
+    for (std::size_t b = 0; b < bodies; ++b)
+      if (b != l && !(isLarge_[b] && b < l)) considerPair(l, static_cast<BodyIndex>(b));
+}
+
+void BodyContacts::collide(const Model& model, const SolverSettings& settings, State& state, double h, int substep,
                            double substepStart, double substepEnd) {
   contactPasses_ = settings.bodyContactPasses;
+  // [M20] sec. 3.5: contacts found once per step, with bounds and margins grown by each body's
+  // motion over the step, then re-evaluated per substep. Kinematic bodies and colliders follow
+  // paths that bounds need not cover, so their scenes keep per-substep detection.
+  const bool perStep = !settings.bodyCollisionPerSubstep && !kinematicMotion_;
+  // Found again when a sleeping island woke or a body left the bounds its reach was measured for
+  // (a collision in the step sped it up), so no contact the step needs is missed.
+  if (perStep && substep > 0 && detected_ && !wokenSinceDetection(state) && !escapedReach(model, settings, state)) {
+    refresh(model, settings, state, h, substepStart, substepEnd);
+    return;
+  }
+  const double lookahead = perStep ? (settings.substeps - substep) * h : 0.0;  // s
   // Until no sleeping island is touched: one that is wakes, and the contacts are found again with
   // its bodies awake (once per island woken, so rarely more than twice).
-  while (!collideOnce(model, settings, state, h, substepStart, substepEnd)) {
+  while (!collideOnce(model, settings, state, h, lookahead, substepStart, substepEnd)) {
   }
+  detected_ = true;
+}
+
+bool BodyContacts::wokenSinceDetection(const State& state) const {
+  for (std::size_t b = 0; b < role_.size(); ++b)
+    if (role_[b] == Role::Asleep && !state.bodyAsleep(b)) return true;
+  return false;
+}
+
+void BodyContacts::refresh(const Model& model, const SolverSettings& settings, State& state, double h,
+                           double substepStart, double substepEnd) {
+  for (std::uint32_t c = 0; c < model.colliders.size(); ++c) {
+    Frame& f = colliderFrames_[c];
+    f.now = colliderPose(model, c, substepEnd);
+    f.before = model.colliders[c].kinematic() ? colliderPose(model, c, substepStart) : f.now;
+  }
+  const double cap = settings.maxDepenetrationVelocity * h;
+  std::size_t cursor = 0;
+  contacts_.clear();
+  anchors_.clear();
+  for (std::size_t p = 0; p < pairs_.size(); ++p) {
+    const Pair& pair = pairs_[p];
+    // A sleeping side was only tested (and not touched) at the detection.
+    if (role_[pair.a] == Role::Asleep || (!pair.collider && role_[pair.b] == Role::Asleep)) continue;
+    if (freshEverySubstep(model, pair)) {
+      pairContacts(model, settings, state, pair, false, h, cap, cursor);
+      continue;
+    }
+    if (cacheBegin_[p] == cacheBegin_[p + 1]) continue;
+    const BodySide a = BodySide::load(model, state, pair.a);
+    const BodySide b = pair.collider ? colliderSide(colliderFrames_[pair.b].now, colliderFrames_[pair.b].before)
+                                     : BodySide::load(model, state, pair.b);
+    for (std::uint32_t j = cacheBegin_[p]; j < cacheBegin_[p + 1]; ++j) {
+      BodyContact k = cache_[j];
+      Anchor anchor;
+      startContact(k, anchor, a, b, a.q * k.localA, b.q * k.localB, state, h, cap, cursor);
+      contacts_.push_back(k);
+      anchors_.push_back(anchor);
+    }
+  }
+  dynamicImpulse_.resize(contacts_.size());
+  manifolds_.clear();
+  for (std::size_t begin = 0; begin < contacts_.size(); begin = manifoldEnd(begin)) manifolds_.push_back(begin);
+  manifolds_.push_back(contacts_.size());
+}
+
+bool BodyContacts::freshEverySubstep(const Model& model, const Pair& pair) const {
+  // A round shape's contact point moves over its surface as it rolls: its manifold is found anew.
+  const auto round = [](const BodyShape& shape) {
+    return shape.kind == BodyShapeKind::Sphere || shape.kind == BodyShapeKind::Capsule;
+  };
+  return round(model.bodies[pair.a].shape) ||
+         (pair.collider ? round(colliderShapes_[pair.b]) : round(model.bodies[pair.b].shape));
+}
+
+bool BodyContacts::escapedReach(const Model& model, const SolverSettings& settings, const State& state) const {
+  for (std::size_t b = 0; b < role_.size(); ++b) {
+    if (role_[b] != Role::Awake) continue;
+    const RigidBody& body = model.bodies[b];
+    Vec3 lower, upper;
+    shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), settings.contactMargin, lower,
+                upper);
+    if (!((lower.array() >= lower_[b].array()).all() && (upper.array() <= upper_[b].array()).all())) return true;
+  }
+  return false;
+}
+
+bool BodyContacts::pairContacts(const Model& model, const SolverSettings& settings, State& state, const Pair& pair,
+                                bool speculative, double h, double cap, std::size_t& cursor) {
+  const RigidBody& bodyA = model.bodies[pair.a];
+  const BodySide a = BodySide::load(model, state, pair.a);
+  BodySide b;
+  const BodyShape* shapeB;
+  ColliderPose poseB;
+  ContactMaterial material;
+  if (pair.collider) {
+    const Frame& f = colliderFrames_[pair.b];
+    b = colliderSide(f.now, f.before);
+    shapeB = &colliderShapes_[pair.b];
+    poseB = f.now;
+    material = combine(bodyA.material, model.colliders[pair.b].material);
+  } else {
+    const RigidBody& bodyB = model.bodies[pair.b];
+    b = BodySide::load(model, state, pair.b);
+    shapeB = &bodyB.shape;
+    poseB = bodyB.shapePose(b.x, b.q);
+    material = combine(bodyA.material, bodyB.material);
+  }
+  // Within the contact margin, and (per-step detection of a pair kept for the step) the distance
+  // the two can close in the step, so that contacts that close within it are present.
+  double reach = settings.contactMargin;
+  if (speculative && !freshEverySubstep(model, pair)) reach += reach_[pair.a] + (pair.collider ? 0.0 : reach_[pair.b]);
+  ContactManifold manifold;
+  collideShapes(bodyA.shape, bodyA.shapePose(a.x, a.q), *shapeB, poseB, reach, manifold);
+  // A sleeping side that is touched wakes with its island (sleeping.cpp); the contacts are then
+  // found again.
+  const bool asleepA = role_[pair.a] == Role::Asleep, asleepB = !pair.collider && role_[pair.b] == Role::Asleep;
+  if (asleepA || asleepB) {
+    if (manifold.count == 0) return false;
+    state.wakeBody(asleepA ? pair.a : pair.b);
+    return true;
+  }
+  for (int m = 0; m < manifold.count; ++m) {
+    const ShapeContactPoint& point = manifold.points[m];
+    BodyContact k;
+    k.bodyA = pair.a;
+    k.bodyB = pair.collider ? kWorldBody : pair.b;
+    k.collider = pair.collider ? static_cast<std::int32_t>(pair.b) : -1;
+    k.normal = point.normal;
+    const Vec3 rA = point.pointA - a.x, rB = point.pointB - b.x;
+    k.localA = a.q.conjugate() * rA;
+    k.localB = b.q.conjugate() * rB;
+    k.material = material;
+    Anchor anchor;
+    startContact(k, anchor, a, b, rA, rB, state, h, cap, cursor);
+    contacts_.push_back(k);
+    anchors_.push_back(anchor);
+  }
+  return false;
+}
+
+void BodyContacts::startContact(BodyContact& k, Anchor& anchor, const BodySide& a, const BodySide& b, const Vec3& rA,
+                                const Vec3& rB, const State& state, double h, double cap, std::size_t& cursor) const {
+  // The same material points at the substep's start: overlap they already had is removed at
+  // most at maxDepenetrationVelocity (as for particles, collider_contacts.cpp).
+  const double before = (b.xPrev + b.qPrev * k.localB - a.xPrev - a.qPrev * k.localA).dot(k.normal);
+  k.allowance = before < 0.0 ? std::max(0.0, -before - cap) : 0.0;
+  const Vec3 relative = pointVelocity(a, state, k.bodyA, rA, h) - pointVelocity(b, state, k.bodyB, rB, h);
+  k.normalVelocity = -k.normal.dot(relative);
+  // Static friction's anchor: kept from the last substep where the contact held at the same
+  // place; else A's material point and the point of B that coincided with it at the substep's
+  // start, so that their offset is [M20]'s relative motion in the substep (sec. 3.5).
+  if (const State::BodyContactAnchor* held = heldAnchor(state.bodyContactAnchors, k, cursor)) {
+    anchor.a = held->a;
+    anchor.b = held->b;
+  } else {
+    anchor.a = k.localA;
+    anchor.b = b.qPrev.conjugate() * (a.xPrev + a.qPrev * k.localA - b.xPrev);
+  }
+  anchor.held = false;
 }
 
 bool BodyContacts::collideOnce(const Model& model, const SolverSettings& settings, State& state, double h,
-                               double substepStart, double substepEnd) {
+                               double lookahead, double substepStart, double substepEnd) {
   pairs_.clear();
   contacts_.clear();
   anchors_.clear();
   if (!active_) return true;
   const double margin = settings.contactMargin;
+  const double gravity = settings.gravity.norm();  // m/s^2
   const std::size_t bodies = model.bodyCount();
   for (std::uint32_t c = 0; c < model.colliders.size(); ++c) {
     Frame& f = colliderFrames_[c];
     f.now = colliderPose(model, c, substepEnd);
     f.before = model.colliders[c].kinematic() ? colliderPose(model, c, substepStart) : f.now;
     shapeBounds(colliderShapes_[c], f.now, margin, colliderLower_[c], colliderUpper_[c]);
+  }
+  for (std::size_t b = 0; b < bodies; ++b) {
+    const RigidBody& body = model.bodies[b];
+    role_[b] = state.bodyAsleep(b)                    ? Role::Asleep
+               : body.dynamic()                       ? Role::Awake
+               : body.motion == BodyMotion::Kinematic ? Role::Kinematic
+                                                      : Role::Static;
   }
   // Nothing awake and nothing that could wake a sleeper (a kinematic body or collider): no pairs.
   bool anyAwake =
@@ -218,33 +580,20 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
   for (std::size_t b = 0; b < bodies; ++b) {
     const RigidBody& body = model.bodies[b];
     shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), margin, lower_[b], upper_[b]);
-    order_[b] = static_cast<BodyIndex>(b);
-    role_[b] = state.bodyAsleep(b)                    ? Role::Asleep
-               : body.dynamic()                       ? Role::Awake
-               : body.motion == BodyMotion::Kinematic ? Role::Kinematic
-                                                      : Role::Static;
-  }
-  // Broad phase: sort and sweep along x (ties by index, so the order is the state's alone).
-  std::sort(order_.begin(), order_.end(), [&](BodyIndex a, BodyIndex b) {
-    return lower_[a].x() < lower_[b].x() || (lower_[a].x() == lower_[b].x() && a < b);
-  });
-  for (std::size_t i = 0; i < bodies; ++i) {
-    const BodyIndex a = order_[i];
-    for (std::size_t k = i + 1; k < bodies; ++k) {
-      const BodyIndex b = order_[k];
-      if (lower_[b].x() > upper_[a].x()) break;
-      // Pairs with an awake dynamic body are solved; a sleeping body's pair with a kinematic body
-      // is only tested, to wake it; the rest (sleeping or static on both sides) costs nothing.
-      const Role ra = role_[a], rb = role_[b];
-      if (ra != Role::Awake && rb != Role::Awake &&
-          !((ra == Role::Kinematic && rb == Role::Asleep) || (ra == Role::Asleep && rb == Role::Kinematic)))
-        continue;
-      if (!overlap(lower_[a], upper_[a], lower_[b], upper_[b])) continue;
-      const BodyIndex first = std::min(a, b), second = std::max(a, b);
-      if (jointed(first, second)) continue;
-      pairs_.push_back({first, second, false});
+    reach_[b] = 0.0;
+    if (lookahead > 0.0 && role_[b] == Role::Awake) {
+      // How far (m) any point of the body can move in the rest of the step: its centre at most
+      // (|v| + |g| T) T, and a point at distance r from it |omega| T r more.
+      const Vec3& x = state.bodyPosition[b];
+      const double radius = 0.5 * (upper_[b] - lower_[b]).norm() + (0.5 * (lower_[b] + upper_[b]) - x).norm();
+      reach_[b] = kReachFactor * ((state.bodyVelocity[b].norm() + gravity * lookahead) * lookahead +
+                                  state.bodyAngularVelocity[b].norm() * lookahead * radius) +
+                  margin;
+      lower_[b].array() -= reach_[b];
+      upper_[b].array() += reach_[b];
     }
   }
+  findBodyPairs(bodies);
   std::sort(pairs_.begin(), pairs_.end(),
             [](const Pair& p, const Pair& q) { return p.a < q.a || (p.a == q.a && p.b < q.b); });
   for (std::size_t b = 0; b < bodies; ++b) {
@@ -256,73 +605,19 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
   }
   // Narrow phase per candidate pair; each manifold point becomes a contact.
   const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
-  ContactManifold manifold;
   bool woke = false;
   std::size_t cursor = 0;  // into state.bodyContactAnchors, which has the contacts' pair order
+  cache_.clear();
+  cacheBegin_.clear();
   for (const Pair& pair : pairs_) {
-    const RigidBody& bodyA = model.bodies[pair.a];
-    const BodySide a = BodySide::load(model, state, pair.a);
-    BodySide b;
-    const BodyShape* shapeB;
-    ColliderPose poseB;
-    ContactMaterial material;
-    if (pair.collider) {
-      const Frame& f = colliderFrames_[pair.b];
-      b = colliderSide(f.now, f.before);
-      shapeB = &colliderShapes_[pair.b];
-      poseB = f.now;
-      material = combine(bodyA.material, model.colliders[pair.b].material);
-    } else {
-      const RigidBody& bodyB = model.bodies[pair.b];
-      b = BodySide::load(model, state, pair.b);
-      shapeB = &bodyB.shape;
-      poseB = bodyB.shapePose(b.x, b.q);
-      material = combine(bodyA.material, bodyB.material);
-    }
-    collideShapes(bodyA.shape, bodyA.shapePose(a.x, a.q), *shapeB, poseB, margin, manifold);
-    // A sleeping side that is touched wakes with its island (sleeping.cpp); the contacts are then
-    // found again.
-    const bool asleepA = role_[pair.a] == Role::Asleep, asleepB = !pair.collider && role_[pair.b] == Role::Asleep;
-    if (asleepA || asleepB) {
-      if (manifold.count > 0) {
-        state.wakeBody(asleepA ? pair.a : pair.b);
-        woke = true;
-      }
-      continue;
-    }
-    for (int m = 0; m < manifold.count; ++m) {
-      const ShapeContactPoint& point = manifold.points[m];
-      BodyContact k;
-      k.bodyA = pair.a;
-      k.bodyB = pair.collider ? kWorldBody : pair.b;
-      k.collider = pair.collider ? static_cast<std::int32_t>(pair.b) : -1;
-      k.normal = point.normal;
-      const Vec3 rA = point.pointA - a.x, rB = point.pointB - b.x;
-      k.localA = a.q.conjugate() * rA;
-      k.localB = b.q.conjugate() * rB;
-      k.material = material;
-      // The same material points at the substep's start: overlap they already had is removed at
-      // most at maxDepenetrationVelocity (as for particles, collider_contacts.cpp).
-      const double before = (b.xPrev + b.qPrev * k.localB - a.xPrev - a.qPrev * k.localA).dot(k.normal);
-      if (before < 0.0) k.allowance = std::max(0.0, -before - cap);
-      const BodyIndex sideB = pair.collider ? kWorldBody : pair.b;
-      const Vec3 relative = pointVelocity(a, state, pair.a, rA, h) - pointVelocity(b, state, sideB, rB, h);
-      k.normalVelocity = -k.normal.dot(relative);
-      // Static friction's anchor: kept from the last substep where the contact held at the same
-      // place; else A's material point and the point of B that coincided with it at the substep's
-      // start, so that their offset is [M20]'s relative motion in the substep (sec. 3.5).
-      Anchor anchor;
-      if (const State::BodyContactAnchor* held = heldAnchor(state.bodyContactAnchors, k, cursor)) {
-        anchor.a = held->a;
-        anchor.b = held->b;
-      } else {
-        anchor.a = k.localA;
-        anchor.b = b.qPrev.conjugate() * (a.xPrev + a.qPrev * k.localA - b.xPrev);
-      }
-      contacts_.push_back(k);
-      anchors_.push_back(anchor);
-    }
+    cacheBegin_.push_back(static_cast<std::uint32_t>(cache_.size()));
+    const std::size_t first = contacts_.size();
+    woke = pairContacts(model, settings, state, pair, lookahead > 0.0, h, cap, cursor) || woke;
+    // Per-step detection keeps the polytope pairs' points for the later substeps.
+    if (lookahead > 0.0 && !freshEverySubstep(model, pair))
+      cache_.insert(cache_.end(), contacts_.begin() + static_cast<std::ptrdiff_t>(first), contacts_.end());
   }
+  cacheBegin_.push_back(static_cast<std::uint32_t>(cache_.size()));
   dynamicImpulse_.resize(contacts_.size());
   manifolds_.clear();
   for (std::size_t begin = 0; begin < contacts_.size(); begin = manifoldEnd(begin)) manifolds_.push_back(begin);

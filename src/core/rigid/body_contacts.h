@@ -15,6 +15,8 @@
 
 namespace pliant::detail {
 
+struct BodySide;
+
 // The default Gauss-Seidel passes over all the bodies' contacts per solver iteration
 // (SolverSettings::bodyContactPasses, bodyVelocityPasses). Bodies are coupled through their
 // rotations and through each other: a box on two boxes is turned by one pair and slid at the other,
@@ -30,16 +32,18 @@ class BodyContacts {
   // that a joint connects (they never collide), and room for the candidate pairs and contacts of a
   // pile (nothing is allocated in a step unless a scene has more touching pairs than that room).
   void prepare(const Model& model);
-  // Stage 3: the broad phase over the bodies' bounds at their predicted poses (a sorted sweep along
-  // x, pairs in (body, body) order, then (body, collider)) and the narrow phase of each candidate
-  // pair (collideShapes within `contactMargin`). `substepStart` and `substepEnd` (s) place the
-  // kinematic colliders.
-  // The static friction anchors that held in the last substep come from State::bodyContactAnchors.
-  // Sleeping bodies (sleeping.cpp) are left out: their pairs with static bodies, colliders and each
-  // other are not tested; one that an awake dynamic or kinematic body or a kinematic collider
-  // touches wakes with its island (in `state`) and the contacts are found again.
-  void collide(const Model& model, const SolverSettings& settings, State& state, double h, double substepStart,
-               double substepEnd);
+  // Stage 3: the broad phase over the bodies' bounds at their predicted poses (a sweep along the axis
+  // of largest spread, or a uniform grid of the bounds' centres when the sweep meets too many; pairs in (body, body)
+  // order, then (body, collider)) and the narrow phase of each candidate pair (collideShapes within `contactMargin`).
+  // `substepStart` and `substepEnd` (s) place the kinematic colliders. The static friction anchors that held in the
+  // last substep come from State::bodyContactAnchors. Sleeping bodies (sleeping.cpp) are left out: their pairs with
+  // static bodies, colliders and each other are not tested; one that an awake dynamic or kinematic body or a kinematic
+  // collider touches wakes with its island (in `state`) and the contacts are found again. With per-step detection
+  // (SolverSettings::bodyCollisionPerSubstep false, [M20] sec. 3.5) the pairs and manifolds are found in substep 0
+  // within each body's reach over the step, and later substeps (`substep` > 0) only re-evaluate each contact's
+  // allowance, approach velocity and anchor.
+  void collide(const Model& model, const SolverSettings& settings, State& state, double h, int substep,
+               double substepStart, double substepEnd);
   // Stage 5: SolverSettings::bodyContactPasses Gauss-Seidel passes over the contacts, in their order, on one thread.
   void project(const Model& model, const SolveContext& ctx, State& state);
   // Stage 7 (bodyVelocityPasses passes): restitution and dynamic friction as velocity changes, after the bodies'
@@ -72,9 +76,34 @@ class BodyContacts {
   // What a body is to the collide stage: sleeping bodies are only tested against what can wake them.
   enum class Role : std::uint8_t { Static, Awake, Kinematic, Asleep };
   // One round of collide(); false when it woke an island (the contacts are then incomplete).
-  bool collideOnce(const Model& model, const SolverSettings& settings, State& state, double h, double substepStart,
-                   double substepEnd);
+  // `lookahead` (s): how long the contacts serve (0: this substep only; bounds grow by the reach).
+  bool collideOnce(const Model& model, const SolverSettings& settings, State& state, double h, double lookahead,
+                   double substepStart, double substepEnd);
+  // Per-step detection, substeps after the first: the same contacts at this substep's poses
+  // (allowance, normal velocity and anchor anew; multipliers zero).
+  void refresh(const Model& model, const SolverSettings& settings, State& state, double h, double substepStart,
+               double substepEnd);
+  // A sleeping body of the last detection has woken since (a particle touched it): detect again.
+  bool wokenSinceDetection(const State& state) const;
+  // An awake body's bounds now are not inside those grown by its reach at the detection.
+  bool escapedReach(const Model& model, const SolverSettings& settings, const State& state) const;
+  // Pairs with a sphere or capsule: their manifold is found every substep even with per-step detection.
+  bool freshEverySubstep(const Model& model, const Pair& pair) const;
+  // Appends the pair's contacts at the current poses (within contactMargin, plus the sides' reach
+  // when `speculative`); true when it woke a sleeping side instead.
+  bool pairContacts(const Model& model, const SolverSettings& settings, State& state, const Pair& pair,
+                    bool speculative, double h, double cap, std::size_t& cursor);
+  // A new or refreshed contact's allowance, normal velocity and anchor from the sides' poses (rA, rB:
+  // the material points' world offsets); `cap` (m) the depenetration allowed in the substep.
+  void startContact(BodyContact& k, Anchor& anchor, const BodySide& a, const BodySide& b, const Vec3& rA,
+                    const Vec3& rB, const State& state, double h, double cap, std::size_t& cursor) const;
   bool jointed(BodyIndex a, BodyIndex b) const;
+  // The broad phase: the body pairs whose bounds overlap (unsorted) into pairs_.
+  void findBodyPairs(std::size_t bodies);
+  // Its sweep along one axis; false (pairs_ partly filled) when it gave up for the grid.
+  bool sweepBodyPairs(std::size_t bodies);
+  // Adds the pair to pairs_ if its bounds overlap, one side can move or wake, and no joint connects it.
+  void considerPair(BodyIndex a, BodyIndex b);
   // The anchor held in the last substep (`held`, in contact order) by a contact of the same pair
   // whose point on A lies within kAnchorDistance of `k`'s, or null. `cursor` walks `held` along.
   static const State::BodyContactAnchor* heldAnchor(const std::vector<State::BodyContactAnchor>& held,
@@ -87,15 +116,36 @@ class BodyContacts {
 
   bool active_ = false;  // the model has a dynamic body that can touch something
   std::vector<BodyShape> colliderShapes_;
-  std::vector<Frame> colliderFrames_;                         // this substep's collider poses
-  std::vector<Vec3> colliderLower_, colliderUpper_;           // m, their bounds (a plane's are infinite)
-  std::vector<Vec3> lower_, upper_;                           // m, each body's bounds at its prediction
-  std::vector<BodyIndex> order_;                              // bodies by lower x (then index)
+  std::vector<Frame> colliderFrames_;                // this substep's collider poses
+  std::vector<Vec3> colliderLower_, colliderUpper_;  // m, their bounds (a plane's are infinite)
+  std::vector<Vec3> lower_, upper_;                  // m, each body's bounds at its prediction
+  // The broad phase's grid (findBodyPairs): bodies by cell key, the occupied cells, a hash table
+  // from key to cell, and the bodies too wide for the grid.
+  struct CellEntry {
+    std::uint64_t key = 0;
+    BodyIndex body = 0;
+  };
+  std::vector<CellEntry> cellEntries_;
+  std::vector<std::uint64_t> cellKeys_;
+  std::vector<std::uint32_t> cellBegin_;  // per cell, where its bodies begin in cellEntries_, then the end
+  std::vector<std::uint32_t> cellTable_;  // cell index + 1, or 0
+  int cellTableBits_ = 1;                 // log2 of its size
+  std::vector<BodyIndex> large_;
+  std::vector<std::uint8_t> isLarge_;                         // per body
+  std::vector<double> extents_;                               // m, the bounds' widths (scratch for their median)
+  std::vector<BodyIndex> order_;                              // bodies by lower x (then index), for the sweep
   std::vector<Role> role_;                                    // per body, this round's
+  std::vector<double> reach_;                                 // m, per body: its motion left in the step
+  bool kinematicMotion_ = false;                              // a kinematic body or collider: per substep
+  bool detected_ = false;                                     // contacts_ hold a detection
   int contactPasses_ = 16;                                    // this substep's (SolverSettings)
   std::vector<std::pair<BodyIndex, BodyIndex>> joinedPairs_;  // sorted, (lower, higher)
   std::vector<Pair> pairs_;
   std::vector<BodyContact> contacts_;
+  // Per-step detection: the polytope pairs' contacts as found (pair p's are cache_[cacheBegin_[p],
+  // cacheBegin_[p + 1])), re-evaluated in each later substep.
+  std::vector<BodyContact> cache_;
+  std::vector<std::uint32_t> cacheBegin_;
   std::vector<Anchor> anchors_;         // per contact
   std::vector<std::size_t> manifolds_;  // where each pair's contacts begin, then contacts_.size()
   std::vector<Vec3> dynamicImpulse_;    // kg m/s, per contact: the velocity pass's friction impulse so far

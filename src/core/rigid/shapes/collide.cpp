@@ -28,6 +28,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "narrow_phase.h"
 #include "pliant/rigid_shapes.h"
@@ -385,7 +386,15 @@ double bestFace(const Polytope& p, const Polytope& other, const Transform& other
     const Vec3& n = p.faceNormals[f];
     const Vec3 nOther = otherToP.rotation.transpose() * n;  // n in other's frame
     double lowest = std::numeric_limits<double>::infinity();
-    for (int i = 0; i < other.vertexCount; ++i) lowest = std::min(lowest, nOther.dot(other.vertices[i]));
+    if (other.boxHalfExtents) {
+      // A box's lowest vertex along nOther has each coordinate's sign opposite to nOther's (the
+      // same value the loop below finds: the rounded dot product is monotone in each term).
+      const Vec3& e = *other.boxHalfExtents;
+      lowest = nOther.dot(Vec3(nOther.x() > 0.0 ? -e.x() : e.x(), nOther.y() > 0.0 ? -e.y() : e.y(),
+                               nOther.z() > 0.0 ? -e.z() : e.z()));
+    } else {
+      for (int i = 0; i < other.vertexCount; ++i) lowest = std::min(lowest, nOther.dot(other.vertices[i]));
+    }
     const double separation = lowest + n.dot(otherToP.translation) - p.faceOffsets[f];
     if (separation > best) best = separation, face = f;
   }
@@ -429,6 +438,45 @@ void clipFaces(const Polytope& ref, int face, const Transform& refPose, const Po
   }
 }
 
+// A box's edge for the Gauss-map test when its face normals are exact axes: na = aSign e_a,
+// nb = bSign e_b and bxa = nb x na = alongSign e_along exactly, so each dot product of
+// isMinkowskiFace is one signed coordinate (bit for bit, up to the sign of a zero, which no test
+// there depends on).
+struct AxisEdge {
+  int along = 0, a = 0, b = 0;
+  double alongSign = 0.0, aSign = 0.0, bSign = 0.0;
+};
+int exactAxis(const Vec3& v) {
+  for (int k = 0; k < 3; ++k)
+    if (std::abs(v[k]) == 1.0 && v[(k + 1) % 3] == 0.0 && v[(k + 2) % 3] == 0.0) return k;
+  return -1;
+}
+// The table for the box topology (makeBoxPolytope), or null if its normals are not exact axes.
+const std::array<AxisEdge, 12>* boxAxisEdges() {
+  static const std::optional<std::array<AxisEdge, 12>> table = []() -> std::optional<std::array<AxisEdge, 12>> {
+    BoxPolytope box;
+    detail::makeBoxPolytope(Vec3::Ones(), box);
+    const Polytope& p = box.view;
+    if (p.edgeCount != 12) return std::nullopt;
+    std::array<AxisEdge, 12> result{};
+    for (std::size_t i = 0; i < 12; ++i) {
+      const Vec3& na = p.faceNormals[p.edgeFaces[i][0]];
+      const Vec3& nb = p.faceNormals[p.edgeFaces[i][1]];
+      const Vec3 bxa = nb.cross(na);
+      AxisEdge& e = result[i];
+      e.along = exactAxis(bxa);
+      e.a = exactAxis(na);
+      e.b = exactAxis(nb);
+      if (e.along < 0 || e.a < 0 || e.b < 0) return std::nullopt;
+      e.alongSign = bxa[e.along];
+      e.aSign = na[e.a];
+      e.bSign = nb[e.b];
+    }
+    return result;
+  }();
+  return table ? &*table : nullptr;
+}
+
 void collidePolytopes(const BodyShape& a, const ColliderPose& poseA, const BodyShape& b, const ColliderPose& poseB,
                       double margin, ManifoldBuilder& out) {
   BoxPolytope boxA, boxB;
@@ -452,6 +500,7 @@ void collidePolytopes(const BodyShape& a, const ColliderPose& poseA, const BodyS
     Vec3 c, d, dxc, start, direction;
   };
   std::array<EdgeOfB, kChunk> chunk;
+  const std::array<AxisEdge, 12>* axisEdges = pa.boxHalfExtents ? boxAxisEdges() : nullptr;
   for (int first = 0; first < pb.edgeCount; first += kChunk) {
     const int size = std::min(kChunk, pb.edgeCount - first);
     for (int k = 0; k < size; ++k) {
@@ -469,9 +518,18 @@ void collidePolytopes(const BodyShape& a, const ColliderPose& poseA, const BodyS
       const Vec3& na = pa.faceNormals[pa.edgeFaces[i][0]];
       const Vec3& nb = pa.faceNormals[pa.edgeFaces[i][1]];
       const Vec3 bxa = nb.cross(na);
+      const AxisEdge* axisEdge = axisEdges ? &(*axisEdges)[static_cast<std::size_t>(i)] : nullptr;
       for (int k = 0; k < size; ++k) {
         const EdgeOfB& e = chunk[k];
-        if (!isMinkowskiFace(na, nb, bxa, e.c, e.d, e.dxc)) continue;
+        if (axisEdge) {  // isMinkowskiFace with its dot products as signed coordinates
+          const double cba = axisEdge->alongSign * e.c[axisEdge->along],
+                       dba = axisEdge->alongSign * e.d[axisEdge->along];
+          if (!(cba * dba < 0.0)) continue;
+          const double adc = axisEdge->aSign * e.dxc[axisEdge->a], bdc = axisEdge->bSign * e.dxc[axisEdge->b];
+          if (!(adc * bdc < 0.0 && cba * bdc > 0.0)) continue;
+        } else if (!isMinkowskiFace(na, nb, bxa, e.c, e.d, e.dxc)) {
+          continue;
+        }
         Vec3 axis = ea.cross(e.direction);
         const double axisLength = axis.norm();
         if (axisLength <= 1e-9 * ea.norm() * e.direction.norm()) continue;  // parallel: a face axis covers them

@@ -52,7 +52,10 @@ void makeBoxPolytope(const Vec3& halfExtents, BoxPolytope& box) {
   const ConvexHull& unit = unitBox();
   for (std::size_t i = 0; i < 8; ++i) box.vertices[i] = unit.vertices[i].cwiseProduct(halfExtents);
   for (std::size_t f = 0; f < 6; ++f) box.offsets[f] = unit.faceNormals[f].cwiseAbs().dot(halfExtents);
-  box.view = hullPolytope(unit);
+  static const Polytope unitView = hullPolytope(unit);  // its centre and radius are replaced below
+  box.halfExtents = halfExtents;
+  box.view = unitView;
+  box.view.boxHalfExtents = &box.halfExtents;
   box.view.vertices = box.vertices.data();
   box.view.faceOffsets = box.offsets.data();
   box.view.centre = Vec3::Zero();

@@ -26,6 +26,9 @@ struct Polytope {
   int maxFaceVertices = 0;
   Vec3 centre = Vec3::Zero();  // an interior point (the vertex mean)
   double radius = 0.0;         // m, largest distance of a vertex from `centre`
+  // A box's half extents (m; its vertices are exactly (+-x, +-y, +-z)), or null for a hull: lets
+  // the separating axis test find a box's lowest vertex along an axis without visiting all eight.
+  const Vec3* boxHalfExtents = nullptr;
 
   int faceSize(int f) const { return static_cast<int>(faceStart[f + 1] - faceStart[f]); }
   const Vec3& faceVertex(int f, int i) const { return vertices[faceVertices[faceStart[f] + i]]; }
@@ -33,6 +36,7 @@ struct Polytope {
 
 // Storage for a box's polytope (no allocation).
 struct BoxPolytope {
+  Vec3 halfExtents = Vec3::Zero();
   std::array<Vec3, 8> vertices;
   std::array<double, 6> offsets;
   Polytope view;
