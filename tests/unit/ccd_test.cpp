@@ -15,6 +15,26 @@
 namespace pliant::detail {
 namespace {
 
+// The reference distance at time t (0..1 of the substep) of the moving pair: the vertex to the
+// triangle, or edge a to edge b sampled at `samples` + 1 points of edge a (only for the tests).
+double referenceDistance(const SweptPoints& start, const SweptPoints& end, bool edges, double t, int samples) {
+  const auto point = [&](int k) { return Vec3(start[k] + t * (end[k] - start[k])); };
+  if (!edges) {
+    const Vec3 p = point(0), a = point(1), b = point(2), c = point(3);
+    const Vec3 w = triangleWeights(closestOnTriangle(p, a, b, c));
+    return (p - (w[0] * a + w[1] * b + w[2] * c)).norm();
+  }
+  double best = 1e9;
+  const Vec3 pa = point(0), qa = point(1), pb = point(2), qb = point(3);
+  for (int i = 0; i <= samples; ++i) {
+    const Vec3 x = pa + (static_cast<double>(i) / samples) * (qa - pa);
+    const Vec3 d = qb - pb;
+    const double u = std::clamp((x - pb).dot(d) / d.squaredNorm(), 0.0, 1.0);
+    best = std::min(best, (x - (pb + u * d)).norm());
+  }
+  return best;
+}
+
 const double kPi = std::acos(-1.0);
 
 Vec3 turnedAboutX(const Vec3& point, double degrees) {
@@ -159,23 +179,7 @@ TEST(SweptContinuousCollision, NeverMissesACrossingThatDenseSamplingFinds) {
       end[k] = start[k] + Vec3(unit(random), unit(random), unit(random));
     }
     auto point = [&](int k, double t) { return Vec3(start[k] + t * (end[k] - start[k])); };
-    auto distance = [&](double t) {
-      if (!edges) {
-        const Vec3 p = point(0, t), a = point(1, t), b = point(2, t), c = point(3, t);
-        const Vec3 w = triangleWeights(closestOnTriangle(p, a, b, c));
-        return (p - (w[0] * a + w[1] * b + w[2] * c)).norm();
-      }
-      // Segment distance by sampling edge a finely (only for the reference).
-      double best = 1e9;
-      const Vec3 pa = point(0, t), qa = point(1, t), pb = point(2, t), qb = point(3, t);
-      for (int i = 0; i <= 200; ++i) {
-        const Vec3 x = pa + (i / 200.0) * (qa - pa);
-        const Vec3 d = qb - pb;
-        const double u = std::clamp((x - pb).dot(d) / d.squaredNorm(), 0.0, 1.0);
-        best = std::min(best, (x - (pb + u * d)).norm());
-      }
-      return best;
-    };
+    auto distance = [&](double t) { return referenceDistance(start, end, edges, t, 200); };
     auto coplanarity = [&](double t) {
       if (!edges) {
         const Vec3 p = point(0, t), a = point(1, t), b = point(2, t), c = point(3, t);
@@ -274,22 +278,7 @@ TEST(SweptContinuousCollision, SeparatedPairsAreNeverOnesTheSweptTestsFind) {
       if (k < (edges ? 2 : 1)) end[k].z() += 3.0 * tolerance * unit(random);
     }
     auto point = [&](int k, double t) { return Vec3(start[k] + t * (end[k] - start[k])); };
-    auto distance = [&](double t) {
-      if (!edges) {
-        const Vec3 p = point(0, t), a = point(1, t), b = point(2, t), c = point(3, t);
-        const Vec3 w = triangleWeights(closestOnTriangle(p, a, b, c));
-        return (p - (w[0] * a + w[1] * b + w[2] * c)).norm();
-      }
-      double best = 1e9;  // by sampling edge a (only for the reference)
-      const Vec3 pa = point(0, t), qa = point(1, t), pb = point(2, t), qb = point(3, t);
-      for (int i = 0; i <= 100; ++i) {
-        const Vec3 x = pa + (i / 100.0) * (qa - pa);
-        const Vec3 d = qb - pb;
-        const double u = std::clamp((x - pb).dot(d) / d.squaredNorm(), 0.0, 1.0);
-        best = std::min(best, (x - (pb + u * d)).norm());
-      }
-      return best;
-    };
+    auto distance = [&](double t) { return referenceDistance(start, end, edges, t, 100); };
     auto normalAt = [&](double t) {
       const Vec3 n = edges ? Vec3((point(1, t) - point(0, t)).cross(point(3, t) - point(2, t)))
                            : Vec3((point(2, t) - point(1, t)).cross(point(3, t) - point(1, t)));
