@@ -133,9 +133,12 @@ constexpr std::size_t kParallelQueries = 2048;
 int filterBit(std::uint32_t slot) { return static_cast<int>((slot * 0x9E3779B97F4A7C15ull) >> 58); }
 
 // Aabb::overlaps without a branch per comparison (the same answer, NaN included).
+// The comparisons are ints so that `&` is meant (and clang's -Wbitwise-instead-of-logical agrees).
 bool overlapping(const Aabb& a, const Aabb& b) {
-  return (a.min.x() <= b.max.x()) & (b.min.x() <= a.max.x()) & (a.min.y() <= b.max.y()) & (b.min.y() <= a.max.y()) &
-         (a.min.z() <= b.max.z()) & (b.min.z() <= a.max.z());
+  const int x = static_cast<int>(a.min.x() <= b.max.x()) & static_cast<int>(b.min.x() <= a.max.x());
+  const int y = static_cast<int>(a.min.y() <= b.max.y()) & static_cast<int>(b.min.y() <= a.max.y());
+  const int z = static_cast<int>(a.min.z() <= b.max.z()) & static_cast<int>(b.min.z() <= a.max.z());
+  return (x & y & z) != 0;
 }
 
 // No owned vertex (edge) in this place of a triangle's list.
