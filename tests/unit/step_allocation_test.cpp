@@ -51,6 +51,15 @@ void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 namespace pliant {
 namespace {
 
+// Runs `steps` steps with operator new counted from zero.
+StepResult countedRun(Solver& solver, State& state, int steps) {
+  allocations = 0;
+  counting = true;
+  const StepResult r = solver.run(state, steps);
+  counting = false;
+  return r;
+}
+
 // Splits the colours across threads even at this size (SolverSettings::parallelBlockSize).
 constexpr std::uint32_t kSmallBlock = 16;
 
@@ -102,10 +111,7 @@ TEST(StepAllocation, StepsAfterTheFirstAllocateNothing) {
       // OpenMP's thread pool. Surface-contact candidate lists keep growing (by doubling) while the
       // swinging cloth folds into more contact: about 80 steps here; after that, nothing.
       ASSERT_TRUE(solver.run(state, 83).ok());
-      allocations = 0;
-      counting = true;
-      const StepResult r = solver.run(state, 40);
-      counting = false;
+      const StepResult r = countedRun(solver, state, 40);
       ASSERT_TRUE(r.ok()) << r.message;
       EXPECT_EQ(allocations.load(), 0);
       if (contacts) {
@@ -147,10 +153,7 @@ TEST(StepAllocation, BodiesAndJointsAllocateNothing) {
   Solver solver(model, SolverSettings::smallSteps(8));
   State state = State::fromModel(*model);
   ASSERT_TRUE(solver.run(state, 2).ok());
-  allocations = 0;
-  counting = true;
-  const StepResult r = solver.run(state, 20);
-  counting = false;
+  const StepResult r = countedRun(solver, state, 20);
   ASSERT_TRUE(r.ok()) << r.message;
   EXPECT_EQ(allocations.load(), 0);
 }
@@ -162,10 +165,7 @@ TEST(StepAllocation, DrivenCarAllocatesNothing) {
   Solver solver(scene.model, scene.settings);
   State state = State::fromModel(*scene.model);
   ASSERT_TRUE(solver.run(state, 2).ok());
-  allocations = 0;
-  counting = true;
-  const StepResult r = solver.run(state, 20);
-  counting = false;
+  const StepResult r = countedRun(solver, state, 20);
   ASSERT_TRUE(r.ok()) << r.message;
   EXPECT_EQ(allocations.load(), 0);
 }
@@ -197,10 +197,7 @@ TEST(StepAllocation, BodyContactsAllocateNothing) {
     Solver solver(model, settings);
     State state = State::fromModel(*model);
     ASSERT_TRUE(solver.run(state, 2).ok());
-    allocations = 0;
-    counting = true;
-    const StepResult r = solver.run(state, 30);
-    counting = false;
+    const StepResult r = countedRun(solver, state, 30);
     ASSERT_TRUE(r.ok()) << r.message;
     EXPECT_EQ(allocations.load(), 0) << perSubstep;
     EXPECT_GE(solver.lastBodyContacts().size(), 16u);
@@ -271,10 +268,7 @@ TEST(StepAllocation, ParticleBodyCouplingAllocatesNothing) {
     Solver solver(model, SolverSettings::smallSteps(8));
     State state = State::fromModel(*model);
     ASSERT_TRUE(solver.run(state, 30).ok());
-    allocations = 0;
-    counting = true;
-    const StepResult r = solver.run(state, 20);
-    counting = false;
+    const StepResult r = countedRun(solver, state, 20);
     ASSERT_TRUE(r.ok()) << r.message;
     EXPECT_EQ(allocations.load(), 0);
     EXPECT_GT(solver.lastParticleBodyContacts().size(), 0u);
