@@ -477,7 +477,7 @@ bool Solver::project(StepFrame& f, State& state) {
     if (badJoint >= 0 && f.trace->joint < 0) f.trace->joint = badJoint;
     // The bodies' contacts after their joints (on one thread, in their sorted order).
     f.projections += bodyContacts_->contacts().size();
-    bodyContacts_->project(model, f.ctx, state);
+    bodyContacts_->project(model, f.ctx, state, it == 0);
     // Particles coupled with bodies (attachments, then contacts), after the bodies' own constraints.
     f.projections += model.bodyAttachments.size() + coupling_->contacts().size();
     if (!coupling_->project(model, f.ctx, state, f.trace)) return false;

@@ -204,17 +204,18 @@ TEST(StepAllocation, BodyContactsAllocateNothing) {
   }
 }
 
-// Sleeping (rigid/sleeping.h) too: a stack of three boxes falls asleep after 0.5 s, a box dropped
-// from 3 m wakes it at 0.75 s (the islands, the wake-up and the contacts found again), and the four
-// fall asleep again.
+// Sleeping (rigid/sleeping.h) too: a stack of two boxes falls asleep after 0.5 s, a box dropped
+// from 3 m wakes it at 0.75 s (the islands, the wake-up and the contacts found again), and the three
+// fall asleep again. (A tower of four rocks for seconds after such a hit at some pass counts, which
+// passes the solver alike before and after its linearised contact block: 15 passes never slept in 10 s.)
 TEST(StepAllocation, SleepingAndWakingAllocateNothing) {
   ModelBuilder b;
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.6, 0.5, 0.0}));
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < 3; ++k) {
     BodyDefinition body;
     body.shape.kind = BodyShapeKind::Box;
     body.shape.halfExtents = Vec3(0.1, 0.1, 0.1);
-    body.pose.position = Vec3(0.0, k < 3 ? 0.1 + 0.2 * k : 3.0, 0.0);
+    body.pose.position = Vec3(0.0, k < 2 ? 0.1 + 0.2 * k : 3.0, 0.0);
     body.material = {0.6, 0.5, 0.0};
     b.addBody(body);
   }
@@ -235,7 +236,7 @@ TEST(StepAllocation, SleepingAndWakingAllocateNothing) {
   EXPECT_EQ(allocations.load(), 0);
   EXPECT_TRUE(slept);
   EXPECT_TRUE(woke);
-  EXPECT_TRUE(state.bodyAsleep(3));
+  EXPECT_TRUE(state.bodyAsleep(2));
 }
 
 // Particles coupled with bodies (rigid/particle_coupling.h) too: a cloth with one corner pinned to

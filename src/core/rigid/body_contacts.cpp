@@ -23,7 +23,11 @@
 //   poses ([M20] sec. 3.5, d = (p1 - p2) . n with the sign of our normal), a hard unilateral constraint (alpha = 0)
 //   whose correction uses the generalised inverse masses w = 1/m + (r x n)^T I^-1 (r x n) ([M20] eqs. 2-9,
 //   rigid/corrections.h). Overlap present at the start of the substep is removed at most at
-//   maxDepenetrationVelocity, as for particles (the rest is an allowance added to C).
+//   maxDepenetrationVelocity, as for particles (the rest is an allowance added to C). Within one
+//   project() call the rows are linearised about the poses at its start: p = x + dx + r + dtheta x r
+//   with r, n, w and the world I^-1 frozen, the bodies' corrections summed in dx and dtheta, and each
+//   pose moved and turned once at the end (a call turns a body by micro-radians; per visit, the
+//   quaternions and their normalisation were ~80 % of a pile's step).
 // - Static friction ([M20] sec. 3.5): a contact's anchor is a pair of material points, A's and
 //   the point of B that coincided with it at the substep's start; the tangential part dp_t of their
 //   offset (at first [M20]'s relative motion in the substep, (p_A - p_A^n) - (p_B - p_B^n)) is undone
@@ -66,8 +70,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
-#include <optional>
 
 #include "rigid/corrections.h"
 
@@ -132,28 +136,25 @@ Vec3 pointVelocity(const BodySide& s, const State& state, BodyIndex body, const 
   return (s.x + r - before) / h;
 }
 
-// A side of a contact during one visit of its manifold: its world inverse inertia is formed once per
-// visit (the visit turns a body by micro-radians, so the frozen matrix is exact to that order) and
-// the generalised inverse mass and corrections of [M20] eqs. 2-9 use it, instead of two quaternion
-// rotations per evaluation (the position solve's cost, ~70% of a pile's step, is mostly these).
-struct ContactSide {
-  BodySide body;
-  Mat3 inverseInertia = Mat3::Zero();  // 1/(kg m^2), world axes
+// The generalised inverse mass along unit t of a point at world offset r with the inverse inertia
+// `inverse` (world): [r]x^T I^-1 [r]x, six entries of the symmetric matrix (xx xy xz yy yz zz), to
+// which 1/m on the diagonal is added ([M20] eq. 2: t^T K t = 1/m + (r x t)^T I^-1 (r x t)).
+void addPointMass(const Vec3& r, const Mat3& inverse, double inverseMass, double (&k)[6]) {
+  Mat3 cross;
+  cross << 0.0, -r.z(), r.y(), r.z(), 0.0, -r.x(), -r.y(), r.x(), 0.0;
+  const Mat3 m = cross.transpose() * inverse * cross;
+  k[0] += m(0, 0) + inverseMass;
+  k[1] += m(0, 1);
+  k[2] += m(0, 2);
+  k[3] += m(1, 1) + inverseMass;
+  k[4] += m(1, 2);
+  k[5] += m(2, 2) + inverseMass;
+}
 
-  explicit ContactSide(const BodySide& side) : body(side), inverseInertia(side.inverseInertiaWorld()) {}
-  // [M20] eq. 2: w = 1/m + (r x n)^T I^-1 (r x n).
-  double weight(const Vec3& r, const Vec3& n) const {
-    if (!body.movable) return 0.0;
-    const Vec3 rn = r.cross(n);
-    return body.inverseMass + rn.dot(inverseInertia * rn);
-  }
-  // [M20] eqs. 6-9: the positional correction p applied at offset r.
-  void apply(const Vec3& r, const Vec3& p) {
-    if (!body.movable) return;
-    body.x += body.inverseMass * p;
-    body.turn(inverseInertia * r.cross(p));
-  }
-};
+double alongUnit(const double (&k)[6], const Vec3& t) {
+  return k[0] * t.x() * t.x() + k[3] * t.y() * t.y() + k[5] * t.z() * t.z() +
+         2.0 * (k[1] * t.x() * t.y() + k[2] * t.x() * t.z() + k[4] * t.y() * t.z());
+}
 
 // Applies the impulse p (kg m/s) at world offset r to a dynamic body's velocities.
 void applyImpulse(const BodySide& s, State& state, BodyIndex body, const Vec3& r, const Vec3& p) {
@@ -212,6 +213,11 @@ void BodyContacts::prepare(const Model& model) {
   cacheBegin_.reserve(pairs + 1);
   dynamicImpulse_.reserve(contacts_.capacity());
   manifolds_.reserve(pairs + 1);
+  rows_.reserve(contacts_.capacity());
+  solverBodies_.assign(bodies + 1, SolverBody{});
+  inSolve_.assign(bodies, 0);
+  solved_.reserve(bodies);
+  manifoldSides_.reserve(2 * (pairs + 1));
 }
 
 bool BodyContacts::jointed(BodyIndex a, BodyIndex b) const {
@@ -625,66 +631,114 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
   return !woke;
 }
 
-void BodyContacts::warmStart(const Model& model, State& state) {
+std::uint32_t BodyContacts::solverBodyOf(const BodySide& side, BodyIndex body) {
+  const auto still = static_cast<std::uint32_t>(solverBodies_.size() - 1);
+  if (!side.movable || body == kWorldBody) return still;
+  if (!inSolve_[body]) {
+    inSolve_[body] = 1;
+    solved_.push_back(body);
+    SolverBody& s = solverBodies_[body];
+    s.dx = Vec3::Zero();
+    s.dtheta = Vec3::Zero();
+    s.inverseInertia = side.inverseInertiaWorld();
+    s.inverseMass = side.inverseMass;
+  }
+  return body;
+}
+
+void BodyContacts::loadRows(const Model& model, const State& state, bool firstIteration) {
+  rows_.resize(contacts_.size());
+  manifoldSides_.clear();
+  solved_.clear();
   const std::vector<State::BodyContactAnchor>& held = state.bodyContactAnchors;
   std::size_t cursor = 0;
   std::size_t used = held.size();  // the anchor the last contact took: neighbouring points never share one
-  for (std::size_t m = 0; m + 1 < manifolds_.size() && !held.empty(); ++m) {
+  for (std::size_t m = 0; m + 1 < manifolds_.size(); ++m) {
     const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
     const BodyContact& first = contacts_[begin];
-    std::optional<ContactSide> sideA, sideB;
+    const BodySide a = BodySide::load(model, state, first.bodyA);
+    const BodySide b = first.collider >= 0
+                           ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
+                           : BodySide::load(model, state, first.bodyB);
+    const std::uint32_t sideA = solverBodyOf(a, first.bodyA);
+    const std::uint32_t sideB = first.collider >= 0 ? solverBodyOf(b, kWorldBody) : solverBodyOf(b, first.bodyB);
+    manifoldSides_.push_back(sideA);
+    manifoldSides_.push_back(sideB);
+    SolverBody& bodyA = solverBodies_[sideA];
+    SolverBody& bodyB = solverBodies_[sideB];
+    const Mat3 rotationA = a.q.toRotationMatrix(), rotationB = b.q.toRotationMatrix();
     for (std::size_t j = begin; j < end; ++j) {
       BodyContact& k = contacts_[j];
-      // The held anchor this contact kept (collide copies its points exactly).
+      ContactRow& row = rows_[j];
+      const Vec3& n = k.normal;
+      row.rA = rotationA * k.localA;
+      row.rB = rotationB * k.localB;
+      // [M20] sec. 3.5: the penetration along the frozen normal; C >= 0 grows when A moves along -n.
+      row.separation = (b.x + row.rB - a.x - row.rA).dot(n) + k.allowance;
+      const Vec3 crossA = row.rA.cross(n), crossB = row.rB.cross(n);
+      row.turnA = bodyA.inverseInertia * crossA;
+      row.turnB = bodyB.inverseInertia * crossB;
+      // [M20] eq. 2 on both sides.
+      row.weight = bodyA.inverseMass + crossA.dot(row.turnA) + bodyB.inverseMass + crossB.dot(row.turnB);
+      const Anchor& anchor = anchors_[j];
+      row.anchorA = rotationA * anchor.a;
+      row.anchorB = rotationB * anchor.b;
+      row.anchorOffset = (a.x + row.anchorA) - (b.x + row.anchorB);
+      std::fill(std::begin(row.tangentMass), std::end(row.tangentMass), 0.0);
+      addPointMass(row.anchorA, bodyA.inverseInertia, bodyA.inverseMass, row.tangentMass);
+      addPointMass(row.anchorB, bodyB.inverseInertia, bodyB.inverseMass, row.tangentMass);
+      if (!firstIteration || held.empty()) continue;
+      // The held anchor this contact kept (collide copies its points exactly): its multiplier, applied now.
       while (cursor < held.size() && pairBefore(held[cursor], k)) ++cursor;
       std::size_t match = held.size();
       for (std::size_t i = cursor; i < held.size() && samePair(held[i], k); ++i)
-        if (i != used && held[i].lambda > 0.0 && held[i].a == anchors_[j].a && held[i].b == anchors_[j].b) {
+        if (i != used && held[i].lambda > 0.0 && held[i].a == anchor.a && held[i].b == anchor.b) {
           match = i;
           break;
         }
       if (match == held.size()) continue;
       used = match;
-      if (!sideA) {
-        sideA.emplace(BodySide::load(model, state, first.bodyA));
-        sideB.emplace(first.collider >= 0
-                          ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
-                          : BodySide::load(model, state, first.bodyB));
-      }
       k.lambda = held[match].lambda;
-      const Vec3 rA = sideA->body.q * k.localA, rB = sideB->body.q * k.localB;
-      sideA->apply(rA, -k.lambda * k.normal);
-      sideB->apply(rB, k.lambda * k.normal);
+      bodyA.dx -= (bodyA.inverseMass * k.lambda) * n;
+      bodyA.dtheta -= k.lambda * row.turnA;
+      bodyB.dx += (bodyB.inverseMass * k.lambda) * n;
+      bodyB.dtheta += k.lambda * row.turnB;
     }
-    if (!sideA) continue;
-    sideA->body.store(state, first.bodyA);
-    if (first.collider < 0) sideB->body.store(state, first.bodyB);
   }
+  // The immovable slot is written by no correction (its inverse mass and inertia are 0), but keep it clean.
+  solverBodies_.back() = SolverBody{};
 }
 
-void BodyContacts::project(const Model& model, const SolveContext& ctx, State& state) {
+void BodyContacts::project(const Model& model, const SolveContext& ctx, State& state, bool firstIteration) {
+  if (contacts_.empty()) return;
   const ConstraintParameters hard{};  // alpha = 0, stiffness 1: contacts are hard in both modes
-  warmStart(model, state);
+  // Every position in this call is the pose at its start moved by the bodies' corrections so far,
+  // p = x + dx + r + dtheta x r, with r and I^-1 frozen at the start: a call turns a resting body by
+  // micro-radians, and the rows need no quaternion per visit (they did: ~80 % of a pile's step). The
+  // poses are turned by the whole rotation once, at the end; the next call starts from them.
+  loadRows(model, state, firstIteration);
+  const std::uint32_t still = static_cast<std::uint32_t>(solverBodies_.size() - 1);
   for (int pass = 0; pass < contactPasses_; ++pass)
     for (std::size_t m = 0; m + 1 < manifolds_.size(); ++m) {
       const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
-      const BodyContact& first = contacts_[begin];
-      ContactSide sideA(BodySide::load(model, state, first.bodyA));
-      ContactSide sideB(first.collider >= 0
-                            ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
-                            : BodySide::load(model, state, first.bodyB));
-      const BodySide &a = sideA.body, &b = sideB.body;
+      const std::uint32_t sideA = manifoldSides_[2 * m], sideB = manifoldSides_[2 * m + 1];
+      SolverBody& bodyA = solverBodies_[sideA];
+      SolverBody& bodyB = solverBodies_[sideB];
+      const double massA = bodyA.inverseMass, massB = bodyB.inverseMass;
+      Vec3 dxA = bodyA.dx, dthetaA = bodyA.dtheta, dxB = bodyB.dx, dthetaB = bodyB.dtheta;
       for (std::size_t j = begin; j < end; ++j) {
         BodyContact& k = contacts_[j];
+        const ContactRow& row = rows_[j];
         const Vec3& n = k.normal;
-        const Vec3 rA = a.q * k.localA, rB = b.q * k.localB;
-        // [M20] sec. 3.5: the penetration along the frozen normal; C >= 0 grows when A moves along -n.
-        const double C = (b.x + rB - a.x - rA).dot(n) + k.allowance;
-        const double w = sideA.weight(rA, n) + sideB.weight(rB, n);
-        const double deltaLambda = bodyMultiplier(C, w, 0.0, hard, k.lambda, true, ctx);
+        const Vec3 moved = (dxB + dthetaB.cross(row.rB)) - (dxA + dthetaA.cross(row.rA));
+        const double C = row.separation + moved.dot(n);
+        const double deltaLambda = bodyMultiplier(C, row.weight, 0.0, hard, k.lambda, true, ctx);
         if (deltaLambda == 0.0) continue;
-        sideA.apply(rA, -deltaLambda * n);
-        sideB.apply(rB, deltaLambda * n);
+        // [M20] eqs. 6-9: -dlambda n on A, +dlambda n on B.
+        dxA -= (massA * deltaLambda) * n;
+        dthetaA -= deltaLambda * row.turnA;
+        dxB += (massB * deltaLambda) * n;
+        dthetaB += deltaLambda * row.turnB;
       }
       for (std::size_t j = begin; j < end; ++j) {
         BodyContact& k = contacts_[j];
@@ -696,15 +750,15 @@ void BodyContacts::project(const Model& model, const SolveContext& ctx, State& s
         // [M20] sec. 3.5: the tangential offset of the anchor's material points (their relative
         // motion in the substep, or since the contact began to hold) is undone while the friction
         // multiplier stays within mu_s lambda_n.
+        const ContactRow& row = rows_[j];
         const Vec3& n = k.normal;
-        const Vec3 rA = a.q * anchor.a, rB = b.q * anchor.b;
-        const Vec3 offset = (a.x + rA) - (b.x + rB);
+        const Vec3 offset = row.anchorOffset + (dxA + dthetaA.cross(row.anchorA)) - (dxB + dthetaB.cross(row.anchorB));
         const Vec3 tangential = offset - n.dot(offset) * n;
         const double length = tangential.norm();
         Vec3 total = k.friction;
         if (length > 0.0) {
           const Vec3 t = tangential / length;
-          const double w = sideA.weight(rA, t) + sideB.weight(rB, t);
+          const double w = alongUnit(row.tangentMass, t);
           if (w > 0.0) total -= (length / w) * t;
         }
         // Projected Gauss-Seidel on the accumulated tangential multiplier, as lambda_n >= 0 is for the
@@ -723,12 +777,24 @@ void BodyContacts::project(const Model& model, const SolveContext& ctx, State& s
         const Vec3 deltaLambda = total - k.friction;
         if (deltaLambda == Vec3::Zero()) continue;
         k.friction = total;
-        sideA.apply(rA, deltaLambda);
-        sideB.apply(rB, -deltaLambda);
+        dxA += massA * deltaLambda;
+        dthetaA += bodyA.inverseInertia * row.anchorA.cross(deltaLambda);
+        dxB -= massB * deltaLambda;
+        dthetaB -= bodyB.inverseInertia * row.anchorB.cross(deltaLambda);
       }
-      a.store(state, first.bodyA);
-      if (first.collider < 0) b.store(state, first.bodyB);
+      if (sideA != still) bodyA.dx = dxA, bodyA.dtheta = dthetaA;
+      if (sideB != still) bodyB.dx = dxB, bodyB.dtheta = dthetaB;
     }
+  // The poses: translated, and turned by the whole rotation as BodySide::turn turns by one
+  // correction ([M20] eqs. 8-9: q <- q + 1/2 [theta, 0] q, normalised).
+  for (const BodyIndex body : solved_) {
+    const SolverBody& s = solverBodies_[body];
+    inSolve_[body] = 0;
+    state.bodyPosition[body] += s.dx;
+    Quat& q = state.bodyRotation[body];
+    q.coeffs() += 0.5 * (Quat(0.0, s.dtheta.x(), s.dtheta.y(), s.dtheta.z()) * q).coeffs();
+    q.normalize();
+  }
 }
 
 void BodyContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) {

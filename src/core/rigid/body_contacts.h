@@ -45,7 +45,8 @@ class BodyContacts {
   void collide(const Model& model, const SolverSettings& settings, State& state, double h, int substep,
                double substepStart, double substepEnd);
   // Stage 5: SolverSettings::bodyContactPasses Gauss-Seidel passes over the contacts, in their order, on one thread.
-  void project(const Model& model, const SolveContext& ctx, State& state);
+  // `firstIteration`: the substep's first solver iteration (the warm start is applied then only).
+  void project(const Model& model, const SolveContext& ctx, State& state, bool firstIteration);
   // Stage 7 (bodyVelocityPasses passes): restitution and dynamic friction as velocity changes, after the bodies'
   // velocities; then the anchors of the contacts that held go into State::bodyContactAnchors.
   void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h);
@@ -108,9 +109,30 @@ class BodyContacts {
   // whose point on A lies within kAnchorDistance of `k`'s, or null. `cursor` walks `held` along.
   static const State::BodyContactAnchor* heldAnchor(const std::vector<State::BodyContactAnchor>& held,
                                                     const BodyContact& k, std::size_t& cursor);
-  // Warm start: each contact that kept a held anchor from the last substep starts from that
-  // substep's normal multiplier (State::BodyContactAnchor::lambda), applied before the first pass.
-  void warmStart(const Model& model, State& state);
+  // A body during project(): the translation and rotation the contacts gave it so far, and what its
+  // corrections need, frozen at the call's start ([M20] eqs. 6-9 linearised over the call).
+  struct SolverBody {
+    Vec3 dx = Vec3::Zero();              // m
+    Vec3 dtheta = Vec3::Zero();          // rad, rotation vector (world)
+    Mat3 inverseInertia = Mat3::Zero();  // 1/(kg m^2), world axes (0: does not move)
+    double inverseMass = 0.0;            // 1/kg (0: does not move)
+  };
+  // A contact's rows for one project() call, at the poses of its start.
+  struct ContactRow {
+    Vec3 rA = Vec3::Zero(), rB = Vec3::Zero();            // m, the material points' world offsets from the centres
+    Vec3 turnA = Vec3::Zero(), turnB = Vec3::Zero();      // 1/(kg m), I^-1 (r x n) per side (0: does not move)
+    Vec3 anchorA = Vec3::Zero(), anchorB = Vec3::Zero();  // m, the friction anchor's points' world offsets
+    Vec3 anchorOffset = Vec3::Zero();                     // m, (x_A + anchorA) - (x_B + anchorB) at the start
+    double separation = 0.0;                              // m, C = (p_B - p_A) . n + allowance at the start
+    double weight = 0.0;                                  // 1/kg, w_A + w_B along n ([M20] eq. 2)
+    double tangentMass[6] = {};  // 1/kg, K = sum 1/m 1 + [r]x^T I^-1 [r]x at the anchors (xx xy xz yy yz zz)
+  };
+  // Loads the rows and the bodies for project() and, in the first iteration, applies the warm start:
+  // each contact that kept a held anchor from the last substep starts from that substep's normal
+  // multiplier (State::BodyContactAnchor::lambda).
+  void loadRows(const Model& model, const State& state, bool firstIteration);
+  // The solver body of one side of a contact (the last slot, which never moves, for a side that does not).
+  std::uint32_t solverBodyOf(const BodySide& side, BodyIndex body);
   // One past the last contact of the manifold (the pair's points, contiguous) that starts at `begin`.
   std::size_t manifoldEnd(std::size_t begin) const;
 
@@ -146,9 +168,14 @@ class BodyContacts {
   // cacheBegin_[p + 1])), re-evaluated in each later substep.
   std::vector<BodyContact> cache_;
   std::vector<std::uint32_t> cacheBegin_;
-  std::vector<Anchor> anchors_;         // per contact
-  std::vector<std::size_t> manifolds_;  // where each pair's contacts begin, then contacts_.size()
-  std::vector<Vec3> dynamicImpulse_;    // kg m/s, per contact: the velocity pass's friction impulse so far
+  std::vector<Anchor> anchors_;               // per contact
+  std::vector<std::size_t> manifolds_;        // where each pair's contacts begin, then contacts_.size()
+  std::vector<Vec3> dynamicImpulse_;          // kg m/s, per contact: the velocity pass's friction impulse so far
+  std::vector<ContactRow> rows_;              // per contact, this project() call's
+  std::vector<SolverBody> solverBodies_;      // per body, then one that never moves
+  std::vector<std::uint8_t> inSolve_;         // per body: its solver body is loaded in this call
+  std::vector<BodyIndex> solved_;             // the bodies loaded, in the order they were met
+  std::vector<std::uint32_t> manifoldSides_;  // per manifold, its two sides' solver bodies
 };
 
 }  // namespace pliant::detail
