@@ -25,11 +25,12 @@
 // line on stderr gives the settings, the bodies asleep at the end and the mean ms of each second;
 // --trace adds the pile's motion each simulated second (kinetic energy, fastest box, top height).
 // --layers N (1-10) builds the pile's lowest N layers only (100 N boxes; scene box-pile-1000 keeps
-// its name), for quick studies of how a shorter stack settles.
+// its name), for quick studies of how a shorter stack settles. --threads N (default 1, as Bullet's
+// btDiscreteDynamicsWorld runs on one): Pliant's threads (the pile's narrow phase and contact passes).
 //
 // Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N]
 //                           [--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace]
-//                           [--csv FILE] [--scene pile|chain]
+//                           [--threads N] [--csv FILE] [--scene pile|chain]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -269,7 +270,7 @@ Row runChain(int frames, int restFrames, const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int frames = 600, restFrames = 60;
+  int frames = 600, restFrames = 60, threads = 1;
   Options options;
   std::string csvPath, only;
   for (int i = 1; i < argc; ++i) {
@@ -288,14 +289,15 @@ int main(int argc, char** argv) {
     else if (arg == "--no-sleep") options.sleeping = false;
     else if (arg == "--collide-per-step") options.collidePerSubstep = false;
     else if (arg == "--trace") options.trace = true;
+    else if (arg == "--threads" && value) threads = parseCount("pliant_rigid_bench", "--threads", value, 1), ++i;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--scene" && value) only = value, ++i;
     else {
       std::fprintf(
           stderr,
           "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
-          "[--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace] [--csv FILE] [--scene "
-          "pile|chain]\nPliant on issue 17's rigid "
+          "[--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace] [--threads N] [--csv "
+          "FILE] [--scene pile|chain]\nPliant on issue 17's rigid "
           "scenes (bench/bullet/README.md).\n");
       return arg == "--help" ? 0 : 2;
     }
@@ -304,7 +306,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pliant_rigid_bench: expected 0 <= --rest-frames <= --frames, --scene pile|chain\n");
     return 2;
   }
-  pliant::setThreadCount(1);
+  pliant::setThreadCount(threads);
   std::vector<Row> rows;
   if (only.empty() || only == "pile") rows.push_back(runPile(frames, restFrames, options));
   if (only.empty() || only == "chain") rows.push_back(runChain(frames, restFrames, options));

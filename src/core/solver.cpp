@@ -422,7 +422,7 @@ bool Solver::collide(StepFrame& f, State& state) {
   // then has its own contacts found.
   coupling_->collide(model, settings_, state, f.h);
   for (const ParticleBodyContact& k : coupling_->contacts()) state.wakeBody(k.body);
-  bodyContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.substepEnd);
+  bodyContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.substepEnd, f.team);
   // More contacts than their bound: the step stops here and is refused (Solver::step).
   if (contactOverflow_.empty()) contactOverflow_ = particleContacts_->overflow();
   if (contactOverflow_.empty()) contactOverflow_ = surfaceContacts_->overflow();
@@ -477,7 +477,7 @@ bool Solver::project(StepFrame& f, State& state) {
     if (badJoint >= 0 && f.trace->joint < 0) f.trace->joint = badJoint;
     // The bodies' contacts after their joints (on one thread, in their sorted order).
     f.projections += bodyContacts_->contacts().size();
-    bodyContacts_->project(model, f.ctx, state, it == 0);
+    bodyContacts_->project(model, f.ctx, state, it == 0, f.team);
     // Particles coupled with bodies (attachments, then contacts), after the bodies' own constraints.
     f.projections += model.bodyAttachments.size() + coupling_->contacts().size();
     if (!coupling_->project(model, f.ctx, state, f.trace)) return false;
@@ -729,7 +729,7 @@ StepResult Solver::overflowRefusal(const State& state) const {
 int Solver::maxStepThreads() const {
   const bool worthSplitting = constraints_->parallel() ||
                               static_cast<std::int64_t>(model_->particleCount()) > kParallelParticles ||
-                              surfaceContacts_->parallel();
+                              surfaceContacts_->parallel() || bodyContacts_->parallel();
   return worthSplitting ? threadCount() : 1;
 }
 

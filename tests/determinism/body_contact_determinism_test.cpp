@@ -1,9 +1,11 @@
 // Determinism of rigid body contacts: a small pile of boxes, spheres, capsules and a hull dropped on
 // the ground, a kinematic box collider sweeping through it and a static body, next to a cloth whose
 // solve is split across threads, gives bit-identical states run twice and with 1 and 2 threads
-// (body contacts run on one thread in a sorted order: nothing in them depends on the team).
+// (body contacts: the narrow phase per pair and, from 256 manifolds, the passes over regions of
+// space run on the team, with results that do not depend on it; the second test is a pile that large).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -101,6 +103,50 @@ TEST(BodyContactDeterminism, PileIsBitIdenticalRunTwiceAndForOneAndTwoThreads) {
   EXPECT_GT(contacts1, 100u);  // the pile is in contact for most of the run
   EXPECT_EQ(one, again);
   EXPECT_EQ(one, two);
+  EXPECT_EQ(contacts1, contacts2);
+}
+
+// 300 cubes in three staggered layers of 10 x 10, resting on each other and dropped 1 cm onto the
+// ground: over 1,024 contacts (so over 256 manifolds: the passes cut the bodies into regions and
+// the narrow phase runs on the team), bit-identical for 1, 2 and 3 threads.
+std::vector<std::uint64_t> runLargePile(int threads, std::size_t& mostContacts) {
+  const int saved = threadCount();
+  setThreadCount(threads);
+  ModelBuilder b;
+  b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.6, 0.5, 0.0}));
+  for (int i = 0; i < 300; ++i) {
+    const int x = i % 10, z = (i / 10) % 10, layer = i / 100;
+    const double shift = layer % 2 ? 0.05 : 0.0;
+    BodyDefinition body;
+    body.shape.kind = BodyShapeKind::Box;
+    body.shape.halfExtents = Vec3(0.1, 0.1, 0.1);
+    body.pose.position = Vec3((x - 4.5) * 0.2 + shift, 0.11 + 0.2 * layer, (z - 4.5) * 0.2 + shift);
+    body.pose.rotation = Quat(Eigen::AngleAxisd(0.01 * (i % 7), Vec3::UnitY()));
+    body.material = {0.6, 0.5, 0.0};
+    b.addBody(body);
+  }
+  const ModelPtr model = b.build();
+  Solver solver(model, SolverSettings::smallSteps(4));
+  State state = State::fromModel(*model);
+  std::vector<std::uint64_t> hashes;
+  mostContacts = 0;
+  for (int step = 0; step < 16; ++step) {
+    EXPECT_TRUE(solver.step(state).ok());
+    mostContacts = std::max(mostContacts, solver.lastBodyContacts().size());
+    if (step % 4 == 3) hashes.push_back(state.hash());
+  }
+  setThreadCount(saved);
+  return hashes;
+}
+
+TEST(BodyContactDeterminism, LargePileIsBitIdenticalForOneTwoAndThreeThreads) {
+  std::size_t contacts1 = 0, contacts2 = 0, contacts3 = 0;
+  const std::vector<std::uint64_t> one = runLargePile(1, contacts1);
+  const std::vector<std::uint64_t> two = runLargePile(2, contacts2);
+  const std::vector<std::uint64_t> three = runLargePile(3, contacts3);
+  EXPECT_GT(contacts1, 1024u);
+  EXPECT_EQ(one, two);
+  EXPECT_EQ(one, three);
   EXPECT_EQ(contacts1, contacts2);
 }
 

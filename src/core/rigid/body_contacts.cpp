@@ -68,7 +68,10 @@
 //   a fixed order: bit-identical for any thread count.
 #include "rigid/body_contacts.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -136,6 +139,22 @@ Vec3 pointVelocity(const BodySide& s, const State& state, BodyIndex body, const 
   return (s.x + r - before) / h;
 }
 
+// Models with fewer dynamic bodies keep the step on one thread (unless their particles need more).
+constexpr std::size_t kParallelBodies = 64;
+// Below this many candidate pairs the narrow phase stays on one thread (a fork would cost more).
+constexpr std::int64_t kParallelPairs = 64;
+// From this many manifolds the passes cut the bodies into regions (below: one list, in manifold
+// order). The count, not the threads, decides, so the result is the same for any thread count.
+constexpr std::size_t kRegionManifolds = 256;
+// The lists of the passes with regions, in the order one thread solves them: the four leaf regions
+// (phase 0: both moving sides in the region), the manifolds between regions 0 and 1 and between 2
+// and 3 (phase 1), and those between the halves {0, 1} and {2, 3} (phase 2, on one thread). Lists
+// of one phase share no moving body, so they run at once. Why regions and not colours: colour-major
+// order scatters a pass over the whole pile, and the 1,000-box pile at 8 x 16 then never slept (it
+// jittered at 3 cm/s for 10 s); within a region the passes keep the manifold order.
+constexpr std::size_t kRegionLists = 7;
+constexpr int kListPhase[kRegionLists] = {0, 0, 0, 0, 1, 1, 2};
+
 // The generalised inverse mass along unit t of a point at world offset r with the inverse inertia
 // `inverse` (world): [r]x^T I^-1 [r]x, six entries of the symmetric matrix (xx xy xz yy yz zz), to
 // which 1/m on the diagonal is added ([M20] eq. 2: t^T K t = 1/m + (r x t)^T I^-1 (r x t)).
@@ -195,6 +214,7 @@ void BodyContacts::prepare(const Model& model) {
   const std::size_t dynamic = static_cast<std::size_t>(
       std::count_if(model.bodies.begin(), model.bodies.end(), [](const RigidBody& b) { return b.dynamic(); }));
   active_ = dynamic > 0 && (bodies > 1 || colliders > 0);
+  parallel_ = active_ && dynamic >= kParallelBodies;
   kinematicMotion_ =
       std::any_of(model.bodies.begin(), model.bodies.end(),
                   [](const RigidBody& b) { return b.motion == BodyMotion::Kinematic; }) ||
@@ -218,6 +238,12 @@ void BodyContacts::prepare(const Model& model) {
   inSolve_.assign(bodies, 0);
   solved_.reserve(bodies);
   manifoldSides_.reserve(2 * (pairs + 1));
+  found_.reserve(pairs);
+  regionOf_.assign(bodies + 1, 0);
+  listOf_.reserve(pairs);
+  listOrder_.reserve(pairs);
+  listBegin_.reserve(kRegionLists + 1);
+  splitKeys_.reserve(bodies);
 }
 
 bool BodyContacts::jointed(BodyIndex a, BodyIndex b) const {
@@ -393,7 +419,7 @@ void BodyContacts::findBodyPairs(std::size_t bodies) {
 }
 
 void BodyContacts::collide(const Model& model, const SolverSettings& settings, State& state, double h, int substep,
-                           double substepStart, double substepEnd) {
+                           double substepStart, double substepEnd, int threads) {
   contactPasses_ = settings.bodyContactPasses;
   // [M20] sec. 3.5: contacts found once per step, with bounds and margins grown by each body's
   // motion over the step, then re-evaluated per substep. Kinematic bodies and colliders follow
@@ -408,7 +434,7 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, S
   const double lookahead = perStep ? (settings.substeps - substep) * h : 0.0;  // s
   // Until no sleeping island is touched: one that is wakes, and the contacts are found again with
   // its bodies awake (once per island woken, so rarely more than twice).
-  while (!collideOnce(model, settings, state, h, lookahead, substepStart, substepEnd)) {
+  while (!collideOnce(model, settings, state, h, lookahead, substepStart, substepEnd, threads)) {
   }
   detected_ = true;
 }
@@ -479,31 +505,47 @@ bool BodyContacts::escapedReach(const Model& model, const SolverSettings& settin
 
 bool BodyContacts::pairContacts(const Model& model, const SolverSettings& settings, State& state, const Pair& pair,
                                 bool speculative, double h, double cap, std::size_t& cursor) {
+  ContactManifold manifold;
+  findManifold(model, settings, state, pair, speculative, manifold);
+  return addContacts(model, state, pair, manifold, h, cap, cursor);
+}
+
+void BodyContacts::findManifold(const Model& model, const SolverSettings& settings, const State& state,
+                                const Pair& pair, bool speculative, ContactManifold& manifold) const {
   const RigidBody& bodyA = model.bodies[pair.a];
-  const BodySide a = BodySide::load(model, state, pair.a);
-  BodySide b;
+  const ColliderPose poseA = bodyA.shapePose(state.bodyPosition[pair.a], state.bodyRotation[pair.a]);
   const BodyShape* shapeB;
   ColliderPose poseB;
-  ContactMaterial material;
   if (pair.collider) {
-    const Frame& f = colliderFrames_[pair.b];
-    b = colliderSide(f.now, f.before);
     shapeB = &colliderShapes_[pair.b];
-    poseB = f.now;
-    material = combine(bodyA.material, model.colliders[pair.b].material);
+    poseB = colliderFrames_[pair.b].now;
   } else {
     const RigidBody& bodyB = model.bodies[pair.b];
-    b = BodySide::load(model, state, pair.b);
     shapeB = &bodyB.shape;
-    poseB = bodyB.shapePose(b.x, b.q);
-    material = combine(bodyA.material, bodyB.material);
+    poseB = bodyB.shapePose(state.bodyPosition[pair.b], state.bodyRotation[pair.b]);
   }
   // Within the contact margin, and (per-step detection of a pair kept for the step) the distance
   // the two can close in the step, so that contacts that close within it are present.
   double reach = settings.contactMargin;
   if (speculative && !freshEverySubstep(model, pair)) reach += reach_[pair.a] + (pair.collider ? 0.0 : reach_[pair.b]);
-  ContactManifold manifold;
-  collideShapes(bodyA.shape, bodyA.shapePose(a.x, a.q), *shapeB, poseB, reach, manifold);
+  manifold.count = 0;
+  collideShapes(bodyA.shape, poseA, *shapeB, poseB, reach, manifold);
+}
+
+bool BodyContacts::addContacts(const Model& model, State& state, const Pair& pair, const ContactManifold& manifold,
+                               double h, double cap, std::size_t& cursor) {
+  const RigidBody& bodyA = model.bodies[pair.a];
+  const BodySide a = BodySide::load(model, state, pair.a);
+  BodySide b;
+  ContactMaterial material;
+  if (pair.collider) {
+    const Frame& f = colliderFrames_[pair.b];
+    b = colliderSide(f.now, f.before);
+    material = combine(bodyA.material, model.colliders[pair.b].material);
+  } else {
+    b = BodySide::load(model, state, pair.b);
+    material = combine(bodyA.material, model.bodies[pair.b].material);
+  }
   // A sleeping side that is touched wakes with its island (sleeping.cpp); the contacts are then
   // found again.
   const bool asleepA = role_[pair.a] == Role::Asleep, asleepB = !pair.collider && role_[pair.b] == Role::Asleep;
@@ -553,7 +595,7 @@ void BodyContacts::startContact(BodyContact& k, Anchor& anchor, const BodySide& 
 }
 
 bool BodyContacts::collideOnce(const Model& model, const SolverSettings& settings, State& state, double h,
-                               double lookahead, double substepStart, double substepEnd) {
+                               double lookahead, double substepStart, double substepEnd, int threads) {
   pairs_.clear();
   contacts_.clear();
   anchors_.clear();
@@ -615,10 +657,20 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
   std::size_t cursor = 0;  // into state.bodyContactAnchors, which has the contacts' pair order
   cache_.clear();
   cacheBegin_.clear();
-  for (const Pair& pair : pairs_) {
+  // The narrow phase of every pair on its own (a pure function of the poses), split over the threads;
+  // then the contacts in pair order.
+  found_.resize(pairs_.size());
+  const auto pairCount = static_cast<std::int64_t>(pairs_.size());
+  const bool speculative = lookahead > 0.0;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && pairCount >= kParallelPairs)
+  for (std::int64_t p = 0; p < pairCount; ++p)
+    findManifold(model, settings, state, pairs_[static_cast<std::size_t>(p)], speculative,
+                 found_[static_cast<std::size_t>(p)]);
+  for (std::size_t p = 0; p < pairs_.size(); ++p) {
+    const Pair& pair = pairs_[p];
     cacheBegin_.push_back(static_cast<std::uint32_t>(cache_.size()));
     const std::size_t first = contacts_.size();
-    woke = pairContacts(model, settings, state, pair, lookahead > 0.0, h, cap, cursor) || woke;
+    woke = addContacts(model, state, pair, found_[p], h, cap, cursor) || woke;
     // Per-step detection keeps the polytope pairs' points for the later substeps.
     if (lookahead > 0.0 && !freshEverySubstep(model, pair))
       cache_.insert(cache_.end(), contacts_.begin() + static_cast<std::ptrdiff_t>(first), contacts_.end());
@@ -671,15 +723,15 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
       BodyContact& k = contacts_[j];
       ContactRow& row = rows_[j];
       const Vec3& n = k.normal;
-      row.rA = rotationA * k.localA;
-      row.rB = rotationB * k.localB;
+      const Vec3 rA = rotationA * k.localA, rB = rotationB * k.localB;
       // [M20] sec. 3.5: the penetration along the frozen normal; C >= 0 grows when A moves along -n.
-      row.separation = (b.x + row.rB - a.x - row.rA).dot(n) + k.allowance;
-      const Vec3 crossA = row.rA.cross(n), crossB = row.rB.cross(n);
-      row.turnA = bodyA.inverseInertia * crossA;
-      row.turnB = bodyB.inverseInertia * crossB;
+      row.separation = (b.x + rB - a.x - rA).dot(n) + k.allowance;
+      row.crossA = rA.cross(n);
+      row.crossB = rB.cross(n);
+      row.turnA = bodyA.inverseInertia * row.crossA;
+      row.turnB = bodyB.inverseInertia * row.crossB;
       // [M20] eq. 2 on both sides.
-      row.weight = bodyA.inverseMass + crossA.dot(row.turnA) + bodyB.inverseMass + crossB.dot(row.turnB);
+      row.weight = bodyA.inverseMass + row.crossA.dot(row.turnA) + bodyB.inverseMass + row.crossB.dot(row.turnB);
       const Anchor& anchor = anchors_[j];
       row.anchorA = rotationA * anchor.a;
       row.anchorB = rotationB * anchor.b;
@@ -707,84 +759,153 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
   }
   // The immovable slot is written by no correction (its inverse mass and inertia are 0), but keep it clean.
   solverBodies_.back() = SolverBody{};
+  // The order of the passes: one list in manifold order, or (a large set) the lists of kRegionLists.
+  const std::size_t count = manifolds_.size() - 1;
+  const auto still = static_cast<std::uint32_t>(solverBodies_.size() - 1);
+  listOf_.assign(count, 0);
+  listBegin_.assign(kRegionLists + 1, 0);
+  if (count >= kRegionManifolds) {
+    cutRegions(state);
+    for (std::size_t m = 0; m < count; ++m) {
+      const std::uint32_t sideA = manifoldSides_[2 * m], sideB = manifoldSides_[2 * m + 1];
+      // A side that does not move belongs to no region.
+      const int a = regionOf_[sideA != still ? sideA : sideB], b = regionOf_[sideB != still ? sideB : sideA];
+      listOf_[m] = static_cast<std::uint8_t>(a == b ? a : a / 2 == b / 2 ? 4 + a / 2 : 6);
+    }
+  }
+  for (std::size_t m = 0; m < count; ++m) ++listBegin_[listOf_[m] + std::size_t{1}];
+  for (std::size_t l = 0; l < kRegionLists; ++l) listBegin_[l + 1] += listBegin_[l];
+  std::uint32_t next[kRegionLists];
+  std::copy(listBegin_.begin(), listBegin_.begin() + kRegionLists, next);
+  listOrder_.resize(count);
+  for (std::size_t m = 0; m < count; ++m) listOrder_[next[listOf_[m]]++] = static_cast<std::uint32_t>(m);
 }
 
-void BodyContacts::project(const Model& model, const SolveContext& ctx, State& state, bool firstIteration) {
-  if (contacts_.empty()) return;
+void BodyContacts::cutRegions(const State& state) {
+  // The median of the bodies in [begin, end) of splitKeys_ along the axis of their largest spread
+  // (ties broken by index, so the halves are a function of the poses alone).
+  const auto cut = [&](std::size_t begin, std::size_t end, int level) {
+    Vec3 lower = Vec3::Constant(std::numeric_limits<double>::infinity()), upper = -lower;
+    for (std::size_t i = begin; i < end; ++i) {
+      const Vec3& x = state.bodyPosition[splitKeys_[i].second];
+      lower = lower.cwiseMin(x);
+      upper = upper.cwiseMax(x);
+    }
+    int axis = 0;
+    (upper - lower).maxCoeff(&axis);
+    for (std::size_t i = begin; i < end; ++i) splitKeys_[i].first = state.bodyPosition[splitKeys_[i].second][axis];
+    const std::size_t middle = begin + (end - begin) / 2;
+    const auto first = splitKeys_.begin();
+    std::nth_element(first + static_cast<std::ptrdiff_t>(begin), first + static_cast<std::ptrdiff_t>(middle),
+                     first + static_cast<std::ptrdiff_t>(end));
+    for (std::size_t i = middle; i < end; ++i) regionOf_[splitKeys_[i].second] += static_cast<std::uint8_t>(level);
+    return middle;
+  };
+  splitKeys_.clear();
+  for (const BodyIndex body : solved_) {
+    regionOf_[body] = 0;
+    splitKeys_.emplace_back(0.0, body);
+  }
+  const std::size_t middle = cut(0, splitKeys_.size(), 2);
+  cut(0, middle, 1);
+  cut(middle, splitKeys_.size(), 1);
+}
+
+void BodyContacts::solveManifold(std::size_t m, const SolveContext& ctx) {
   const ConstraintParameters hard{};  // alpha = 0, stiffness 1: contacts are hard in both modes
+  const std::uint32_t still = static_cast<std::uint32_t>(solverBodies_.size() - 1);
+  const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
+  const std::uint32_t sideA = manifoldSides_[2 * m], sideB = manifoldSides_[2 * m + 1];
+  SolverBody& bodyA = solverBodies_[sideA];
+  SolverBody& bodyB = solverBodies_[sideB];
+  const double massA = bodyA.inverseMass, massB = bodyB.inverseMass;
+  Vec3 dxA = bodyA.dx, dthetaA = bodyA.dtheta, dxB = bodyB.dx, dthetaB = bodyB.dtheta;
+  for (std::size_t j = begin; j < end; ++j) {
+    BodyContact& k = contacts_[j];
+    const ContactRow& row = rows_[j];
+    const Vec3& n = k.normal;
+    // n . (dtheta x r) = dtheta . (r x n).
+    const double C = row.separation + n.dot(dxB - dxA) + dthetaB.dot(row.crossB) - dthetaA.dot(row.crossA);
+    const double deltaLambda = bodyMultiplier(C, row.weight, 0.0, hard, k.lambda, true, ctx);
+    if (deltaLambda == 0.0) continue;
+    // [M20] eqs. 6-9: -dlambda n on A, +dlambda n on B.
+    dxA -= (massA * deltaLambda) * n;
+    dthetaA -= deltaLambda * row.turnA;
+    dxB += (massB * deltaLambda) * n;
+    dthetaB += deltaLambda * row.turnB;
+  }
+  for (std::size_t j = begin; j < end; ++j) {
+    BodyContact& k = contacts_[j];
+    Anchor& anchor = anchors_[j];
+    anchor.held = false;
+    if (!(k.material.staticFriction > 0.0)) continue;
+    const bool pushed = k.lambda > 0.0;
+    if (!pushed && k.friction == Vec3::Zero()) continue;
+    // [M20] sec. 3.5: the tangential offset of the anchor's material points (their relative
+    // motion in the substep, or since the contact began to hold) is undone while the friction
+    // multiplier stays within mu_s lambda_n.
+    const ContactRow& row = rows_[j];
+    const Vec3& n = k.normal;
+    const Vec3 offset = row.anchorOffset + (dxA + dthetaA.cross(row.anchorA)) - (dxB + dthetaB.cross(row.anchorB));
+    const Vec3 tangential = offset - n.dot(offset) * n;
+    const double length = tangential.norm();
+    Vec3 total = k.friction;
+    if (length > 0.0) {
+      const Vec3 t = tangential / length;
+      const double w = alongUnit(row.tangentMass, t);
+      if (w > 0.0) total -= (length / w) * t;
+    }
+    // Projected Gauss-Seidel on the accumulated tangential multiplier, as lambda_n >= 0 is for the
+    // normal: within the static cone the contact holds; outside it slides, and its friction is
+    // the kinetic mu_d lambda_n against the slip ([M20] eq. 30 at the position level; the
+    // velocity pass then adds only what is left of that budget). Passes change lambda_n (a box's
+    // weight moves between its corners as it turns), so each visit projects the whole sum:
+    // friction accumulated under a larger lambda_n is given back, not kept outside the cone.
+    if (pushed && total.norm() <= k.material.staticFriction * k.lambda) {
+      anchor.held = true;
+    } else {
+      const double kinetic = pushed ? k.material.dynamicFriction * k.lambda : 0.0;
+      const double size = total.norm();
+      total = size > kinetic ? Vec3(total * (kinetic / size)) : total;
+    }
+    const Vec3 deltaLambda = total - k.friction;
+    if (deltaLambda == Vec3::Zero()) continue;
+    k.friction = total;
+    dxA += massA * deltaLambda;
+    dthetaA += bodyA.inverseInertia * row.anchorA.cross(deltaLambda);
+    dxB -= massB * deltaLambda;
+    dthetaB -= bodyB.inverseInertia * row.anchorB.cross(deltaLambda);
+  }
+  if (sideA != still) bodyA.dx = dxA, bodyA.dtheta = dthetaA;
+  if (sideB != still) bodyB.dx = dxB, bodyB.dtheta = dthetaB;
+}
+
+void BodyContacts::project(const Model& model, const SolveContext& ctx, State& state, bool firstIteration,
+                           int threads) {
+  if (contacts_.empty()) return;
   // Every position in this call is the pose at its start moved by the bodies' corrections so far,
   // p = x + dx + r + dtheta x r, with r and I^-1 frozen at the start: a call turns a resting body by
   // micro-radians, and the rows need no quaternion per visit (they did: ~80 % of a pile's step). The
   // poses are turned by the whole rotation once, at the end; the next call starts from them.
   loadRows(model, state, firstIteration);
-  const std::uint32_t still = static_cast<std::uint32_t>(solverBodies_.size() - 1);
-  for (int pass = 0; pass < contactPasses_; ++pass)
-    for (std::size_t m = 0; m + 1 < manifolds_.size(); ++m) {
-      const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
-      const std::uint32_t sideA = manifoldSides_[2 * m], sideB = manifoldSides_[2 * m + 1];
-      SolverBody& bodyA = solverBodies_[sideA];
-      SolverBody& bodyB = solverBodies_[sideB];
-      const double massA = bodyA.inverseMass, massB = bodyB.inverseMass;
-      Vec3 dxA = bodyA.dx, dthetaA = bodyA.dtheta, dxB = bodyB.dx, dthetaB = bodyB.dtheta;
-      for (std::size_t j = begin; j < end; ++j) {
-        BodyContact& k = contacts_[j];
-        const ContactRow& row = rows_[j];
-        const Vec3& n = k.normal;
-        const Vec3 moved = (dxB + dthetaB.cross(row.rB)) - (dxA + dthetaA.cross(row.rA));
-        const double C = row.separation + moved.dot(n);
-        const double deltaLambda = bodyMultiplier(C, row.weight, 0.0, hard, k.lambda, true, ctx);
-        if (deltaLambda == 0.0) continue;
-        // [M20] eqs. 6-9: -dlambda n on A, +dlambda n on B.
-        dxA -= (massA * deltaLambda) * n;
-        dthetaA -= deltaLambda * row.turnA;
-        dxB += (massB * deltaLambda) * n;
-        dthetaB += deltaLambda * row.turnB;
-      }
-      for (std::size_t j = begin; j < end; ++j) {
-        BodyContact& k = contacts_[j];
-        Anchor& anchor = anchors_[j];
-        anchor.held = false;
-        if (!(k.material.staticFriction > 0.0)) continue;
-        const bool pushed = k.lambda > 0.0;
-        if (!pushed && k.friction == Vec3::Zero()) continue;
-        // [M20] sec. 3.5: the tangential offset of the anchor's material points (their relative
-        // motion in the substep, or since the contact began to hold) is undone while the friction
-        // multiplier stays within mu_s lambda_n.
-        const ContactRow& row = rows_[j];
-        const Vec3& n = k.normal;
-        const Vec3 offset = row.anchorOffset + (dxA + dthetaA.cross(row.anchorA)) - (dxB + dthetaB.cross(row.anchorB));
-        const Vec3 tangential = offset - n.dot(offset) * n;
-        const double length = tangential.norm();
-        Vec3 total = k.friction;
-        if (length > 0.0) {
-          const Vec3 t = tangential / length;
-          const double w = alongUnit(row.tangentMass, t);
-          if (w > 0.0) total -= (length / w) * t;
+  const int team = threads > 1 && manifolds_.size() - 1 >= kRegionManifolds ? std::min(threads, 4) : 1;
+#pragma omp parallel num_threads(team) if (team > 1)
+  {
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    const int size = omp_get_num_threads();
+    const auto parts = static_cast<std::size_t>(size);
+    for (int pass = 0; pass < contactPasses_; ++pass)
+      for (int phase = 0; phase < 3; ++phase) {
+        // Thread t solves the lists of this phase whose rank within it is t modulo the team.
+        std::size_t rank = 0;
+        for (std::size_t l = 0; l < kRegionLists; ++l) {
+          if (kListPhase[l] != phase) continue;
+          if (rank++ % parts == thread)
+            for (std::size_t i = listBegin_[l]; i < listBegin_[l + 1]; ++i) solveManifold(listOrder_[i], ctx);
         }
-        // Projected Gauss-Seidel on the accumulated tangential multiplier, as lambda_n >= 0 is for the
-        // normal: within the static cone the contact holds; outside it slides, and its friction is
-        // the kinetic mu_d lambda_n against the slip ([M20] eq. 30 at the position level; the
-        // velocity pass then adds only what is left of that budget). Passes change lambda_n (a box's
-        // weight moves between its corners as it turns), so each visit projects the whole sum:
-        // friction accumulated under a larger lambda_n is given back, not kept outside the cone.
-        if (pushed && total.norm() <= k.material.staticFriction * k.lambda) {
-          anchor.held = true;
-        } else {
-          const double kinetic = pushed ? k.material.dynamicFriction * k.lambda : 0.0;
-          const double size = total.norm();
-          total = size > kinetic ? Vec3(total * (kinetic / size)) : total;
-        }
-        const Vec3 deltaLambda = total - k.friction;
-        if (deltaLambda == Vec3::Zero()) continue;
-        k.friction = total;
-        dxA += massA * deltaLambda;
-        dthetaA += bodyA.inverseInertia * row.anchorA.cross(deltaLambda);
-        dxB -= massB * deltaLambda;
-        dthetaB -= bodyB.inverseInertia * row.anchorB.cross(deltaLambda);
+        barrier_.wait(size);
       }
-      if (sideA != still) bodyA.dx = dxA, bodyA.dtheta = dthetaA;
-      if (sideB != still) bodyB.dx = dxB, bodyB.dtheta = dthetaB;
-    }
+  }
   // The poses: translated, and turned by the whole rotation as BodySide::turn turns by one
   // correction ([M20] eqs. 8-9: q <- q + 1/2 [theta, 0] q, normalised).
   for (const BodyIndex body : solved_) {

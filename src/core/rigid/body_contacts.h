@@ -12,6 +12,7 @@
 #include "pliant/rigid_shapes.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "spin_barrier.h"
 
 namespace pliant::detail {
 
@@ -42,16 +43,21 @@ class BodyContacts {
   // (SolverSettings::bodyCollisionPerSubstep false, [M20] sec. 3.5) the pairs and manifolds are found in substep 0
   // within each body's reach over the step, and later substeps (`substep` > 0) only re-evaluate each contact's
   // allowance, approach velocity and anchor.
+  // The narrow phase of the pairs runs on up to `threads` threads (each pair alone; the contacts are
+  // then formed in pair order, so the result does not depend on the count).
   void collide(const Model& model, const SolverSettings& settings, State& state, double h, int substep,
-               double substepStart, double substepEnd);
-  // Stage 5: SolverSettings::bodyContactPasses Gauss-Seidel passes over the contacts, in their order, on one thread.
-  // `firstIteration`: the substep's first solver iteration (the warm start is applied then only).
-  void project(const Model& model, const SolveContext& ctx, State& state, bool firstIteration);
+               double substepStart, double substepEnd, int threads);
+  // Stage 5: SolverSettings::bodyContactPasses Gauss-Seidel passes over the contacts' manifolds; a large set is cut
+  // into regions of space solved on up to `threads` threads, then the manifolds between them (the same result for
+  // any count: the cut depends on the state only). `firstIteration`: the substep's first solver iteration.
+  void project(const Model& model, const SolveContext& ctx, State& state, bool firstIteration, int threads);
   // Stage 7 (bodyVelocityPasses passes): restitution and dynamic friction as velocity changes, after the bodies'
   // velocities; then the anchors of the contacts that held go into State::bodyContactAnchors.
   void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h);
 
   bool active() const { return active_; }
+  // Enough dynamic bodies that their contacts can be worth the team (the step then runs it).
+  bool parallel() const { return parallel_; }
   const std::vector<BodyContact>& contacts() const { return contacts_; }
 
  private:
@@ -79,7 +85,7 @@ class BodyContacts {
   // One round of collide(); false when it woke an island (the contacts are then incomplete).
   // `lookahead` (s): how long the contacts serve (0: this substep only; bounds grow by the reach).
   bool collideOnce(const Model& model, const SolverSettings& settings, State& state, double h, double lookahead,
-                   double substepStart, double substepEnd);
+                   double substepStart, double substepEnd, int threads);
   // Per-step detection, substeps after the first: the same contacts at this substep's poses
   // (allowance, normal velocity and anchor anew; multipliers zero).
   void refresh(const Model& model, const SolverSettings& settings, State& state, double h, double substepStart,
@@ -94,6 +100,14 @@ class BodyContacts {
   // when `speculative`); true when it woke a sleeping side instead.
   bool pairContacts(const Model& model, const SolverSettings& settings, State& state, const Pair& pair,
                     bool speculative, double h, double cap, std::size_t& cursor);
+  // Its narrow phase alone (no state changes): the manifold of the pair at the current poses.
+  void findManifold(const Model& model, const SolverSettings& settings, const State& state, const Pair& pair,
+                    bool speculative, ContactManifold& manifold) const;
+  // The rest: wakes a sleeping side that is touched (true), or appends the manifold's contacts.
+  bool addContacts(const Model& model, State& state, const Pair& pair, const ContactManifold& manifold, double h,
+                   double cap, std::size_t& cursor);
+  // One Gauss-Seidel visit of manifold `m`: its normal rows, then its static friction.
+  void solveManifold(std::size_t m, const SolveContext& ctx);
   // A new or refreshed contact's allowance, normal velocity and anchor from the sides' poses (rA, rB:
   // the material points' world offsets); `cap` (m) the depenetration allowed in the substep.
   void startContact(BodyContact& k, Anchor& anchor, const BodySide& a, const BodySide& b, const Vec3& rA,
@@ -119,7 +133,7 @@ class BodyContacts {
   };
   // A contact's rows for one project() call, at the poses of its start.
   struct ContactRow {
-    Vec3 rA = Vec3::Zero(), rB = Vec3::Zero();            // m, the material points' world offsets from the centres
+    Vec3 crossA = Vec3::Zero(), crossB = Vec3::Zero();    // m, r x n per side (r: the point's world offset)
     Vec3 turnA = Vec3::Zero(), turnB = Vec3::Zero();      // 1/(kg m), I^-1 (r x n) per side (0: does not move)
     Vec3 anchorA = Vec3::Zero(), anchorB = Vec3::Zero();  // m, the friction anchor's points' world offsets
     Vec3 anchorOffset = Vec3::Zero();                     // m, (x_A + anchorA) - (x_B + anchorB) at the start
@@ -127,6 +141,8 @@ class BodyContacts {
     double weight = 0.0;                                  // 1/kg, w_A + w_B along n ([M20] eq. 2)
     double tangentMass[6] = {};  // 1/kg, K = sum 1/m 1 + [r]x^T I^-1 [r]x at the anchors (xx xy xz yy yz zz)
   };
+  // Cuts the loaded bodies into four regions by two median cuts along the axes of largest spread.
+  void cutRegions(const State& state);
   // Loads the rows and the bodies for project() and, in the first iteration, applies the warm start:
   // each contact that kept a held anchor from the last substep starts from that substep's normal
   // multiplier (State::BodyContactAnchor::lambda).
@@ -136,7 +152,8 @@ class BodyContacts {
   // One past the last contact of the manifold (the pair's points, contiguous) that starts at `begin`.
   std::size_t manifoldEnd(std::size_t begin) const;
 
-  bool active_ = false;  // the model has a dynamic body that can touch something
+  bool active_ = false;    // the model has a dynamic body that can touch something
+  bool parallel_ = false;  // it has at least kParallelBodies dynamic bodies
   std::vector<BodyShape> colliderShapes_;
   std::vector<Frame> colliderFrames_;                // this substep's collider poses
   std::vector<Vec3> colliderLower_, colliderUpper_;  // m, their bounds (a plane's are infinite)
@@ -176,6 +193,15 @@ class BodyContacts {
   std::vector<std::uint8_t> inSolve_;         // per body: its solver body is loaded in this call
   std::vector<BodyIndex> solved_;             // the bodies loaded, in the order they were met
   std::vector<std::uint32_t> manifoldSides_;  // per manifold, its two sides' solver bodies
+  // The order of the passes (loadRows): the manifolds in lists, each in manifold order; the lists of
+  // one phase touch disjoint moving bodies (kRegionLists in body_contacts.cpp says which).
+  std::vector<std::uint8_t> regionOf_;                   // per body: its leaf region (0-3)
+  std::vector<std::uint8_t> listOf_;                     // per manifold
+  std::vector<std::uint32_t> listOrder_;                 // the manifolds by list
+  std::vector<std::uint32_t> listBegin_;                 // where each list begins in listOrder_, then the end
+  std::vector<std::pair<double, BodyIndex>> splitKeys_;  // scratch of the median cuts
+  std::vector<ContactManifold> found_;                   // per candidate pair, its narrow phase's manifold
+  SpinBarrier barrier_;
 };
 
 }  // namespace pliant::detail
