@@ -64,8 +64,13 @@
 //   impulse: [M20] writes it as a velocity change, which needs the weight w_t along v_t), less
 //   what a contact that slid in the position solve already took there.
 // - Colliders are sides with no inverse mass whose pose follows their paths; static and kinematic
-//   bodies likewise (they push dynamic bodies and are not pushed). Everything runs on one thread in
-//   a fixed order: bit-identical for any thread count.
+//   bodies likewise (they push dynamic bodies and are not pushed).
+// - Threads: the narrow phase of each candidate pair is a pure function of the poses and runs on the
+//   team; the contacts are then formed in pair order on one thread. The passes over a large set
+//   (kRegionManifolds) cut the moving bodies into four regions of space by median cuts, solve the
+//   manifolds inside each region at once (they share no moving body), then those between regions;
+//   in each list the manifold order is kept. The cut and the lists depend on the state alone, so
+//   any thread count gives the same bits; the velocity pass and the rest run on one thread.
 #include "rigid/body_contacts.h"
 
 #include <omp.h>
