@@ -67,6 +67,7 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <span>
 #include <string>
 
 #include "collision/ccd.h"
@@ -151,6 +152,9 @@ constexpr double kSkipConeAngle = 75.0 * 3.14159265358979323846 / 180.0;
 
 // Below this many candidate pairs the narrow phase runs on one thread.
 constexpr std::size_t kParallelCandidates = 4096;
+// Candidates per piece of the narrow phase that a thread takes at a time: enough to make taking
+// one cheap, few enough that the threads finish together.
+constexpr std::size_t kNarrowChunk = 1024;
 
 // Relative tolerance below which two edges count as parallel (sin of the angle between them).
 constexpr double kParallel = 1.0e-6;
@@ -228,8 +232,10 @@ void SurfaceContacts::prepare(const Model& model) {
   s.kinematicPath.assign(s.particles.size(), -1);
   for (std::size_t k = 0; k < model.kinematicParticles.size(); ++k) {
     const ParticleIndex p = model.kinematicParticles[k].particle;
-    if (std::binary_search(s.particles.begin(), s.particles.end(), p))
+    if (std::binary_search(s.particles.begin(), s.particles.end(), p)) {
       s.kinematicPath[slot(p)] = static_cast<std::int32_t>(k);
+      s.kinematicSurface = true;
+    }
   }
   // The hierarchies over triangles and edges, on the rest layout (see box_tree.h).
   std::vector<Vec3> centres;
@@ -327,13 +333,17 @@ Vec3 SurfaceContacts::frameOffset(int j) const {
   return (j * h) * s_.frameVelocity + (0.5 * h * h * j * (j - 1.0)) * s_.frameAcceleration;
 }
 
-bool SurfaceContacts::patchesHold(const State& state) const {
+bool SurfaceContacts::patchesHold(const State& state, std::size_t begin, std::size_t end) const {
   const Scratch& s = s_;
   const Vec3* x0 = state.previousPosition.data();
   const Vec3* x1 = state.position.data();
   for (const Scratch::SkippedPatch& patch : s.skipped) {
     const Vec3& axis = patch.axis;
-    for (std::uint32_t t : s.triangleTree.primitives(patch.node)) {
+    const std::span<const std::uint32_t> triangles = s.triangleTree.primitives(patch.node);
+    // This patch's part of [begin, end) in the patches' triangles, counted in order.
+    const std::size_t first = std::clamp(begin, patch.before, patch.before + triangles.size()) - patch.before;
+    const std::size_t last = std::clamp(end, patch.before, patch.before + triangles.size()) - patch.before;
+    for (std::uint32_t t : triangles.subspan(first, last - first)) {
       const auto& tri = s.triangles[t];
       // The normal n(t) = e1(t) x e2(t), both edges linear in t over the substep, is a quadratic,
       // (1 - t)^2 N0 + 2 t (1 - t) Nm + t^2 N1 with Nm = (e1(0) x e2(1) + e1(1) x e2(0)) / 2. The
@@ -350,10 +360,48 @@ bool SurfaceContacts::patchesHold(const State& state) const {
   return true;
 }
 
-void SurfaceContacts::findPatches(const State& state) {
+void SurfaceContacts::leafCones(const State& state, std::size_t begin, std::size_t end) {
   Scratch& s = s_;
   const Vec3* x0 = state.previousPosition.data();
   const Vec3* x1 = state.position.data();
+  for (std::size_t k = begin; k < end; ++k) {
+    const auto node = static_cast<std::uint32_t>(k);
+    if (!s.triangleTree.leaf(node)) continue;
+    // A leaf's cone: around the mean of its unit normal coefficients (see patchesHold), as wide as
+    // the farthest of them.
+    Scratch::Cone cone;
+    std::array<Vec3, 3 * BoxTree::kLeafSize> normals;
+    std::size_t count = 0;
+    Vec3 sum = Vec3::Zero();
+    bool valid = true;
+    for (std::uint32_t t : s.triangleTree.primitives(node)) {
+      const auto& tri = s.triangles[t];
+      const Vec3 e10 = x0[tri[1]] - x0[tri[0]], e20 = x0[tri[2]] - x0[tri[0]];
+      const Vec3 e11 = x1[tri[1]] - x1[tri[0]], e21 = x1[tri[2]] - x1[tri[0]];
+      for (const Vec3& n :
+           {Vec3(e10.cross(e20)), Vec3(0.5 * (e10.cross(e21) + e11.cross(e20))), Vec3(e11.cross(e21))}) {
+        const double length = n.norm();
+        if (!(length > 0.0) || !std::isfinite(length)) valid = false;
+        normals[count] = n / length;
+        sum += normals[count++];
+      }
+    }
+    const double length = sum.norm();
+    if (valid && length > 0.0) {
+      cone.axis = sum / length;
+      double lowest = 1.0;
+      for (std::size_t i = 0; i < count; ++i) lowest = std::min(lowest, cone.axis.dot(normals[i]));
+      cone.angle = std::acos(std::clamp(lowest, -1.0, 1.0)) + 1e-9;
+    } else {
+      cone.angle = std::numeric_limits<double>::infinity();
+    }
+    s.cones[k] = cone;
+    s.skipNode[k] = s.diskNode[k] && cone.angle <= kSkipConeAngle;
+  }
+}
+
+void SurfaceContacts::findPatches() {
+  Scratch& s = s_;
   using Cone = Scratch::Cone;
   constexpr double kInvalid = std::numeric_limits<double>::infinity();
   // The smallest cone found holding two cones (both unit axes): its opening spans both.
@@ -373,45 +421,16 @@ void SurfaceContacts::findPatches(const State& state) {
     if (!(length > 0.0)) return Cone{a.axis, kInvalid};
     return Cone{axis / length, angle + 1e-9};  // and a little for the rounding
   };
+  // Inner nodes after their children (which come after them), the leaves' cones already found.
   for (std::size_t k = s.triangleTree.nodeCount(); k-- > 0;) {
     const auto node = static_cast<std::uint32_t>(k);
-    Cone cone;
-    if (s.triangleTree.leaf(node)) {
-      // A leaf's cone: around the mean of its unit normal coefficients (see patchesHold), as wide as
-      // the farthest of them.
-      std::array<Vec3, 3 * BoxTree::kLeafSize> normals;
-      std::size_t count = 0;
-      Vec3 sum = Vec3::Zero();
-      bool valid = true;
-      for (std::uint32_t t : s.triangleTree.primitives(node)) {
-        const auto& tri = s.triangles[t];
-        const Vec3 e10 = x0[tri[1]] - x0[tri[0]], e20 = x0[tri[2]] - x0[tri[0]];
-        const Vec3 e11 = x1[tri[1]] - x1[tri[0]], e21 = x1[tri[2]] - x1[tri[0]];
-        for (const Vec3& n :
-             {Vec3(e10.cross(e20)), Vec3(0.5 * (e10.cross(e21) + e11.cross(e20))), Vec3(e11.cross(e21))}) {
-          const double length = n.norm();
-          if (!(length > 0.0) || !std::isfinite(length)) valid = false;
-          normals[count] = n / length;
-          sum += normals[count++];
-        }
-      }
-      const double length = sum.norm();
-      if (valid && length > 0.0) {
-        cone.axis = sum / length;
-        double lowest = 1.0;
-        for (std::size_t i = 0; i < count; ++i) lowest = std::min(lowest, cone.axis.dot(normals[i]));
-        cone.angle = std::acos(std::clamp(lowest, -1.0, 1.0)) + 1e-9;
-      } else {
-        cone.angle = kInvalid;
-      }
-    } else {
-      cone = merge(s.cones[node + 1], s.cones[s.triangleTree.right(node)]);
-    }
-    s.cones[k] = cone;
-    s.skipNode[k] = s.diskNode[k] && cone.angle <= kSkipConeAngle;
+    if (s.triangleTree.leaf(node)) continue;
+    s.cones[k] = merge(s.cones[node + 1], s.cones[s.triangleTree.right(node)]);
+    s.skipNode[k] = s.diskNode[k] && s.cones[k].angle <= kSkipConeAngle;
   }
   // The topmost skipped nodes, each checked in the next substeps.
   s.skipped.clear();
+  std::size_t skippedCount = 0;
   if (s.triangleTree.nodeCount() == 0) return;
   std::uint32_t stack[128];
   int top = 0;
@@ -419,7 +438,8 @@ void SurfaceContacts::findPatches(const State& state) {
   while (top > 0) {
     const std::uint32_t node = stack[--top];
     if (s.skipNode[node]) {
-      s.skipped.push_back({node, s.cones[node].axis});
+      s.skipped.push_back({node, s.cones[node].axis, skippedCount});
+      skippedCount += s.triangleTree.primitives(node).size();
     } else if (!s.triangleTree.leaf(node)) {
       stack[top++] = s.triangleTree.right(node);
       stack[top++] = node + 1;
@@ -428,9 +448,9 @@ void SurfaceContacts::findPatches(const State& state) {
 }
 
 std::size_t SurfaceContacts::skippedTriangles() const {
-  std::size_t count = 0;
-  for (const Scratch::SkippedPatch& patch : s_.skipped) count += s_.triangleTree.primitives(patch.node).size();
-  return count;
+  if (s_.skipped.empty()) return 0;
+  const Scratch::SkippedPatch& last = s_.skipped.back();
+  return last.before + s_.triangleTree.primitives(last.node).size();
 }
 
 bool SurfaceContacts::parallel() const { return active_ && s_.particles.size() >= kParallelQueries; }
@@ -462,13 +482,13 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     if (!s.frameVelocity.allFinite()) s.frameVelocity = Vec3::Zero();
   }
   const Vec3 lastOffset = frameOffset(remainingSubsteps - 1);
+  const double last = m - 1.0;
   //    Where each particle will be during the rest of the step, in that frame: x^n, the
   //    prediction, and free flight to the end of the step, x(j) = x^n + j h v + h^2 a j (j - 1) / 2
   //    (symplectic Euler with v already kicked once), as seen in substep j's frame at the start
   //    and end of the last substep (in between it moves on a line when a = g); a kinematic or
   //    fixed particle's positions at every substep end, which are exactly where it will be.
-  const double last = m - 1.0;
-  for (std::size_t i = 0; i < s.particles.size(); ++i) {
+  auto particleBox = [&](std::size_t i) {
     const ParticleIndex p = s.particles[i];
     const Vec3& start = state.previousPosition[p];
     Aabb box;
@@ -500,22 +520,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     s.region[i] = box;
     s.vertexBoxes[i] = box;
     s.vertexBoxes[i].inflate(0.5 * reach);
-  }
-  for (std::size_t t = 0; t < s.triangles.size(); ++t) {
-    Aabb box;
-    for (std::uint32_t k : s.triangleSlots[t]) box.add(s.region[k]);
-    box.inflate(0.5 * reach);
-    s.triangleBoxes[t] = box;
-  }
-  for (std::size_t e = 0; e < s.edges.size(); ++e) {
-    Aabb box = s.region[s.edgeSlots[e][0]];
-    box.add(s.region[s.edgeSlots[e][1]]);
-    box.inflate(0.5 * reach);
-    s.edgeBoxes[e] = box;
-  }
-  s.triangleTree.refit(s.triangleBoxes);
-  // Patches that cannot touch themselves in this substep (normal cones, see the top) are skipped.
-  findPatches(state);
+  };
   const double* w = model.inverseMass.data();
   // Slots a and b are the same or joined by an edge of the mesh. Most pairs asked are not: the
   // filter (a slot's neighbours and itself hashed into 64 bits) answers those without the search.
@@ -524,11 +529,13 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     return a == b || std::binary_search(s.neighbours.begin() + s.neighbourStart[a],
                                         s.neighbours.begin() + s.neighbourStart[a + 1], b);
   };
-  // The search descends the triangle hierarchy against itself (box_tree.h), cut into tasks that
-  // the threads take in any order, each into its own list; sorting the pairs after gives the same
-  // candidates in the same order for any thread count. The team may be smaller than asked (inside
-  // a caller's parallel region, or OMP_DYNAMIC), so every list is cleared here, not by the thread
-  // that would fill it.
+  // Everything below runs in one parallel region: the boxes and the leaves' cones in fixed shares
+  // (each box and cone is computed alike on any thread), the refit and the cones' merging on one
+  // thread, then the search. The search descends the triangle hierarchy against itself
+  // (box_tree.h), cut into tasks that the threads take in any order, each into its own list;
+  // sorting the pairs after gives the same candidates in the same order for any thread count. The
+  // team may be smaller than asked (inside a caller's parallel region, or OMP_DYNAMIC), so every
+  // list is cleared here, not by the thread that would fill it.
   const int threads = s.particles.size() >= kParallelQueries ? std::max(teamSize, 1) : 1;
   if (s.threadVertexTriangle.size() < static_cast<std::size_t>(threads)) {
     s.threadVertexTriangle.resize(threads);
@@ -539,8 +546,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     s.threadEdgeEdge[t].clear();
   }
   const std::size_t minTasks = threads > 1 ? 32 * static_cast<std::size_t>(threads) : 1;
-  s.triangleTree.pairTasks(s.triangleTree, true, minTasks, s.triangleTasks, s.taskScratch, s.skipNode);
-  const auto tasks = static_cast<std::int64_t>(s.triangleTasks.size());
+  std::int64_t tasks = 0;
   // Each list stops growing at the bound, and an allocation failure is caught where it happens:
   // no exception may leave a parallel region. The pairs found are counted on, so an overflow is
   // seen alike on any thread count; the substep then gets no candidates and the step is refused.
@@ -550,8 +556,42 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   int allocationFailed = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : vertexFound, edgeFound) reduction(| : allocationFailed)
   {
-    auto& vertexTriangle = s.threadVertexTriangle[omp_get_thread_num()];
-    auto& edgeEdge = s.threadEdgeEdge[omp_get_thread_num()];
+    const auto team = static_cast<std::size_t>(omp_get_num_threads());
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
+    // A kinematic particle's path is a user function, called on one thread only.
+    const std::size_t particles = s.particles.size();
+    if (!s.kinematicSurface) {
+      for (std::size_t i = share(particles, thread); i < share(particles, thread + 1); ++i) particleBox(i);
+    } else if (thread == 0) {
+      for (std::size_t i = 0; i < particles; ++i) particleBox(i);
+    }
+#pragma omp barrier
+    for (std::size_t t = share(s.triangles.size(), thread); t < share(s.triangles.size(), thread + 1); ++t) {
+      Aabb box;
+      for (std::uint32_t k : s.triangleSlots[t]) box.add(s.region[k]);
+      box.inflate(0.5 * reach);
+      s.triangleBoxes[t] = box;
+    }
+    for (std::size_t e = share(s.edges.size(), thread); e < share(s.edges.size(), thread + 1); ++e) {
+      Aabb box = s.region[s.edgeSlots[e][0]];
+      box.add(s.region[s.edgeSlots[e][1]]);
+      box.inflate(0.5 * reach);
+      s.edgeBoxes[e] = box;
+    }
+    // Patches that cannot touch themselves in this substep (normal cones, see the top) are skipped.
+    const std::size_t nodes = s.triangleTree.nodeCount();
+    leafCones(state, share(nodes, thread), share(nodes, thread + 1));
+#pragma omp barrier
+#pragma omp single
+    {
+      s.triangleTree.refit(s.triangleBoxes);
+      findPatches();
+      s.triangleTree.pairTasks(s.triangleTree, true, minTasks, s.triangleTasks, s.taskScratch, s.skipNode);
+      tasks = static_cast<std::int64_t>(s.triangleTasks.size());
+    }
+    auto& vertexTriangle = s.threadVertexTriangle[thread];
+    auto& edgeEdge = s.threadEdgeEdge[thread];
     auto keep = [&](auto& list, std::size_t cap, const auto& item) {
       if (list.size() >= cap || allocationFailed) return;
       try {
@@ -648,18 +688,6 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     overflow_.clear();
   }
   if (!overflow_.empty()) return;  // an earlier substep overflowed: the step is refused
-  // The candidates hold while every particle is inside the box it was given, in the broad phase's
-  // frame at this substep, and every skipped patch's cone holds over this substep (see the top).
-  bool valid = s.built && h == s.frameStep && patchesHold(state);
-  const Vec3 frame = valid ? frameOffset(s.frameSubsteps) : Vec3::Zero();
-  for (std::size_t i = 0; valid && i < s.particles.size(); ++i) {
-    const ParticleIndex p = s.particles[i];
-    valid = s.region[i].contains(state.previousPosition[p] - frame) && s.region[i].contains(state.position[p] - frame);
-  }
-  if (!valid) findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
-  if (!overflow_.empty()) return;  // the step is refused (Solver::step)
-  ++s.frameSubsteps;
-
   const double thickness = model.surfaceThickness;
   const double reach = surfaceReach(model, settings);
   const double lateral = 0.5 * thickness;  // how far beside a triangle a vertex may be and still count
@@ -668,29 +696,56 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   const Vec3* x1 = state.position.data();
   const Vec3* v = state.velocity.data();
   const double* w = model.inverseMass.data();
+  // The candidates hold while every particle is inside the box it was given, in the broad phase's
+  // frame at this substep, and every skipped patch's cone holds over this substep (see the top).
+  // Checked with the narrow phase's boxes of each particle's path in this substep (x^n to the
+  // prediction, padded by half the reach) and their unions per triangle and edge, each thread
+  // over a fixed share; the answers (all hold, the largest motion) do not depend on the split.
+  const bool checkCandidates = s.built && h == s.frameStep;
+  const Vec3 frame = checkCandidates ? frameOffset(s.frameSubsteps) : Vec3::Zero();
+  const int boxThreads = s.particles.size() >= kParallelQueries ? std::max(teamSize, 1) : 1;
+  const std::size_t patchTriangles = checkCandidates ? skippedTriangles() : 0;
+  int broken = 0;
   double largestMotion = 0.0;  // m^2, squared
-  for (std::size_t i = 0; i < s.particles.size(); ++i) {
-    Aabb& box = s.substepVertex[i];
-    box = Aabb();
-    box.add(x0[s.particles[i]]);
-    box.add(x1[s.particles[i]]);
-    box.inflate(0.5 * reach);
-    largestMotion = std::max(largestMotion, (x1[s.particles[i]] - x0[s.particles[i]]).squaredNorm());
+#pragma omp parallel num_threads(boxThreads) reduction(| : broken) reduction(max : largestMotion)
+  {
+    const auto team = static_cast<std::size_t>(omp_get_num_threads());
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
+    const std::size_t particles = s.particles.size();
+    for (std::size_t i = share(particles, thread); i < share(particles, thread + 1); ++i) {
+      const ParticleIndex p = s.particles[i];
+      Aabb& box = s.substepVertex[i];
+      box = Aabb();
+      box.add(x0[p]);
+      box.add(x1[p]);
+      box.inflate(0.5 * reach);
+      largestMotion = std::max(largestMotion, (x1[p] - x0[p]).squaredNorm());
+      if (checkCandidates && !(s.region[i].contains(x0[p] - frame) && s.region[i].contains(x1[p] - frame))) broken = 1;
+    }
+    if (checkCandidates && !patchesHold(state, share(patchTriangles, thread), share(patchTriangles, thread + 1)))
+      broken = 1;
+#pragma omp barrier
+    for (std::size_t t = share(s.triangles.size(), thread); t < share(s.triangles.size(), thread + 1); ++t) {
+      Aabb& box = s.substepTriangle[t];
+      box = s.substepVertex[s.triangleSlots[t][0]];
+      box.add(s.substepVertex[s.triangleSlots[t][1]]);
+      box.add(s.substepVertex[s.triangleSlots[t][2]]);
+    }
+    for (std::size_t e = share(s.edges.size(), thread); e < share(s.edges.size(), thread + 1); ++e) {
+      Aabb& box = s.substepEdge[e];
+      box = s.substepVertex[s.edgeSlots[e][0]];
+      box.add(s.substepVertex[s.edgeSlots[e][1]]);
+    }
   }
+  if (!(checkCandidates && !broken))
+    findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
+  if (!overflow_.empty()) return;  // the step is refused (Solver::step)
+  ++s.frameSubsteps;
+
   // The separating-axis rejections in front of the cubic hold for motions below a bound (ccd.h).
   const double motionBound = kSeparationMotion * lateral;
   const bool rejections = largestMotion <= motionBound * motionBound;
-  for (std::size_t t = 0; t < s.triangles.size(); ++t) {
-    Aabb& box = s.substepTriangle[t];
-    box = s.substepVertex[s.triangleSlots[t][0]];
-    box.add(s.substepVertex[s.triangleSlots[t][1]]);
-    box.add(s.substepVertex[s.triangleSlots[t][2]]);
-  }
-  for (std::size_t e = 0; e < s.edges.size(); ++e) {
-    Aabb& box = s.substepEdge[e];
-    box = s.substepVertex[s.edgeSlots[e][0]];
-    box.add(s.substepVertex[s.edgeSlots[e][1]]);
-  }
   const std::size_t contactCap = kMaxContactsPerParticle * s.particles.size();
   // Completes a contact whose particles, normal and weights are set: allowance, velocity, mass.
   auto finish = [&](SurfaceContact& c, std::vector<SurfaceContact>& out) {
@@ -850,44 +905,61 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     }
   };
 
-  // The candidates are independent: each thread takes a fixed share of each list in order, and the
-  // shares are joined in order, so the contacts come in the candidates' order for any team.
-  const std::size_t candidates = s.vertexTriangle.size() + s.edgeEdge.size();
-  const int threads = candidates >= kParallelCandidates ? std::max(teamSize, 1) : 1;
-  if (s.kept.size() < candidates) s.kept.resize(candidates);
-  if (s.threadContacts.size() < 2 * static_cast<std::size_t>(threads)) s.threadContacts.resize(2 * threads);
-  for (int t = 0; t < 2 * threads; ++t) s.threadContacts[t].clear();
+  // The candidates are independent. They are cut into chunks (the vertex-triangle ones first, then
+  // the edge-edge ones) that the threads take in any order, so a thread slowed by another process
+  // does not hold the others up; each thread appends its contacts to its own list and notes where
+  // each chunk's are, and the lists are joined chunk by chunk: the contacts come in the candidates'
+  // order for any team and any schedule.
+  const std::size_t vt = s.vertexTriangle.size(), ee = s.edgeEdge.size();
+  const std::size_t vertexChunks = (vt + kNarrowChunk - 1) / kNarrowChunk;
+  const std::size_t chunks = vertexChunks + (ee + kNarrowChunk - 1) / kNarrowChunk;
+  const int threads = vt + ee >= kParallelCandidates ? std::max(teamSize, 1) : 1;
+  if (s.kept.size() < vt + ee) s.kept.resize(vt + ee);
+  if (s.chunkContacts.size() < chunks) s.chunkContacts.resize(chunks);
+  if (s.threadContacts.size() < static_cast<std::size_t>(threads)) s.threadContacts.resize(threads);
+  for (int t = 0; t < threads; ++t) s.threadContacts[t].clear();
+  const auto chunkCount = static_cast<std::int64_t>(chunks);
 #pragma omp parallel num_threads(threads)
   {
-    const auto team = static_cast<std::size_t>(omp_get_num_threads());
-    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
-    auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
-    const std::size_t vt = s.vertexTriangle.size(), ee = s.edgeEdge.size();
-    // The substep boxes first: most candidates stop there, without a call. The ones that pass are
-    // listed first (in this thread's part of `kept`), without a branch per candidate: which pass is
-    // hard to predict, and a mispredicted branch costs more than the box test.
-    std::uint32_t* kept = s.kept.data();
-    std::size_t end = share(vt, thread);
-    for (std::size_t k = share(vt, thread); k < share(vt, thread + 1); ++k) {
-      const Scratch::VertexTriangle& candidate = s.vertexTriangle[k];
-      kept[end] = static_cast<std::uint32_t>(k);
-      end += overlapping(s.substepVertex[candidate.vertex], s.substepTriangle[candidate.triangle]);
+    const auto thread = static_cast<std::uint32_t>(omp_get_thread_num());
+    std::vector<SurfaceContact>& out = s.threadContacts[thread];
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t chunk = 0; chunk < chunkCount; ++chunk) {
+      Scratch::ChunkContacts& where = s.chunkContacts[static_cast<std::size_t>(chunk)];
+      where.thread = thread;
+      where.begin = out.size();
+      // The substep boxes first: most candidates stop there, without a call. The ones that pass
+      // are listed first (in the chunk's part of `kept`), without a branch per candidate: which
+      // pass is hard to predict, and a mispredicted branch costs more than the box test.
+      if (static_cast<std::size_t>(chunk) < vertexChunks) {
+        const std::size_t first = static_cast<std::size_t>(chunk) * kNarrowChunk;
+        const std::size_t last = std::min(vt, first + kNarrowChunk);
+        std::uint32_t* kept = s.kept.data();
+        std::size_t end = first;
+        for (std::size_t k = first; k < last; ++k) {
+          const Scratch::VertexTriangle& candidate = s.vertexTriangle[k];
+          kept[end] = static_cast<std::uint32_t>(k);
+          end += overlapping(s.substepVertex[candidate.vertex], s.substepTriangle[candidate.triangle]);
+        }
+        for (std::size_t i = first; i < end; ++i) vertexTriangle(s.vertexTriangle[kept[i]], out);
+      } else {
+        const std::size_t first = (static_cast<std::size_t>(chunk) - vertexChunks) * kNarrowChunk;
+        const std::size_t last = std::min(ee, first + kNarrowChunk);
+        std::uint32_t* kept = s.kept.data() + vt;
+        std::size_t end = first;
+        for (std::size_t k = first; k < last; ++k) {
+          const std::array<std::uint32_t, 2>& candidate = s.edgeEdge[k];
+          kept[end] = static_cast<std::uint32_t>(k);
+          end += overlapping(s.substepEdge[candidate[0]], s.substepEdge[candidate[1]]);
+        }
+        for (std::size_t i = first; i < end; ++i) edgeEdge(s.edgeEdge[kept[i]], out);
+      }
+      where.end = out.size();
     }
-    for (std::size_t i = share(vt, thread); i < end; ++i)
-      vertexTriangle(s.vertexTriangle[kept[i]], s.threadContacts[thread]);
-    kept += vt;
-    end = share(ee, thread);
-    for (std::size_t k = share(ee, thread); k < share(ee, thread + 1); ++k) {
-      const std::array<std::uint32_t, 2>& candidate = s.edgeEdge[k];
-      kept[end] = static_cast<std::uint32_t>(k);
-      end += overlapping(s.substepEdge[candidate[0]], s.substepEdge[candidate[1]]);
-    }
-    for (std::size_t i = share(ee, thread); i < end; ++i)
-      edgeEdge(s.edgeEdge[kept[i]], s.threadContacts[threads + thread]);
   }
   // The bound is checked on the joined count, so it holds alike for any thread count.
   std::size_t found = 0;
-  for (int t = 0; t < 2 * threads; ++t) found += s.threadContacts[t].size();
+  for (int t = 0; t < threads; ++t) found += s.threadContacts[t].size();
   if (found > contactCap) {
     overflow_ = "surface contacts: " + std::to_string(found) + " contacts in one substep, above the bound of " +
                 std::to_string(contactCap) + " (" + std::to_string(kMaxContactsPerParticle) +
@@ -895,8 +967,12 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
                 " m): lower the thickness";
     return;
   }
-  for (int t = 0; t < 2 * threads; ++t)
-    contacts_.insert(contacts_.end(), s.threadContacts[t].begin(), s.threadContacts[t].end());
+  for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+    const Scratch::ChunkContacts& where = s.chunkContacts[chunk];
+    const std::vector<SurfaceContact>& list = s.threadContacts[where.thread];
+    contacts_.insert(contacts_.end(), list.begin() + static_cast<std::ptrdiff_t>(where.begin),
+                     list.begin() + static_cast<std::ptrdiff_t>(where.end));
+  }
 }
 
 bool SurfaceContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace) {
