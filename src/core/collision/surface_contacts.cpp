@@ -73,6 +73,7 @@
 #include "collision/ccd.h"
 #include "collision/closest_on_triangle.h"
 #include "collision/friction.h"
+#include "constraints/avx2_lanes.h"
 #include "step_check.h"
 
 namespace pliant::detail {
@@ -89,32 +90,52 @@ Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }
 // Gathers the pairs of the first `count` lists (distinct pairs; first(pair) below `keys`) into
 // `out`, sorted by (first, second): a counting sort by the first, then each bucket (a few pairs)
 // by the second. The order depends only on the pairs, not on which list held them, so any split
-// of the search over threads gives the same list. `start` is scratch.
+// of the search over threads gives the same list. Called by every thread of a parallel region
+// (a team of any size), with `out` sized to the pairs, `start` to keys + 1 and `place` to
+// count * keys entries: each thread counts and places the pairs of its lists (round robin), then
+// sorts a fixed share of the buckets; the list is the same for any team.
 template <class T, class First, class Second>
-void sortPairs(std::vector<std::vector<T>>& lists, int count, std::size_t keys, std::vector<std::uint32_t>& start,
-               std::vector<T>& out, First first, Second second) {
-  start.assign(keys + 1, 0);
-  std::size_t total = 0;
-  for (int t = 0; t < count; ++t) {
-    total += lists[t].size();
-    for (const T& pair : lists[t]) ++start[first(pair) + 1];
+void sortPairs(const std::vector<std::vector<T>>& lists, int count, std::size_t keys, std::uint32_t* start,
+               std::uint32_t* place, std::vector<T>& out, First first, Second second) {
+  const auto team = static_cast<std::size_t>(omp_get_num_threads());
+  const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+  const auto listCount = static_cast<std::size_t>(count);
+  // place[l * keys + k]: pairs of list l in bucket k, then where the next of them goes.
+  for (std::size_t l = thread; l < listCount; l += team) {
+    std::uint32_t* counts = place + l * keys;
+    std::fill(counts, counts + keys, 0u);
+    for (const T& pair : lists[l]) ++counts[first(pair)];
   }
-  for (std::size_t k = 0; k < keys; ++k) start[k + 1] += start[k];
-  out.resize(total);
-  // start[k] runs from the beginning of bucket k to its end (the beginning of bucket k + 1).
-  for (int t = 0; t < count; ++t)
-    for (const T& pair : lists[t]) out[start[first(pair)]++] = pair;
-  std::uint32_t begin = 0;
-  for (std::size_t k = 0; k < keys; ++k) {
-    const std::uint32_t end = start[k];
+#pragma omp barrier
+#pragma omp single
+  {
+    // Bucket k holds list 0's pairs, then list 1's, ...: start[k] runs from its beginning.
+    std::uint32_t running = 0;
+    for (std::size_t k = 0; k < keys; ++k) {
+      start[k] = running;
+      for (std::size_t l = 0; l < listCount; ++l) {
+        const std::uint32_t pairs = place[l * keys + k];
+        place[l * keys + k] = running;
+        running += pairs;
+      }
+    }
+    start[keys] = running;
+  }
+  for (std::size_t l = thread; l < listCount; l += team) {
+    std::uint32_t* next = place + l * keys;
+    for (const T& pair : lists[l]) out[next[first(pair)]++] = pair;
+  }
+#pragma omp barrier
+  for (std::size_t k = keys * thread / team; k < keys * (thread + 1) / team; ++k) {
+    const std::uint32_t begin = start[k], end = start[k + 1];
     for (std::uint32_t i = begin + 1; i < end; ++i) {  // insertion sort: buckets are small
       const T pair = out[i];
       std::uint32_t j = i;
       for (; j > begin && second(pair) < second(out[j - 1]); --j) out[j] = out[j - 1];
       out[j] = pair;
     }
-    begin = end;
   }
+#pragma omp barrier
 }
 
 // How near a pair must come to be made a contact (m): the thickness plus a margin, so that a pair
@@ -140,6 +161,53 @@ bool overlapping(const Aabb& a, const Aabb& b) {
   const int y = static_cast<int>(a.min.y() <= b.max.y()) & static_cast<int>(b.min.y() <= a.max.y());
   const int z = static_cast<int>(a.min.z() <= b.max.z()) & static_cast<int>(b.min.z() <= a.max.z());
   return (x & y & z) != 0;
+}
+
+// Lists the candidates [first, last) whose two boxes (firstBox(k), secondBox(k)) overlap, as
+// indices into kept[first ..]; returns the end of the list. Without a branch per candidate: which
+// pass is hard to predict, and a mispredicted branch costs more than the test.
+template <class FirstBox, class SecondBox>
+std::size_t keepOverlapping(std::size_t first, std::size_t last, FirstBox firstBox, SecondBox secondBox,
+                            std::uint32_t* kept) {
+  std::size_t end = first;
+  for (std::size_t k = first; k < last; ++k) {
+    kept[end] = static_cast<std::uint32_t>(k);
+    end += overlapping(firstBox(k), secondBox(k));
+  }
+  return end;
+}
+
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+// The same with each box's min and max compared in one four-lane instruction each (the fourth
+// lane masked off, so nothing past a box is read): the same answers, NaN included (ordered
+// comparisons are false for NaN, as <= is).
+static_assert(sizeof(Aabb) == 6 * sizeof(double), "Aabb is min then max, three doubles each");
+template <class FirstBox, class SecondBox>
+__attribute__((target("avx2"))) std::size_t keepOverlappingAvx2(std::size_t first, std::size_t last, FirstBox firstBox,
+                                                                SecondBox secondBox, std::uint32_t* kept) {
+  const __m256i xyz = _mm256_set_epi64x(0, -1, -1, -1);
+  std::size_t end = first;
+  for (std::size_t k = first; k < last; ++k) {
+    const Aabb& a = firstBox(k);
+    const Aabb& b = secondBox(k);
+    const __m256d aMin = _mm256_maskload_pd(a.min.data(), xyz), aMax = _mm256_maskload_pd(a.max.data(), xyz);
+    const __m256d bMin = _mm256_maskload_pd(b.min.data(), xyz), bMax = _mm256_maskload_pd(b.max.data(), xyz);
+    const __m256d both = _mm256_and_pd(_mm256_cmp_pd(aMin, bMax, _CMP_LE_OQ), _mm256_cmp_pd(bMin, aMax, _CMP_LE_OQ));
+    kept[end] = static_cast<std::uint32_t>(k);
+    end += (_mm256_movemask_pd(both) & 7) == 7;
+  }
+  return end;
+}
+#endif
+
+// The substep box test of candidates [first, last), as keepOverlapping.
+template <class FirstBox, class SecondBox>
+std::size_t keepOverlappingBoxes(std::size_t first, std::size_t last, FirstBox firstBox, SecondBox secondBox,
+                                 std::uint32_t* kept) {
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+  if (cpuHasAvx2()) return keepOverlappingAvx2(first, last, firstBox, secondBox, kept);
+#endif
+  return keepOverlapping(first, last, firstBox, secondBox, kept);
 }
 
 // No owned vertex (edge) in this place of a triangle's list.
@@ -667,14 +735,28 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
         "makes every pair a candidate: lower the thickness or the time step)";
     return;
   }
-  sortPairs(
-      s.threadVertexTriangle, threads, s.particles.size(), s.bucketStart, s.vertexTriangle,
-      [](const Scratch::VertexTriangle& pair) { return pair.vertex; },
-      [](const Scratch::VertexTriangle& pair) { return pair.triangle; });
-  sortPairs(
-      s.threadEdgeEdge, threads, s.edges.size(), s.bucketStart, s.edgeEdge,
-      [](const std::array<std::uint32_t, 2>& pair) { return pair[0]; },
-      [](const std::array<std::uint32_t, 2>& pair) { return pair[1]; });
+  // The candidates sorted (see sortPairs), the scratch sized first, outside the parallel region.
+  std::size_t vertexPairs = 0, edgePairs = 0;
+  for (int t = 0; t < threads; ++t) {
+    vertexPairs += s.threadVertexTriangle[t].size();
+    edgePairs += s.threadEdgeEdge[t].size();
+  }
+  s.vertexTriangle.resize(vertexPairs);
+  s.edgeEdge.resize(edgePairs);
+  const std::size_t vertexKeys = s.particles.size(), edgeKeys = s.edges.size();
+  s.bucketStart.resize(vertexKeys + edgeKeys + 2);
+  s.bucketPlace.resize(static_cast<std::size_t>(threads) * std::max(vertexKeys, edgeKeys));
+#pragma omp parallel num_threads(threads)
+  {
+    sortPairs(
+        s.threadVertexTriangle, threads, vertexKeys, s.bucketStart.data(), s.bucketPlace.data(), s.vertexTriangle,
+        [](const Scratch::VertexTriangle& pair) { return pair.vertex; },
+        [](const Scratch::VertexTriangle& pair) { return pair.triangle; });
+    sortPairs(
+        s.threadEdgeEdge, threads, edgeKeys, s.bucketStart.data() + vertexKeys + 1, s.bucketPlace.data(), s.edgeEdge,
+        [](const std::array<std::uint32_t, 2>& pair) { return pair[0]; },
+        [](const std::array<std::uint32_t, 2>& pair) { return pair[1]; });
+  }
   s.built = true;
 }
 
@@ -935,23 +1017,17 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
         const std::size_t first = static_cast<std::size_t>(chunk) * kNarrowChunk;
         const std::size_t last = std::min(vt, first + kNarrowChunk);
         std::uint32_t* kept = s.kept.data();
-        std::size_t end = first;
-        for (std::size_t k = first; k < last; ++k) {
-          const Scratch::VertexTriangle& candidate = s.vertexTriangle[k];
-          kept[end] = static_cast<std::uint32_t>(k);
-          end += overlapping(s.substepVertex[candidate.vertex], s.substepTriangle[candidate.triangle]);
-        }
+        const std::size_t end = keepOverlappingBoxes(
+            first, last, [&](std::size_t k) -> const Aabb& { return s.substepVertex[s.vertexTriangle[k].vertex]; },
+            [&](std::size_t k) -> const Aabb& { return s.substepTriangle[s.vertexTriangle[k].triangle]; }, kept);
         for (std::size_t i = first; i < end; ++i) vertexTriangle(s.vertexTriangle[kept[i]], out);
       } else {
         const std::size_t first = (static_cast<std::size_t>(chunk) - vertexChunks) * kNarrowChunk;
         const std::size_t last = std::min(ee, first + kNarrowChunk);
         std::uint32_t* kept = s.kept.data() + vt;
-        std::size_t end = first;
-        for (std::size_t k = first; k < last; ++k) {
-          const std::array<std::uint32_t, 2>& candidate = s.edgeEdge[k];
-          kept[end] = static_cast<std::uint32_t>(k);
-          end += overlapping(s.substepEdge[candidate[0]], s.substepEdge[candidate[1]]);
-        }
+        const std::size_t end = keepOverlappingBoxes(
+            first, last, [&](std::size_t k) -> const Aabb& { return s.substepEdge[s.edgeEdge[k][0]]; },
+            [&](std::size_t k) -> const Aabb& { return s.substepEdge[s.edgeEdge[k][1]]; }, kept);
         for (std::size_t i = first; i < end; ++i) edgeEdge(s.edgeEdge[kept[i]], out);
       }
       where.end = out.size();

@@ -116,7 +116,8 @@ class SurfaceContacts {
       std::size_t before = 0;  // triangles in the patches before this one
     };
     std::vector<SkippedPatch> skipped;
-    std::vector<std::uint32_t> bucketStart;  // sorting the candidates
+    std::vector<std::uint32_t> bucketStart;  // sorting the candidates: per key
+    std::vector<std::uint32_t> bucketPlace;  // and per thread and key
     struct VertexTriangle {
       std::uint32_t vertex = 0;    // slot
       std::uint32_t triangle = 0;  // index in triangles
