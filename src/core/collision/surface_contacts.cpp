@@ -859,13 +859,14 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const Vec3 n1 = (b1 - a1).cross(c1 - a1);
     const double length1 = n1.norm();
     if (!std::isfinite(length1)) return;
-    SurfaceContact c;
-    c.kind = SurfaceContact::Kind::VertexTriangle;
-    c.particles[0] = p;
-    c.particles[1] = tri[0];
-    c.particles[2] = tri[1];
-    c.particles[3] = tri[2];
+    // The contact is filled in only when one is made (most candidates make none).
     auto make = [&](const Vec3& bary, const Vec3& normal) {
+      SurfaceContact c;
+      c.kind = SurfaceContact::Kind::VertexTriangle;
+      c.particles[0] = p;
+      c.particles[1] = tri[0];
+      c.particles[2] = tri[1];
+      c.particles[3] = tri[2];
       c.weights[0] = 1.0;
       c.weights[1] = -bary[0];
       c.weights[2] = -bary[1];
@@ -932,13 +933,13 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const double lengthSquared1 = n1.squaredNorm();
     const double length1 = std::sqrt(lengthSquared1);  // as n1.norm()
     if (!std::isfinite(length1)) return;
-    SurfaceContact c;
-    c.kind = SurfaceContact::Kind::EdgeEdge;
-    c.particles[0] = ea[0];
-    c.particles[1] = ea[1];
-    c.particles[2] = eb[0];
-    c.particles[3] = eb[1];
     auto make = [&](double sa, double sb, const Vec3& normal) {
+      SurfaceContact c;
+      c.kind = SurfaceContact::Kind::EdgeEdge;
+      c.particles[0] = ea[0];
+      c.particles[1] = ea[1];
+      c.particles[2] = eb[0];
+      c.particles[3] = eb[1];
       c.weights[0] = 1.0 - sa;
       c.weights[1] = sa;
       c.weights[2] = -(1.0 - sb);
