@@ -238,6 +238,130 @@ bool notParallel(double lengthSquared, double length, const Vec3& a, const Vec3&
   return length > kParallel * std::sqrt(aa) * std::sqrt(bb);  // a.norm() is sqrt(a.squaredNorm())
 }
 
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+// The edge-edge narrow phase of four candidates at once, as far as it goes for the pairs that make
+// nothing: which of the four may make a contact or need the cubic test, as a bit per lane (lane
+// i for edges[i]); the others (bit clear) make no contact. Every operation is the scalar one of
+// collide's edgeEdge, in its order (Eigen's dot and squared norm sum (x + y) + z, as a unit test
+// checks, and there is no FMA contraction), so each lane's values are the scalar ones bit for bit;
+// a lane set here is then tested by the scalar code from the start. Set are the lanes whose
+// edges are parallel or turned (rare), that the linear estimate makes a contact of, and that the
+// separating axis does not reject (or whose rejection is off: `rejections` false).
+struct Lanes3 {
+  __m256d x, y, z;
+};
+__attribute__((target("avx2"))) inline Lanes3 laneSub(const Lanes3& a, const Lanes3& b) {
+  return {_mm256_sub_pd(a.x, b.x), _mm256_sub_pd(a.y, b.y), _mm256_sub_pd(a.z, b.z)};
+}
+__attribute__((target("avx2"))) inline __m256d laneDot(const Lanes3& a, const Lanes3& b) {
+  return _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a.x, b.x), _mm256_mul_pd(a.y, b.y)), _mm256_mul_pd(a.z, b.z));
+}
+__attribute__((target("avx2"))) inline Lanes3 laneCross(const Lanes3& a, const Lanes3& b) {
+  return {_mm256_sub_pd(_mm256_mul_pd(a.y, b.z), _mm256_mul_pd(a.z, b.y)),
+          _mm256_sub_pd(_mm256_mul_pd(a.z, b.x), _mm256_mul_pd(a.x, b.z)),
+          _mm256_sub_pd(_mm256_mul_pd(a.x, b.y), _mm256_mul_pd(a.y, b.x))};
+}
+__attribute__((target("avx2"))) inline Lanes3 laneDivide(const Lanes3& a, __m256d d) {
+  return {_mm256_div_pd(a.x, d), _mm256_div_pd(a.y, d), _mm256_div_pd(a.z, d)};
+}
+// a + t (b - a), as lerp.
+__attribute__((target("avx2"))) inline Lanes3 laneLerp(const Lanes3& a, const Lanes3& b, __m256d t) {
+  const Lanes3 ab = laneSub(b, a);
+  return {_mm256_add_pd(a.x, _mm256_mul_pd(t, ab.x)), _mm256_add_pd(a.y, _mm256_mul_pd(t, ab.y)),
+          _mm256_add_pd(a.z, _mm256_mul_pd(t, ab.z))};
+}
+__attribute__((target("avx2"))) inline Lanes3 laneGather(const Vec3* x, const ParticleIndex index[4]) {
+  const double* const p[4] = {x[index[0]].data(), x[index[1]].data(), x[index[2]].data(), x[index[3]].data()};
+  Lanes3 g;
+  gather4(p, g.x, g.y, g.z);
+  return g;
+}
+// notParallel of collide, per lane.
+__attribute__((target("avx2"))) inline __m256d laneNotParallel(__m256d lengthSquared, __m256d length, const Lanes3& a,
+                                                               const Lanes3& b) {
+  const __m256d aa = laneDot(a, a), bb = laneDot(b, b);
+  const __m256d tiny = _mm256_set1_pd(1e-100), huge = _mm256_set1_pd(1e100);
+  const __m256d inRange =
+      _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(aa, tiny, _CMP_GT_OQ), _mm256_cmp_pd(aa, huge, _CMP_LT_OQ)),
+                    _mm256_and_pd(_mm256_cmp_pd(bb, tiny, _CMP_GT_OQ), _mm256_cmp_pd(bb, huge, _CMP_LT_OQ)));
+  const __m256d bound = _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(1.000001 * kParallel * kParallel), aa), bb);
+  const __m256d clear = _mm256_and_pd(inRange, _mm256_cmp_pd(lengthSquared, bound, _CMP_GT_OQ));
+  const __m256d asWritten = _mm256_cmp_pd(
+      length, _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(kParallel), _mm256_sqrt_pd(aa)), _mm256_sqrt_pd(bb)),
+      _CMP_GT_OQ);
+  return _mm256_or_pd(clear, asWritten);
+}
+__attribute__((target("avx2"))) unsigned edgeEdgeMayMake4(const Vec3* x0, const Vec3* x1,
+                                                          const std::array<ParticleIndex, 2>* const edges[4][2],
+                                                          double reach, double separationReach, bool rejections) {
+  ParticleIndex index[4][4];  // pa, qa, pb, qb per lane
+  for (int lane = 0; lane < 4; ++lane) {
+    index[0][lane] = (*edges[lane][0])[0];
+    index[1][lane] = (*edges[lane][0])[1];
+    index[2][lane] = (*edges[lane][1])[0];
+    index[3][lane] = (*edges[lane][1])[1];
+  }
+  const Lanes3 pa0 = laneGather(x0, index[0]), qa0 = laneGather(x0, index[1]);
+  const Lanes3 pb0 = laneGather(x0, index[2]), qb0 = laneGather(x0, index[3]);
+  const Lanes3 pa1 = laneGather(x1, index[0]), qa1 = laneGather(x1, index[1]);
+  const Lanes3 pb1 = laneGather(x1, index[2]), qb1 = laneGather(x1, index[3]);
+  const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+  const Lanes3 ua = laneSub(qa1, pa1), ub = laneSub(qb1, pb1);
+  const Lanes3 n1 = laneCross(ua, ub);
+  const __m256d lengthSquared1 = laneDot(n1, n1);
+  const __m256d length1 = _mm256_sqrt_pd(lengthSquared1);
+  const __m256d notParallel1 = laneNotParallel(lengthSquared1, length1, ua, ub);
+  const Lanes3 u1 = laneDivide(n1, length1);  // used only where notParallel1
+  const Lanes3 da0 = laneSub(qa0, pa0), db0 = laneSub(qb0, pb0);
+  const Lanes3 n0 = laneCross(da0, db0);
+  const __m256d lengthSquared0 = laneDot(n0, n0);
+  const __m256d length0 = _mm256_sqrt_pd(lengthSquared0);
+  const __m256d notParallel0 = laneNotParallel(lengthSquared0, length0, da0, db0);
+  const Lanes3 unit0 = laneDivide(n0, length0);
+  const Lanes3 u0 = {_mm256_blendv_pd(u1.x, unit0.x, notParallel0), _mm256_blendv_pd(u1.y, unit0.y, notParallel0),
+                     _mm256_blendv_pd(u1.z, unit0.z, notParallel0)};
+  // Not turned: not parallel at the prediction and u0 . u1 >= 0 (false for NaN, as !(x < 0) is not).
+  const __m256d straight = _mm256_and_pd(notParallel1, _mm256_cmp_pd(laneDot(u0, u1), zero, _CMP_NLT_UQ));
+  // A non-finite length1 makes the scalar code return at once: such lanes go to it.
+  const __m256d finite = _mm256_cmp_pd(_mm256_sub_pd(length1, length1), zero, _CMP_EQ_OQ);
+  const __m256d d0 = laneDot(u0, laneSub(pa0, pb0)), d1 = laneDot(u1, laneSub(pa1, pb1));
+  const __m256d side = _mm256_blendv_pd(_mm256_set1_pd(-1.0), one, _mm256_cmp_pd(d0, zero, _CMP_GE_OQ));
+  const __m256d sideD1 = _mm256_mul_pd(side, d1);
+  const __m256d near = _mm256_cmp_pd(sideD1, _mm256_set1_pd(reach), _CMP_LT_OQ);
+  // The linear estimate's closest points (closest in edgeEdge), where it is near.
+  const __m256d crossing = _mm256_cmp_pd(sideD1, zero, _CMP_LT_OQ);
+  const __m256d tau = _mm256_blendv_pd(one, _mm256_div_pd(d0, _mm256_sub_pd(d0, d1)), crossing);
+  const Lanes3 pa = laneLerp(pa0, pa1, tau), pb = laneLerp(pb0, pb1, tau);
+  const Lanes3 da = laneSub(laneLerp(qa0, qa1, tau), pa), db = laneSub(laneLerp(qb0, qb1, tau), pb);
+  const Lanes3 r = laneSub(pa, pb);
+  const __m256d A = laneDot(da, da), B = laneDot(da, db), C = laneDot(db, db), D = laneDot(da, r), E = laneDot(db, r);
+  const __m256d denominator = _mm256_sub_pd(_mm256_mul_pd(A, C), _mm256_mul_pd(B, B));
+  const __m256d sa = _mm256_div_pd(_mm256_sub_pd(_mm256_mul_pd(B, E), _mm256_mul_pd(C, D)), denominator);
+  const __m256d sb = _mm256_div_pd(_mm256_sub_pd(_mm256_mul_pd(A, E), _mm256_mul_pd(B, D)), denominator);
+  const __m256d within = _mm256_and_pd(
+      _mm256_and_pd(_mm256_cmp_pd(denominator, zero, _CMP_GT_OQ),
+                    _mm256_and_pd(_mm256_cmp_pd(sa, zero, _CMP_GE_OQ), _mm256_cmp_pd(sa, one, _CMP_LE_OQ))),
+      _mm256_and_pd(_mm256_cmp_pd(sb, zero, _CMP_GE_OQ), _mm256_cmp_pd(sb, one, _CMP_LE_OQ)));
+  const __m256d linearContact = _mm256_and_pd(near, within);
+  // The separating axis u0 (ccd.h, separated<2>): edge a beyond edge b by more than the reach, on
+  // one side at both ends of the substep.
+  const __m256d bound = _mm256_set1_pd(separationReach);
+  __m256d up[2], down[2];
+  for (int time = 0; time < 2; ++time) {
+    const __m256d c0 = laneDot(u0, time == 0 ? pa0 : pa1), c1 = laneDot(u0, time == 0 ? qa0 : qa1);
+    const __m256d c2 = laneDot(u0, time == 0 ? pb0 : pb1), c3 = laneDot(u0, time == 0 ? qb0 : qb1);
+    up[time] = _mm256_sub_pd(_mm256_min_pd(c0, c1), _mm256_max_pd(c2, c3));
+    down[time] = _mm256_sub_pd(_mm256_min_pd(c2, c3), _mm256_max_pd(c0, c1));
+  }
+  const __m256d separated =
+      _mm256_or_pd(_mm256_and_pd(_mm256_cmp_pd(up[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(up[1], bound, _CMP_GT_OQ)),
+                   _mm256_and_pd(_mm256_cmp_pd(down[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(down[1], bound, _CMP_GT_OQ)));
+  const __m256d nothing = _mm256_andnot_pd(
+      linearContact, _mm256_and_pd(_mm256_and_pd(finite, straight), rejections ? separated : _mm256_setzero_pd()));
+  return static_cast<unsigned>(~_mm256_movemask_pd(nothing)) & 15u;
+}
+#endif
+
 // Bound on the broad phase's candidates: at most this many per vertex (vertex-triangle pairs) and
 // per edge (edge-edge pairs), summed over the mesh. A vertex of a folded cloth meets a few dozen
 // triangles in a step; a thickness or a motion of the size of the whole cloth makes every pair a
@@ -828,6 +952,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   // The separating-axis rejections in front of the cubic hold for motions below a bound (ccd.h).
   const double motionBound = kSeparationMotion * lateral;
   const bool rejections = largestMotion <= motionBound * motionBound;
+  const double separationReach = kSeparationReach * lateral;  // as sweptEdgeEdgeSeparated's
   const std::size_t contactCap = kMaxContactsPerParticle * s.particles.size();
   // Completes a contact whose particles, normal and weights are set: allowance, velocity, mass.
   auto finish = [&](SurfaceContact& c, std::vector<SurfaceContact>& out) {
@@ -1029,7 +1154,23 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
         const std::size_t end = keepOverlappingBoxes(
             first, last, [&](std::size_t k) -> const Aabb& { return s.substepEdge[s.edgeEdge[k][0]]; },
             [&](std::size_t k) -> const Aabb& { return s.substepEdge[s.edgeEdge[k][1]]; }, kept);
-        for (std::size_t i = first; i < end; ++i) edgeEdge(s.edgeEdge[kept[i]], out);
+        std::size_t i = first;
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+        // Four at a time first: the pairs that make nothing (most) stop there.
+        if (cpuHasAvx2()) {
+          for (; i + 4 <= end; i += 4) {
+            const std::array<ParticleIndex, 2>* const edges[4][2] = {
+                {&s.edges[s.edgeEdge[kept[i]][0]], &s.edges[s.edgeEdge[kept[i]][1]]},
+                {&s.edges[s.edgeEdge[kept[i + 1]][0]], &s.edges[s.edgeEdge[kept[i + 1]][1]]},
+                {&s.edges[s.edgeEdge[kept[i + 2]][0]], &s.edges[s.edgeEdge[kept[i + 2]][1]]},
+                {&s.edges[s.edgeEdge[kept[i + 3]][0]], &s.edges[s.edgeEdge[kept[i + 3]][1]]}};
+            const unsigned may = edgeEdgeMayMake4(x0, x1, edges, reach, separationReach, rejections);
+            for (unsigned lane = 0; lane < 4; ++lane)
+              if (may & (1u << lane)) edgeEdge(s.edgeEdge[kept[i + lane]], out);
+          }
+        }
+#endif
+        for (; i < end; ++i) edgeEdge(s.edgeEdge[kept[i]], out);
       }
       where.end = out.size();
     }
