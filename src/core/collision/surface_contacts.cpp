@@ -716,7 +716,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   const double* w = model.inverseMass.data();
   // Slots a and b are the same or joined by an edge of the mesh. Most pairs asked are not: the
   // filter (a slot's neighbours and itself hashed into 64 bits) answers those without the search.
-  auto near = [&](std::uint32_t a, std::uint32_t b) {
+  auto near = [&](std::uint32_t a, std::uint32_t b) __attribute__((always_inline)) {
     if (!((s.neighbourFilter[a] >> filterBit(b)) & 1u)) return false;
     return a == b || std::binary_search(s.neighbours.begin() + s.neighbourStart[a],
                                         s.neighbours.begin() + s.neighbourStart[a + 1], b);
@@ -794,7 +794,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     };
     // 2. Vertex-triangle candidates: each vertex against the triangles it is neither a corner of
     //    nor joined to a corner of by an edge, whose boxes overlap.
-    auto vertexAgainst = [&](std::uint32_t owner, std::uint32_t t) {
+    auto vertexAgainst = [&](std::uint32_t owner, std::uint32_t t) __attribute__((always_inline)) {
       const Aabb& triangleBox = s.triangleBoxes[t];
       const auto& tri = s.triangles[t];
       const auto& corner = s.triangleSlots[t];
@@ -807,9 +807,9 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
         keep(vertexTriangle, vertexCap, Scratch::VertexTriangle{i, t});
       }
     };
-    // A vertex's (edge's) box lies in each of its triangles' boxes, so every pair whose boxes
-    // overlap is reached from a pair of triangles whose boxes overlap: the vertex's (edges')
-    // owners and the triangle. Each pair is reached once, from its owners.
+      // A vertex's (edge's) box lies in each of its triangles' boxes, so every pair whose boxes
+      // overlap is reached from a pair of triangles whose boxes overlap: the vertex's (edges')
+      // owners and the triangle. Each pair is reached once, from its owners.
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t k = 0; k < tasks; ++k) {
       s.triangleTree.pairs(
