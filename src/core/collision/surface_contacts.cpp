@@ -746,18 +746,20 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   const std::size_t edgeCap = kMaxCandidatesPerQuery * s.edges.size();
   std::uint64_t vertexFound = 0, edgeFound = 0;
   int allocationFailed = 0;
+  // A kinematic particle's path is a user function: called on this thread, outside the parallel
+  // region, so that what it throws reaches the caller.
+  if (s.kinematicSurface)
+    for (std::size_t i = 0; i < s.particles.size(); ++i)
+      if (s.kinematicPath[i] >= 0) particleBox(i);
 #pragma omp parallel num_threads(threads) reduction(+ : vertexFound, edgeFound) reduction(| : allocationFailed)
   {
     const auto team = static_cast<std::size_t>(omp_get_num_threads());
     const auto thread = static_cast<std::size_t>(omp_get_thread_num());
     auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
-    // A kinematic particle's path is a user function, called on one thread only.
+    // The kinematic particles' boxes were drawn before the region.
     const std::size_t particles = s.particles.size();
-    if (!s.kinematicSurface) {
-      for (std::size_t i = share(particles, thread); i < share(particles, thread + 1); ++i) particleBox(i);
-    } else if (thread == 0) {
-      for (std::size_t i = 0; i < particles; ++i) particleBox(i);
-    }
+    for (std::size_t i = share(particles, thread); i < share(particles, thread + 1); ++i)
+      if (s.kinematicPath[i] < 0) particleBox(i);
 #pragma omp barrier
     for (std::size_t t = share(s.triangles.size(), thread); t < share(s.triangles.size(), thread + 1); ++t) {
       Aabb box;
