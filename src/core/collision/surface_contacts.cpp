@@ -67,11 +67,13 @@
 #include <cmath>
 #include <limits>
 #include <new>
+#include <span>
 #include <string>
 
 #include "collision/ccd.h"
 #include "collision/closest_on_triangle.h"
 #include "collision/friction.h"
+#include "constraints/avx2_lanes.h"
 #include "step_check.h"
 
 namespace pliant::detail {
@@ -88,32 +90,52 @@ Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }
 // Gathers the pairs of the first `count` lists (distinct pairs; first(pair) below `keys`) into
 // `out`, sorted by (first, second): a counting sort by the first, then each bucket (a few pairs)
 // by the second. The order depends only on the pairs, not on which list held them, so any split
-// of the search over threads gives the same list. `start` is scratch.
+// of the search over threads gives the same list. Called by every thread of a parallel region
+// (a team of any size), with `out` sized to the pairs, `start` to keys + 1 and `place` to
+// count * keys entries: each thread counts and places the pairs of its lists (round robin), then
+// sorts a fixed share of the buckets; the list is the same for any team.
 template <class T, class First, class Second>
-void sortPairs(std::vector<std::vector<T>>& lists, int count, std::size_t keys, std::vector<std::uint32_t>& start,
-               std::vector<T>& out, First first, Second second) {
-  start.assign(keys + 1, 0);
-  std::size_t total = 0;
-  for (int t = 0; t < count; ++t) {
-    total += lists[t].size();
-    for (const T& pair : lists[t]) ++start[first(pair) + 1];
+void sortPairs(const std::vector<std::vector<T>>& lists, int count, std::size_t keys, std::uint32_t* start,
+               std::uint32_t* place, std::vector<T>& out, First first, Second second) {
+  const auto team = static_cast<std::size_t>(omp_get_num_threads());
+  const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+  const auto listCount = static_cast<std::size_t>(count);
+  // place[l * keys + k]: pairs of list l in bucket k, then where the next of them goes.
+  for (std::size_t l = thread; l < listCount; l += team) {
+    std::uint32_t* counts = place + l * keys;
+    std::fill(counts, counts + keys, 0u);
+    for (const T& pair : lists[l]) ++counts[first(pair)];
   }
-  for (std::size_t k = 0; k < keys; ++k) start[k + 1] += start[k];
-  out.resize(total);
-  // start[k] runs from the beginning of bucket k to its end (the beginning of bucket k + 1).
-  for (int t = 0; t < count; ++t)
-    for (const T& pair : lists[t]) out[start[first(pair)]++] = pair;
-  std::uint32_t begin = 0;
-  for (std::size_t k = 0; k < keys; ++k) {
-    const std::uint32_t end = start[k];
+#pragma omp barrier
+#pragma omp single
+  {
+    // Bucket k holds list 0's pairs, then list 1's, ...: start[k] runs from its beginning.
+    std::uint32_t running = 0;
+    for (std::size_t k = 0; k < keys; ++k) {
+      start[k] = running;
+      for (std::size_t l = 0; l < listCount; ++l) {
+        const std::uint32_t pairs = place[l * keys + k];
+        place[l * keys + k] = running;
+        running += pairs;
+      }
+    }
+    start[keys] = running;
+  }
+  for (std::size_t l = thread; l < listCount; l += team) {
+    std::uint32_t* next = place + l * keys;
+    for (const T& pair : lists[l]) out[next[first(pair)]++] = pair;
+  }
+#pragma omp barrier
+  for (std::size_t k = keys * thread / team; k < keys * (thread + 1) / team; ++k) {
+    const std::uint32_t begin = start[k], end = start[k + 1];
     for (std::uint32_t i = begin + 1; i < end; ++i) {  // insertion sort: buckets are small
       const T pair = out[i];
       std::uint32_t j = i;
       for (; j > begin && second(pair) < second(out[j - 1]); --j) out[j] = out[j - 1];
       out[j] = pair;
     }
-    begin = end;
   }
+#pragma omp barrier
 }
 
 // How near a pair must come to be made a contact (m): the thickness plus a margin, so that a pair
@@ -141,6 +163,53 @@ bool overlapping(const Aabb& a, const Aabb& b) {
   return (x & y & z) != 0;
 }
 
+// Lists the candidates [first, last) whose two boxes (firstBox(k), secondBox(k)) overlap, as
+// indices into kept[first ..]; returns the end of the list. Without a branch per candidate: which
+// pass is hard to predict, and a mispredicted branch costs more than the test.
+template <class FirstBox, class SecondBox>
+std::size_t keepOverlapping(std::size_t first, std::size_t last, FirstBox firstBox, SecondBox secondBox,
+                            std::uint32_t* kept) {
+  std::size_t end = first;
+  for (std::size_t k = first; k < last; ++k) {
+    kept[end] = static_cast<std::uint32_t>(k);
+    end += overlapping(firstBox(k), secondBox(k));
+  }
+  return end;
+}
+
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+// The same with each box's min and max compared in one four-lane instruction each (the fourth
+// lane masked off, so nothing past a box is read): the same answers, NaN included (ordered
+// comparisons are false for NaN, as <= is).
+static_assert(sizeof(Aabb) == 6 * sizeof(double), "Aabb is min then max, three doubles each");
+template <class FirstBox, class SecondBox>
+__attribute__((target("avx2"))) std::size_t keepOverlappingAvx2(std::size_t first, std::size_t last, FirstBox firstBox,
+                                                                SecondBox secondBox, std::uint32_t* kept) {
+  const __m256i xyz = _mm256_set_epi64x(0, -1, -1, -1);
+  std::size_t end = first;
+  for (std::size_t k = first; k < last; ++k) {
+    const Aabb& a = firstBox(k);
+    const Aabb& b = secondBox(k);
+    const __m256d aMin = _mm256_maskload_pd(a.min.data(), xyz), aMax = _mm256_maskload_pd(a.max.data(), xyz);
+    const __m256d bMin = _mm256_maskload_pd(b.min.data(), xyz), bMax = _mm256_maskload_pd(b.max.data(), xyz);
+    const __m256d both = _mm256_and_pd(_mm256_cmp_pd(aMin, bMax, _CMP_LE_OQ), _mm256_cmp_pd(bMin, aMax, _CMP_LE_OQ));
+    kept[end] = static_cast<std::uint32_t>(k);
+    end += (_mm256_movemask_pd(both) & 7) == 7;
+  }
+  return end;
+}
+#endif
+
+// The substep box test of candidates [first, last), as keepOverlapping.
+template <class FirstBox, class SecondBox>
+std::size_t keepOverlappingBoxes(std::size_t first, std::size_t last, FirstBox firstBox, SecondBox secondBox,
+                                 std::uint32_t* kept) {
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+  if (cpuHasAvx2()) return keepOverlappingAvx2(first, last, firstBox, secondBox, kept);
+#endif
+  return keepOverlapping(first, last, firstBox, secondBox, kept);
+}
+
 // No owned vertex (edge) in this place of a triangle's list.
 constexpr std::uint32_t kNone = 0xffffffffu;
 
@@ -151,6 +220,9 @@ constexpr double kSkipConeAngle = 75.0 * 3.14159265358979323846 / 180.0;
 
 // Below this many candidate pairs the narrow phase runs on one thread.
 constexpr std::size_t kParallelCandidates = 4096;
+// Candidates per piece of the narrow phase that a thread takes at a time: enough to make taking
+// one cheap, few enough that the threads finish together.
+constexpr std::size_t kNarrowChunk = 1024;
 
 // Relative tolerance below which two edges count as parallel (sin of the angle between them).
 constexpr double kParallel = 1.0e-6;
@@ -165,6 +237,130 @@ bool notParallel(double lengthSquared, double length, const Vec3& a, const Vec3&
     return true;
   return length > kParallel * std::sqrt(aa) * std::sqrt(bb);  // a.norm() is sqrt(a.squaredNorm())
 }
+
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+// The edge-edge narrow phase of four candidates at once, as far as it goes for the pairs that make
+// nothing: which of the four may make a contact or need the cubic test, as a bit per lane (lane
+// i for edges[i]); the others (bit clear) make no contact. Every operation is the scalar one of
+// collide's edgeEdge, in its order (Eigen's dot and squared norm sum (x + y) + z, as a unit test
+// checks, and there is no FMA contraction), so each lane's values are the scalar ones bit for bit;
+// a lane set here is then tested by the scalar code from the start. Set are the lanes whose
+// edges are parallel or turned (rare), that the linear estimate makes a contact of, and that the
+// separating axis does not reject (or whose rejection is off: `rejections` false).
+struct Lanes3 {
+  __m256d x, y, z;
+};
+__attribute__((target("avx2"))) inline Lanes3 laneSub(const Lanes3& a, const Lanes3& b) {
+  return {_mm256_sub_pd(a.x, b.x), _mm256_sub_pd(a.y, b.y), _mm256_sub_pd(a.z, b.z)};
+}
+__attribute__((target("avx2"))) inline __m256d laneDot(const Lanes3& a, const Lanes3& b) {
+  return _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(a.x, b.x), _mm256_mul_pd(a.y, b.y)), _mm256_mul_pd(a.z, b.z));
+}
+__attribute__((target("avx2"))) inline Lanes3 laneCross(const Lanes3& a, const Lanes3& b) {
+  return {_mm256_sub_pd(_mm256_mul_pd(a.y, b.z), _mm256_mul_pd(a.z, b.y)),
+          _mm256_sub_pd(_mm256_mul_pd(a.z, b.x), _mm256_mul_pd(a.x, b.z)),
+          _mm256_sub_pd(_mm256_mul_pd(a.x, b.y), _mm256_mul_pd(a.y, b.x))};
+}
+__attribute__((target("avx2"))) inline Lanes3 laneDivide(const Lanes3& a, __m256d d) {
+  return {_mm256_div_pd(a.x, d), _mm256_div_pd(a.y, d), _mm256_div_pd(a.z, d)};
+}
+// a + t (b - a), as lerp.
+__attribute__((target("avx2"))) inline Lanes3 laneLerp(const Lanes3& a, const Lanes3& b, __m256d t) {
+  const Lanes3 ab = laneSub(b, a);
+  return {_mm256_add_pd(a.x, _mm256_mul_pd(t, ab.x)), _mm256_add_pd(a.y, _mm256_mul_pd(t, ab.y)),
+          _mm256_add_pd(a.z, _mm256_mul_pd(t, ab.z))};
+}
+__attribute__((target("avx2"))) inline Lanes3 laneGather(const Vec3* x, const ParticleIndex index[4]) {
+  const double* const p[4] = {x[index[0]].data(), x[index[1]].data(), x[index[2]].data(), x[index[3]].data()};
+  Lanes3 g;
+  gather4(p, g.x, g.y, g.z);
+  return g;
+}
+// notParallel of collide, per lane.
+__attribute__((target("avx2"))) inline __m256d laneNotParallel(__m256d lengthSquared, __m256d length, const Lanes3& a,
+                                                               const Lanes3& b) {
+  const __m256d aa = laneDot(a, a), bb = laneDot(b, b);
+  const __m256d tiny = _mm256_set1_pd(1e-100), huge = _mm256_set1_pd(1e100);
+  const __m256d inRange =
+      _mm256_and_pd(_mm256_and_pd(_mm256_cmp_pd(aa, tiny, _CMP_GT_OQ), _mm256_cmp_pd(aa, huge, _CMP_LT_OQ)),
+                    _mm256_and_pd(_mm256_cmp_pd(bb, tiny, _CMP_GT_OQ), _mm256_cmp_pd(bb, huge, _CMP_LT_OQ)));
+  const __m256d bound = _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(1.000001 * kParallel * kParallel), aa), bb);
+  const __m256d clear = _mm256_and_pd(inRange, _mm256_cmp_pd(lengthSquared, bound, _CMP_GT_OQ));
+  const __m256d asWritten = _mm256_cmp_pd(
+      length, _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(kParallel), _mm256_sqrt_pd(aa)), _mm256_sqrt_pd(bb)),
+      _CMP_GT_OQ);
+  return _mm256_or_pd(clear, asWritten);
+}
+__attribute__((target("avx2"))) unsigned edgeEdgeMayMake4(const Vec3* x0, const Vec3* x1,
+                                                          const std::array<ParticleIndex, 2>* const edges[4][2],
+                                                          double reach, double separationReach, bool rejections) {
+  ParticleIndex index[4][4];  // pa, qa, pb, qb per lane
+  for (int lane = 0; lane < 4; ++lane) {
+    index[0][lane] = (*edges[lane][0])[0];
+    index[1][lane] = (*edges[lane][0])[1];
+    index[2][lane] = (*edges[lane][1])[0];
+    index[3][lane] = (*edges[lane][1])[1];
+  }
+  const Lanes3 pa0 = laneGather(x0, index[0]), qa0 = laneGather(x0, index[1]);
+  const Lanes3 pb0 = laneGather(x0, index[2]), qb0 = laneGather(x0, index[3]);
+  const Lanes3 pa1 = laneGather(x1, index[0]), qa1 = laneGather(x1, index[1]);
+  const Lanes3 pb1 = laneGather(x1, index[2]), qb1 = laneGather(x1, index[3]);
+  const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+  const Lanes3 ua = laneSub(qa1, pa1), ub = laneSub(qb1, pb1);
+  const Lanes3 n1 = laneCross(ua, ub);
+  const __m256d lengthSquared1 = laneDot(n1, n1);
+  const __m256d length1 = _mm256_sqrt_pd(lengthSquared1);
+  const __m256d notParallel1 = laneNotParallel(lengthSquared1, length1, ua, ub);
+  const Lanes3 u1 = laneDivide(n1, length1);  // used only where notParallel1
+  const Lanes3 da0 = laneSub(qa0, pa0), db0 = laneSub(qb0, pb0);
+  const Lanes3 n0 = laneCross(da0, db0);
+  const __m256d lengthSquared0 = laneDot(n0, n0);
+  const __m256d length0 = _mm256_sqrt_pd(lengthSquared0);
+  const __m256d notParallel0 = laneNotParallel(lengthSquared0, length0, da0, db0);
+  const Lanes3 unit0 = laneDivide(n0, length0);
+  const Lanes3 u0 = {_mm256_blendv_pd(u1.x, unit0.x, notParallel0), _mm256_blendv_pd(u1.y, unit0.y, notParallel0),
+                     _mm256_blendv_pd(u1.z, unit0.z, notParallel0)};
+  // Not turned: not parallel at the prediction and u0 . u1 >= 0 (false for NaN, as !(x < 0) is not).
+  const __m256d straight = _mm256_and_pd(notParallel1, _mm256_cmp_pd(laneDot(u0, u1), zero, _CMP_NLT_UQ));
+  // A non-finite length1 makes the scalar code return at once: such lanes go to it.
+  const __m256d finite = _mm256_cmp_pd(_mm256_sub_pd(length1, length1), zero, _CMP_EQ_OQ);
+  const __m256d d0 = laneDot(u0, laneSub(pa0, pb0)), d1 = laneDot(u1, laneSub(pa1, pb1));
+  const __m256d side = _mm256_blendv_pd(_mm256_set1_pd(-1.0), one, _mm256_cmp_pd(d0, zero, _CMP_GE_OQ));
+  const __m256d sideD1 = _mm256_mul_pd(side, d1);
+  const __m256d near = _mm256_cmp_pd(sideD1, _mm256_set1_pd(reach), _CMP_LT_OQ);
+  // The linear estimate's closest points (closest in edgeEdge), where it is near.
+  const __m256d crossing = _mm256_cmp_pd(sideD1, zero, _CMP_LT_OQ);
+  const __m256d tau = _mm256_blendv_pd(one, _mm256_div_pd(d0, _mm256_sub_pd(d0, d1)), crossing);
+  const Lanes3 pa = laneLerp(pa0, pa1, tau), pb = laneLerp(pb0, pb1, tau);
+  const Lanes3 da = laneSub(laneLerp(qa0, qa1, tau), pa), db = laneSub(laneLerp(qb0, qb1, tau), pb);
+  const Lanes3 r = laneSub(pa, pb);
+  const __m256d A = laneDot(da, da), B = laneDot(da, db), C = laneDot(db, db), D = laneDot(da, r), E = laneDot(db, r);
+  const __m256d denominator = _mm256_sub_pd(_mm256_mul_pd(A, C), _mm256_mul_pd(B, B));
+  const __m256d sa = _mm256_div_pd(_mm256_sub_pd(_mm256_mul_pd(B, E), _mm256_mul_pd(C, D)), denominator);
+  const __m256d sb = _mm256_div_pd(_mm256_sub_pd(_mm256_mul_pd(A, E), _mm256_mul_pd(B, D)), denominator);
+  const __m256d within = _mm256_and_pd(
+      _mm256_and_pd(_mm256_cmp_pd(denominator, zero, _CMP_GT_OQ),
+                    _mm256_and_pd(_mm256_cmp_pd(sa, zero, _CMP_GE_OQ), _mm256_cmp_pd(sa, one, _CMP_LE_OQ))),
+      _mm256_and_pd(_mm256_cmp_pd(sb, zero, _CMP_GE_OQ), _mm256_cmp_pd(sb, one, _CMP_LE_OQ)));
+  const __m256d linearContact = _mm256_and_pd(near, within);
+  // The separating axis u0 (ccd.h, separated<2>): edge a beyond edge b by more than the reach, on
+  // one side at both ends of the substep.
+  const __m256d bound = _mm256_set1_pd(separationReach);
+  __m256d up[2], down[2];
+  for (int time = 0; time < 2; ++time) {
+    const __m256d c0 = laneDot(u0, time == 0 ? pa0 : pa1), c1 = laneDot(u0, time == 0 ? qa0 : qa1);
+    const __m256d c2 = laneDot(u0, time == 0 ? pb0 : pb1), c3 = laneDot(u0, time == 0 ? qb0 : qb1);
+    up[time] = _mm256_sub_pd(_mm256_min_pd(c0, c1), _mm256_max_pd(c2, c3));
+    down[time] = _mm256_sub_pd(_mm256_min_pd(c2, c3), _mm256_max_pd(c0, c1));
+  }
+  const __m256d separated =
+      _mm256_or_pd(_mm256_and_pd(_mm256_cmp_pd(up[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(up[1], bound, _CMP_GT_OQ)),
+                   _mm256_and_pd(_mm256_cmp_pd(down[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(down[1], bound, _CMP_GT_OQ)));
+  const __m256d nothing = _mm256_andnot_pd(
+      linearContact, _mm256_and_pd(_mm256_and_pd(finite, straight), rejections ? separated : _mm256_setzero_pd()));
+  return static_cast<unsigned>(~_mm256_movemask_pd(nothing)) & 15u;
+}
+#endif
 
 // Bound on the broad phase's candidates: at most this many per vertex (vertex-triangle pairs) and
 // per edge (edge-edge pairs), summed over the mesh. A vertex of a folded cloth meets a few dozen
@@ -228,8 +424,10 @@ void SurfaceContacts::prepare(const Model& model) {
   s.kinematicPath.assign(s.particles.size(), -1);
   for (std::size_t k = 0; k < model.kinematicParticles.size(); ++k) {
     const ParticleIndex p = model.kinematicParticles[k].particle;
-    if (std::binary_search(s.particles.begin(), s.particles.end(), p))
+    if (std::binary_search(s.particles.begin(), s.particles.end(), p)) {
       s.kinematicPath[slot(p)] = static_cast<std::int32_t>(k);
+      s.kinematicSurface = true;
+    }
   }
   // The hierarchies over triangles and edges, on the rest layout (see box_tree.h).
   std::vector<Vec3> centres;
@@ -327,13 +525,17 @@ Vec3 SurfaceContacts::frameOffset(int j) const {
   return (j * h) * s_.frameVelocity + (0.5 * h * h * j * (j - 1.0)) * s_.frameAcceleration;
 }
 
-bool SurfaceContacts::patchesHold(const State& state) const {
+bool SurfaceContacts::patchesHold(const State& state, std::size_t begin, std::size_t end) const {
   const Scratch& s = s_;
   const Vec3* x0 = state.previousPosition.data();
   const Vec3* x1 = state.position.data();
   for (const Scratch::SkippedPatch& patch : s.skipped) {
     const Vec3& axis = patch.axis;
-    for (std::uint32_t t : s.triangleTree.primitives(patch.node)) {
+    const std::span<const std::uint32_t> triangles = s.triangleTree.primitives(patch.node);
+    // This patch's part of [begin, end) in the patches' triangles, counted in order.
+    const std::size_t first = std::clamp(begin, patch.before, patch.before + triangles.size()) - patch.before;
+    const std::size_t last = std::clamp(end, patch.before, patch.before + triangles.size()) - patch.before;
+    for (std::uint32_t t : triangles.subspan(first, last - first)) {
       const auto& tri = s.triangles[t];
       // The normal n(t) = e1(t) x e2(t), both edges linear in t over the substep, is a quadratic,
       // (1 - t)^2 N0 + 2 t (1 - t) Nm + t^2 N1 with Nm = (e1(0) x e2(1) + e1(1) x e2(0)) / 2. The
@@ -350,10 +552,48 @@ bool SurfaceContacts::patchesHold(const State& state) const {
   return true;
 }
 
-void SurfaceContacts::findPatches(const State& state) {
+void SurfaceContacts::leafCones(const State& state, std::size_t begin, std::size_t end) {
   Scratch& s = s_;
   const Vec3* x0 = state.previousPosition.data();
   const Vec3* x1 = state.position.data();
+  for (std::size_t k = begin; k < end; ++k) {
+    const auto node = static_cast<std::uint32_t>(k);
+    if (!s.triangleTree.leaf(node)) continue;
+    // A leaf's cone: around the mean of its unit normal coefficients (see patchesHold), as wide as
+    // the farthest of them.
+    Scratch::Cone cone;
+    std::array<Vec3, 3 * BoxTree::kLeafSize> normals;
+    std::size_t count = 0;
+    Vec3 sum = Vec3::Zero();
+    bool valid = true;
+    for (std::uint32_t t : s.triangleTree.primitives(node)) {
+      const auto& tri = s.triangles[t];
+      const Vec3 e10 = x0[tri[1]] - x0[tri[0]], e20 = x0[tri[2]] - x0[tri[0]];
+      const Vec3 e11 = x1[tri[1]] - x1[tri[0]], e21 = x1[tri[2]] - x1[tri[0]];
+      for (const Vec3& n :
+           {Vec3(e10.cross(e20)), Vec3(0.5 * (e10.cross(e21) + e11.cross(e20))), Vec3(e11.cross(e21))}) {
+        const double length = n.norm();
+        if (!(length > 0.0) || !std::isfinite(length)) valid = false;
+        normals[count] = n / length;
+        sum += normals[count++];
+      }
+    }
+    const double length = sum.norm();
+    if (valid && length > 0.0) {
+      cone.axis = sum / length;
+      double lowest = 1.0;
+      for (std::size_t i = 0; i < count; ++i) lowest = std::min(lowest, cone.axis.dot(normals[i]));
+      cone.angle = std::acos(std::clamp(lowest, -1.0, 1.0)) + 1e-9;
+    } else {
+      cone.angle = std::numeric_limits<double>::infinity();
+    }
+    s.cones[k] = cone;
+    s.skipNode[k] = s.diskNode[k] && cone.angle <= kSkipConeAngle;
+  }
+}
+
+void SurfaceContacts::findPatches() {
+  Scratch& s = s_;
   using Cone = Scratch::Cone;
   constexpr double kInvalid = std::numeric_limits<double>::infinity();
   // The smallest cone found holding two cones (both unit axes): its opening spans both.
@@ -373,45 +613,16 @@ void SurfaceContacts::findPatches(const State& state) {
     if (!(length > 0.0)) return Cone{a.axis, kInvalid};
     return Cone{axis / length, angle + 1e-9};  // and a little for the rounding
   };
+  // Inner nodes after their children (which come after them), the leaves' cones already found.
   for (std::size_t k = s.triangleTree.nodeCount(); k-- > 0;) {
     const auto node = static_cast<std::uint32_t>(k);
-    Cone cone;
-    if (s.triangleTree.leaf(node)) {
-      // A leaf's cone: around the mean of its unit normal coefficients (see patchesHold), as wide as
-      // the farthest of them.
-      std::array<Vec3, 3 * BoxTree::kLeafSize> normals;
-      std::size_t count = 0;
-      Vec3 sum = Vec3::Zero();
-      bool valid = true;
-      for (std::uint32_t t : s.triangleTree.primitives(node)) {
-        const auto& tri = s.triangles[t];
-        const Vec3 e10 = x0[tri[1]] - x0[tri[0]], e20 = x0[tri[2]] - x0[tri[0]];
-        const Vec3 e11 = x1[tri[1]] - x1[tri[0]], e21 = x1[tri[2]] - x1[tri[0]];
-        for (const Vec3& n :
-             {Vec3(e10.cross(e20)), Vec3(0.5 * (e10.cross(e21) + e11.cross(e20))), Vec3(e11.cross(e21))}) {
-          const double length = n.norm();
-          if (!(length > 0.0) || !std::isfinite(length)) valid = false;
-          normals[count] = n / length;
-          sum += normals[count++];
-        }
-      }
-      const double length = sum.norm();
-      if (valid && length > 0.0) {
-        cone.axis = sum / length;
-        double lowest = 1.0;
-        for (std::size_t i = 0; i < count; ++i) lowest = std::min(lowest, cone.axis.dot(normals[i]));
-        cone.angle = std::acos(std::clamp(lowest, -1.0, 1.0)) + 1e-9;
-      } else {
-        cone.angle = kInvalid;
-      }
-    } else {
-      cone = merge(s.cones[node + 1], s.cones[s.triangleTree.right(node)]);
-    }
-    s.cones[k] = cone;
-    s.skipNode[k] = s.diskNode[k] && cone.angle <= kSkipConeAngle;
+    if (s.triangleTree.leaf(node)) continue;
+    s.cones[k] = merge(s.cones[node + 1], s.cones[s.triangleTree.right(node)]);
+    s.skipNode[k] = s.diskNode[k] && s.cones[k].angle <= kSkipConeAngle;
   }
   // The topmost skipped nodes, each checked in the next substeps.
   s.skipped.clear();
+  std::size_t skippedCount = 0;
   if (s.triangleTree.nodeCount() == 0) return;
   std::uint32_t stack[128];
   int top = 0;
@@ -419,7 +630,8 @@ void SurfaceContacts::findPatches(const State& state) {
   while (top > 0) {
     const std::uint32_t node = stack[--top];
     if (s.skipNode[node]) {
-      s.skipped.push_back({node, s.cones[node].axis});
+      s.skipped.push_back({node, s.cones[node].axis, skippedCount});
+      skippedCount += s.triangleTree.primitives(node).size();
     } else if (!s.triangleTree.leaf(node)) {
       stack[top++] = s.triangleTree.right(node);
       stack[top++] = node + 1;
@@ -428,9 +640,9 @@ void SurfaceContacts::findPatches(const State& state) {
 }
 
 std::size_t SurfaceContacts::skippedTriangles() const {
-  std::size_t count = 0;
-  for (const Scratch::SkippedPatch& patch : s_.skipped) count += s_.triangleTree.primitives(patch.node).size();
-  return count;
+  if (s_.skipped.empty()) return 0;
+  const Scratch::SkippedPatch& last = s_.skipped.back();
+  return last.before + s_.triangleTree.primitives(last.node).size();
 }
 
 bool SurfaceContacts::parallel() const { return active_ && s_.particles.size() >= kParallelQueries; }
@@ -462,13 +674,13 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     if (!s.frameVelocity.allFinite()) s.frameVelocity = Vec3::Zero();
   }
   const Vec3 lastOffset = frameOffset(remainingSubsteps - 1);
+  const double last = m - 1.0;
   //    Where each particle will be during the rest of the step, in that frame: x^n, the
   //    prediction, and free flight to the end of the step, x(j) = x^n + j h v + h^2 a j (j - 1) / 2
   //    (symplectic Euler with v already kicked once), as seen in substep j's frame at the start
   //    and end of the last substep (in between it moves on a line when a = g); a kinematic or
   //    fixed particle's positions at every substep end, which are exactly where it will be.
-  const double last = m - 1.0;
-  for (std::size_t i = 0; i < s.particles.size(); ++i) {
+  auto particleBox = [&](std::size_t i) {
     const ParticleIndex p = s.particles[i];
     const Vec3& start = state.previousPosition[p];
     Aabb box;
@@ -500,35 +712,22 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     s.region[i] = box;
     s.vertexBoxes[i] = box;
     s.vertexBoxes[i].inflate(0.5 * reach);
-  }
-  for (std::size_t t = 0; t < s.triangles.size(); ++t) {
-    Aabb box;
-    for (std::uint32_t k : s.triangleSlots[t]) box.add(s.region[k]);
-    box.inflate(0.5 * reach);
-    s.triangleBoxes[t] = box;
-  }
-  for (std::size_t e = 0; e < s.edges.size(); ++e) {
-    Aabb box = s.region[s.edgeSlots[e][0]];
-    box.add(s.region[s.edgeSlots[e][1]]);
-    box.inflate(0.5 * reach);
-    s.edgeBoxes[e] = box;
-  }
-  s.triangleTree.refit(s.triangleBoxes);
-  // Patches that cannot touch themselves in this substep (normal cones, see the top) are skipped.
-  findPatches(state);
+  };
   const double* w = model.inverseMass.data();
   // Slots a and b are the same or joined by an edge of the mesh. Most pairs asked are not: the
   // filter (a slot's neighbours and itself hashed into 64 bits) answers those without the search.
-  auto near = [&](std::uint32_t a, std::uint32_t b) {
+  auto near = [&](std::uint32_t a, std::uint32_t b) __attribute__((always_inline)) {
     if (!((s.neighbourFilter[a] >> filterBit(b)) & 1u)) return false;
     return a == b || std::binary_search(s.neighbours.begin() + s.neighbourStart[a],
                                         s.neighbours.begin() + s.neighbourStart[a + 1], b);
   };
-  // The search descends the triangle hierarchy against itself (box_tree.h), cut into tasks that
-  // the threads take in any order, each into its own list; sorting the pairs after gives the same
-  // candidates in the same order for any thread count. The team may be smaller than asked (inside
-  // a caller's parallel region, or OMP_DYNAMIC), so every list is cleared here, not by the thread
-  // that would fill it.
+  // Everything below runs in one parallel region: the boxes and the leaves' cones in fixed shares
+  // (each box and cone is computed alike on any thread), the refit and the cones' merging on one
+  // thread, then the search. The search descends the triangle hierarchy against itself
+  // (box_tree.h), cut into tasks that the threads take in any order, each into its own list;
+  // sorting the pairs after gives the same candidates in the same order for any thread count. The
+  // team may be smaller than asked (inside a caller's parallel region, or OMP_DYNAMIC), so every
+  // list is cleared here, not by the thread that would fill it.
   const int threads = s.particles.size() >= kParallelQueries ? std::max(teamSize, 1) : 1;
   if (s.threadVertexTriangle.size() < static_cast<std::size_t>(threads)) {
     s.threadVertexTriangle.resize(threads);
@@ -539,8 +738,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     s.threadEdgeEdge[t].clear();
   }
   const std::size_t minTasks = threads > 1 ? 32 * static_cast<std::size_t>(threads) : 1;
-  s.triangleTree.pairTasks(s.triangleTree, true, minTasks, s.triangleTasks, s.taskScratch, s.skipNode);
-  const auto tasks = static_cast<std::int64_t>(s.triangleTasks.size());
+  std::int64_t tasks = 0;
   // Each list stops growing at the bound, and an allocation failure is caught where it happens:
   // no exception may leave a parallel region. The pairs found are counted on, so an overflow is
   // seen alike on any thread count; the substep then gets no candidates and the step is refused.
@@ -548,10 +746,46 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   const std::size_t edgeCap = kMaxCandidatesPerQuery * s.edges.size();
   std::uint64_t vertexFound = 0, edgeFound = 0;
   int allocationFailed = 0;
+  // A kinematic particle's path is a user function: called on this thread, outside the parallel
+  // region, so that what it throws reaches the caller.
+  if (s.kinematicSurface)
+    for (std::size_t i = 0; i < s.particles.size(); ++i)
+      if (s.kinematicPath[i] >= 0) particleBox(i);
 #pragma omp parallel num_threads(threads) reduction(+ : vertexFound, edgeFound) reduction(| : allocationFailed)
   {
-    auto& vertexTriangle = s.threadVertexTriangle[omp_get_thread_num()];
-    auto& edgeEdge = s.threadEdgeEdge[omp_get_thread_num()];
+    const auto team = static_cast<std::size_t>(omp_get_num_threads());
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
+    // The kinematic particles' boxes were drawn before the region.
+    const std::size_t particles = s.particles.size();
+    for (std::size_t i = share(particles, thread); i < share(particles, thread + 1); ++i)
+      if (s.kinematicPath[i] < 0) particleBox(i);
+#pragma omp barrier
+    for (std::size_t t = share(s.triangles.size(), thread); t < share(s.triangles.size(), thread + 1); ++t) {
+      Aabb box;
+      for (std::uint32_t k : s.triangleSlots[t]) box.add(s.region[k]);
+      box.inflate(0.5 * reach);
+      s.triangleBoxes[t] = box;
+    }
+    for (std::size_t e = share(s.edges.size(), thread); e < share(s.edges.size(), thread + 1); ++e) {
+      Aabb box = s.region[s.edgeSlots[e][0]];
+      box.add(s.region[s.edgeSlots[e][1]]);
+      box.inflate(0.5 * reach);
+      s.edgeBoxes[e] = box;
+    }
+    // Patches that cannot touch themselves in this substep (normal cones, see the top) are skipped.
+    const std::size_t nodes = s.triangleTree.nodeCount();
+    leafCones(state, share(nodes, thread), share(nodes, thread + 1));
+#pragma omp barrier
+#pragma omp single
+    {
+      s.triangleTree.refit(s.triangleBoxes);
+      findPatches();
+      s.triangleTree.pairTasks(s.triangleTree, true, minTasks, s.triangleTasks, s.taskScratch, s.skipNode);
+      tasks = static_cast<std::int64_t>(s.triangleTasks.size());
+    }
+    auto& vertexTriangle = s.threadVertexTriangle[thread];
+    auto& edgeEdge = s.threadEdgeEdge[thread];
     auto keep = [&](auto& list, std::size_t cap, const auto& item) {
       if (list.size() >= cap || allocationFailed) return;
       try {
@@ -562,7 +796,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     };
     // 2. Vertex-triangle candidates: each vertex against the triangles it is neither a corner of
     //    nor joined to a corner of by an edge, whose boxes overlap.
-    auto vertexAgainst = [&](std::uint32_t owner, std::uint32_t t) {
+    auto vertexAgainst = [&](std::uint32_t owner, std::uint32_t t) __attribute__((always_inline)) {
       const Aabb& triangleBox = s.triangleBoxes[t];
       const auto& tri = s.triangles[t];
       const auto& corner = s.triangleSlots[t];
@@ -575,9 +809,9 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
         keep(vertexTriangle, vertexCap, Scratch::VertexTriangle{i, t});
       }
     };
-    // A vertex's (edge's) box lies in each of its triangles' boxes, so every pair whose boxes
-    // overlap is reached from a pair of triangles whose boxes overlap: the vertex's (edges')
-    // owners and the triangle. Each pair is reached once, from its owners.
+      // A vertex's (edge's) box lies in each of its triangles' boxes, so every pair whose boxes
+      // overlap is reached from a pair of triangles whose boxes overlap: the vertex's (edges')
+      // owners and the triangle. Each pair is reached once, from its owners.
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t k = 0; k < tasks; ++k) {
       s.triangleTree.pairs(
@@ -627,14 +861,28 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
         "makes every pair a candidate: lower the thickness or the time step)";
     return;
   }
-  sortPairs(
-      s.threadVertexTriangle, threads, s.particles.size(), s.bucketStart, s.vertexTriangle,
-      [](const Scratch::VertexTriangle& pair) { return pair.vertex; },
-      [](const Scratch::VertexTriangle& pair) { return pair.triangle; });
-  sortPairs(
-      s.threadEdgeEdge, threads, s.edges.size(), s.bucketStart, s.edgeEdge,
-      [](const std::array<std::uint32_t, 2>& pair) { return pair[0]; },
-      [](const std::array<std::uint32_t, 2>& pair) { return pair[1]; });
+  // The candidates sorted (see sortPairs), the scratch sized first, outside the parallel region.
+  std::size_t vertexPairs = 0, edgePairs = 0;
+  for (int t = 0; t < threads; ++t) {
+    vertexPairs += s.threadVertexTriangle[t].size();
+    edgePairs += s.threadEdgeEdge[t].size();
+  }
+  s.vertexTriangle.resize(vertexPairs);
+  s.edgeEdge.resize(edgePairs);
+  const std::size_t vertexKeys = s.particles.size(), edgeKeys = s.edges.size();
+  s.bucketStart.resize(vertexKeys + edgeKeys + 2);
+  s.bucketPlace.resize(static_cast<std::size_t>(threads) * std::max(vertexKeys, edgeKeys));
+#pragma omp parallel num_threads(threads)
+  {
+    sortPairs(
+        s.threadVertexTriangle, threads, vertexKeys, s.bucketStart.data(), s.bucketPlace.data(), s.vertexTriangle,
+        [](const Scratch::VertexTriangle& pair) { return pair.vertex; },
+        [](const Scratch::VertexTriangle& pair) { return pair.triangle; });
+    sortPairs(
+        s.threadEdgeEdge, threads, edgeKeys, s.bucketStart.data() + vertexKeys + 1, s.bucketPlace.data(), s.edgeEdge,
+        [](const std::array<std::uint32_t, 2>& pair) { return pair[0]; },
+        [](const std::array<std::uint32_t, 2>& pair) { return pair[1]; });
+  }
   s.built = true;
 }
 
@@ -648,18 +896,6 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     overflow_.clear();
   }
   if (!overflow_.empty()) return;  // an earlier substep overflowed: the step is refused
-  // The candidates hold while every particle is inside the box it was given, in the broad phase's
-  // frame at this substep, and every skipped patch's cone holds over this substep (see the top).
-  bool valid = s.built && h == s.frameStep && patchesHold(state);
-  const Vec3 frame = valid ? frameOffset(s.frameSubsteps) : Vec3::Zero();
-  for (std::size_t i = 0; valid && i < s.particles.size(); ++i) {
-    const ParticleIndex p = s.particles[i];
-    valid = s.region[i].contains(state.previousPosition[p] - frame) && s.region[i].contains(state.position[p] - frame);
-  }
-  if (!valid) findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
-  if (!overflow_.empty()) return;  // the step is refused (Solver::step)
-  ++s.frameSubsteps;
-
   const double thickness = model.surfaceThickness;
   const double reach = surfaceReach(model, settings);
   const double lateral = 0.5 * thickness;  // how far beside a triangle a vertex may be and still count
@@ -668,29 +904,57 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   const Vec3* x1 = state.position.data();
   const Vec3* v = state.velocity.data();
   const double* w = model.inverseMass.data();
+  // The candidates hold while every particle is inside the box it was given, in the broad phase's
+  // frame at this substep, and every skipped patch's cone holds over this substep (see the top).
+  // Checked with the narrow phase's boxes of each particle's path in this substep (x^n to the
+  // prediction, padded by half the reach) and their unions per triangle and edge, each thread
+  // over a fixed share; the answers (all hold, the largest motion) do not depend on the split.
+  const bool checkCandidates = s.built && h == s.frameStep;
+  const Vec3 frame = checkCandidates ? frameOffset(s.frameSubsteps) : Vec3::Zero();
+  const int boxThreads = s.particles.size() >= kParallelQueries ? std::max(teamSize, 1) : 1;
+  const std::size_t patchTriangles = checkCandidates ? skippedTriangles() : 0;
+  int broken = 0;
   double largestMotion = 0.0;  // m^2, squared
-  for (std::size_t i = 0; i < s.particles.size(); ++i) {
-    Aabb& box = s.substepVertex[i];
-    box = Aabb();
-    box.add(x0[s.particles[i]]);
-    box.add(x1[s.particles[i]]);
-    box.inflate(0.5 * reach);
-    largestMotion = std::max(largestMotion, (x1[s.particles[i]] - x0[s.particles[i]]).squaredNorm());
+#pragma omp parallel num_threads(boxThreads) reduction(| : broken) reduction(max : largestMotion)
+  {
+    const auto team = static_cast<std::size_t>(omp_get_num_threads());
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
+    const std::size_t particles = s.particles.size();
+    for (std::size_t i = share(particles, thread); i < share(particles, thread + 1); ++i) {
+      const ParticleIndex p = s.particles[i];
+      Aabb& box = s.substepVertex[i];
+      box = Aabb();
+      box.add(x0[p]);
+      box.add(x1[p]);
+      box.inflate(0.5 * reach);
+      largestMotion = std::max(largestMotion, (x1[p] - x0[p]).squaredNorm());
+      if (checkCandidates && !(s.region[i].contains(x0[p] - frame) && s.region[i].contains(x1[p] - frame))) broken = 1;
+    }
+    if (checkCandidates && !patchesHold(state, share(patchTriangles, thread), share(patchTriangles, thread + 1)))
+      broken = 1;
+#pragma omp barrier
+    for (std::size_t t = share(s.triangles.size(), thread); t < share(s.triangles.size(), thread + 1); ++t) {
+      Aabb& box = s.substepTriangle[t];
+      box = s.substepVertex[s.triangleSlots[t][0]];
+      box.add(s.substepVertex[s.triangleSlots[t][1]]);
+      box.add(s.substepVertex[s.triangleSlots[t][2]]);
+    }
+    for (std::size_t e = share(s.edges.size(), thread); e < share(s.edges.size(), thread + 1); ++e) {
+      Aabb& box = s.substepEdge[e];
+      box = s.substepVertex[s.edgeSlots[e][0]];
+      box.add(s.substepVertex[s.edgeSlots[e][1]]);
+    }
   }
+  if (!(checkCandidates && !broken))
+    findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
+  if (!overflow_.empty()) return;  // the step is refused (Solver::step)
+  ++s.frameSubsteps;
+
   // The separating-axis rejections in front of the cubic hold for motions below a bound (ccd.h).
   const double motionBound = kSeparationMotion * lateral;
   const bool rejections = largestMotion <= motionBound * motionBound;
-  for (std::size_t t = 0; t < s.triangles.size(); ++t) {
-    Aabb& box = s.substepTriangle[t];
-    box = s.substepVertex[s.triangleSlots[t][0]];
-    box.add(s.substepVertex[s.triangleSlots[t][1]]);
-    box.add(s.substepVertex[s.triangleSlots[t][2]]);
-  }
-  for (std::size_t e = 0; e < s.edges.size(); ++e) {
-    Aabb& box = s.substepEdge[e];
-    box = s.substepVertex[s.edgeSlots[e][0]];
-    box.add(s.substepVertex[s.edgeSlots[e][1]]);
-  }
+  const double separationReach = kSeparationReach * lateral;  // as sweptEdgeEdgeSeparated's
   const std::size_t contactCap = kMaxContactsPerParticle * s.particles.size();
   // Completes a contact whose particles, normal and weights are set: allowance, velocity, mass.
   auto finish = [&](SurfaceContact& c, std::vector<SurfaceContact>& out) {
@@ -722,13 +986,14 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const Vec3 n1 = (b1 - a1).cross(c1 - a1);
     const double length1 = n1.norm();
     if (!std::isfinite(length1)) return;
-    SurfaceContact c;
-    c.kind = SurfaceContact::Kind::VertexTriangle;
-    c.particles[0] = p;
-    c.particles[1] = tri[0];
-    c.particles[2] = tri[1];
-    c.particles[3] = tri[2];
+    // The contact is filled in only when one is made (most candidates make none).
     auto make = [&](const Vec3& bary, const Vec3& normal) {
+      SurfaceContact c;
+      c.kind = SurfaceContact::Kind::VertexTriangle;
+      c.particles[0] = p;
+      c.particles[1] = tri[0];
+      c.particles[2] = tri[1];
+      c.particles[3] = tri[2];
       c.weights[0] = 1.0;
       c.weights[1] = -bary[0];
       c.weights[2] = -bary[1];
@@ -795,13 +1060,13 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const double lengthSquared1 = n1.squaredNorm();
     const double length1 = std::sqrt(lengthSquared1);  // as n1.norm()
     if (!std::isfinite(length1)) return;
-    SurfaceContact c;
-    c.kind = SurfaceContact::Kind::EdgeEdge;
-    c.particles[0] = ea[0];
-    c.particles[1] = ea[1];
-    c.particles[2] = eb[0];
-    c.particles[3] = eb[1];
     auto make = [&](double sa, double sb, const Vec3& normal) {
+      SurfaceContact c;
+      c.kind = SurfaceContact::Kind::EdgeEdge;
+      c.particles[0] = ea[0];
+      c.particles[1] = ea[1];
+      c.particles[2] = eb[0];
+      c.particles[3] = eb[1];
       c.weights[0] = 1.0 - sa;
       c.weights[1] = sa;
       c.weights[2] = -(1.0 - sb);
@@ -850,44 +1115,71 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     }
   };
 
-  // The candidates are independent: each thread takes a fixed share of each list in order, and the
-  // shares are joined in order, so the contacts come in the candidates' order for any team.
-  const std::size_t candidates = s.vertexTriangle.size() + s.edgeEdge.size();
-  const int threads = candidates >= kParallelCandidates ? std::max(teamSize, 1) : 1;
-  if (s.kept.size() < candidates) s.kept.resize(candidates);
-  if (s.threadContacts.size() < 2 * static_cast<std::size_t>(threads)) s.threadContacts.resize(2 * threads);
-  for (int t = 0; t < 2 * threads; ++t) s.threadContacts[t].clear();
+  // The candidates are independent. They are cut into chunks (the vertex-triangle ones first, then
+  // the edge-edge ones) that the threads take in any order, so a thread slowed by another process
+  // does not hold the others up; each thread appends its contacts to its own list and notes where
+  // each chunk's are, and the lists are joined chunk by chunk: the contacts come in the candidates'
+  // order for any team and any schedule.
+  const std::size_t vt = s.vertexTriangle.size(), ee = s.edgeEdge.size();
+  const std::size_t vertexChunks = (vt + kNarrowChunk - 1) / kNarrowChunk;
+  const std::size_t chunks = vertexChunks + (ee + kNarrowChunk - 1) / kNarrowChunk;
+  const int threads = vt + ee >= kParallelCandidates ? std::max(teamSize, 1) : 1;
+  if (s.kept.size() < vt + ee) s.kept.resize(vt + ee);
+  if (s.chunkContacts.size() < chunks) s.chunkContacts.resize(chunks);
+  if (s.threadContacts.size() < static_cast<std::size_t>(threads)) s.threadContacts.resize(threads);
+  for (int t = 0; t < threads; ++t) s.threadContacts[t].clear();
+  const auto chunkCount = static_cast<std::int64_t>(chunks);
 #pragma omp parallel num_threads(threads)
   {
-    const auto team = static_cast<std::size_t>(omp_get_num_threads());
-    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
-    auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
-    const std::size_t vt = s.vertexTriangle.size(), ee = s.edgeEdge.size();
-    // The substep boxes first: most candidates stop there, without a call. The ones that pass are
-    // listed first (in this thread's part of `kept`), without a branch per candidate: which pass is
-    // hard to predict, and a mispredicted branch costs more than the box test.
-    std::uint32_t* kept = s.kept.data();
-    std::size_t end = share(vt, thread);
-    for (std::size_t k = share(vt, thread); k < share(vt, thread + 1); ++k) {
-      const Scratch::VertexTriangle& candidate = s.vertexTriangle[k];
-      kept[end] = static_cast<std::uint32_t>(k);
-      end += overlapping(s.substepVertex[candidate.vertex], s.substepTriangle[candidate.triangle]);
+    const auto thread = static_cast<std::uint32_t>(omp_get_thread_num());
+    std::vector<SurfaceContact>& out = s.threadContacts[thread];
+#pragma omp for schedule(dynamic, 1)
+    for (std::int64_t chunk = 0; chunk < chunkCount; ++chunk) {
+      Scratch::ChunkContacts& where = s.chunkContacts[static_cast<std::size_t>(chunk)];
+      where.thread = thread;
+      where.begin = out.size();
+      // The substep boxes first: most candidates stop there, without a call. The ones that pass
+      // are listed first (in the chunk's part of `kept`), without a branch per candidate: which
+      // pass is hard to predict, and a mispredicted branch costs more than the box test.
+      if (static_cast<std::size_t>(chunk) < vertexChunks) {
+        const std::size_t first = static_cast<std::size_t>(chunk) * kNarrowChunk;
+        const std::size_t last = std::min(vt, first + kNarrowChunk);
+        std::uint32_t* kept = s.kept.data();
+        const std::size_t end = keepOverlappingBoxes(
+            first, last, [&](std::size_t k) -> const Aabb& { return s.substepVertex[s.vertexTriangle[k].vertex]; },
+            [&](std::size_t k) -> const Aabb& { return s.substepTriangle[s.vertexTriangle[k].triangle]; }, kept);
+        for (std::size_t i = first; i < end; ++i) vertexTriangle(s.vertexTriangle[kept[i]], out);
+      } else {
+        const std::size_t first = (static_cast<std::size_t>(chunk) - vertexChunks) * kNarrowChunk;
+        const std::size_t last = std::min(ee, first + kNarrowChunk);
+        std::uint32_t* kept = s.kept.data() + vt;
+        const std::size_t end = keepOverlappingBoxes(
+            first, last, [&](std::size_t k) -> const Aabb& { return s.substepEdge[s.edgeEdge[k][0]]; },
+            [&](std::size_t k) -> const Aabb& { return s.substepEdge[s.edgeEdge[k][1]]; }, kept);
+        std::size_t i = first;
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+        // Four at a time first: the pairs that make nothing (most) stop there.
+        if (cpuHasAvx2()) {
+          for (; i + 4 <= end; i += 4) {
+            const std::array<ParticleIndex, 2>* const edges[4][2] = {
+                {&s.edges[s.edgeEdge[kept[i]][0]], &s.edges[s.edgeEdge[kept[i]][1]]},
+                {&s.edges[s.edgeEdge[kept[i + 1]][0]], &s.edges[s.edgeEdge[kept[i + 1]][1]]},
+                {&s.edges[s.edgeEdge[kept[i + 2]][0]], &s.edges[s.edgeEdge[kept[i + 2]][1]]},
+                {&s.edges[s.edgeEdge[kept[i + 3]][0]], &s.edges[s.edgeEdge[kept[i + 3]][1]]}};
+            const unsigned may = edgeEdgeMayMake4(x0, x1, edges, reach, separationReach, rejections);
+            for (unsigned lane = 0; lane < 4; ++lane)
+              if (may & (1u << lane)) edgeEdge(s.edgeEdge[kept[i + lane]], out);
+          }
+        }
+#endif
+        for (; i < end; ++i) edgeEdge(s.edgeEdge[kept[i]], out);
+      }
+      where.end = out.size();
     }
-    for (std::size_t i = share(vt, thread); i < end; ++i)
-      vertexTriangle(s.vertexTriangle[kept[i]], s.threadContacts[thread]);
-    kept += vt;
-    end = share(ee, thread);
-    for (std::size_t k = share(ee, thread); k < share(ee, thread + 1); ++k) {
-      const std::array<std::uint32_t, 2>& candidate = s.edgeEdge[k];
-      kept[end] = static_cast<std::uint32_t>(k);
-      end += overlapping(s.substepEdge[candidate[0]], s.substepEdge[candidate[1]]);
-    }
-    for (std::size_t i = share(ee, thread); i < end; ++i)
-      edgeEdge(s.edgeEdge[kept[i]], s.threadContacts[threads + thread]);
   }
   // The bound is checked on the joined count, so it holds alike for any thread count.
   std::size_t found = 0;
-  for (int t = 0; t < 2 * threads; ++t) found += s.threadContacts[t].size();
+  for (int t = 0; t < threads; ++t) found += s.threadContacts[t].size();
   if (found > contactCap) {
     overflow_ = "surface contacts: " + std::to_string(found) + " contacts in one substep, above the bound of " +
                 std::to_string(contactCap) + " (" + std::to_string(kMaxContactsPerParticle) +
@@ -895,8 +1187,12 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
                 " m): lower the thickness";
     return;
   }
-  for (int t = 0; t < 2 * threads; ++t)
-    contacts_.insert(contacts_.end(), s.threadContacts[t].begin(), s.threadContacts[t].end());
+  for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+    const Scratch::ChunkContacts& where = s.chunkContacts[chunk];
+    const std::vector<SurfaceContact>& list = s.threadContacts[where.thread];
+    contacts_.insert(contacts_.end(), list.begin() + static_cast<std::ptrdiff_t>(where.begin),
+                     list.begin() + static_cast<std::ptrdiff_t>(where.end));
+  }
 }
 
 bool SurfaceContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace) {

@@ -52,10 +52,13 @@ class SurfaceContacts {
                       int remainingSubsteps, double time, int threads);
   // Where the broad phase's frame is at substep j of its run (m, see surface_contacts.cpp).
   Vec3 frameOffset(int j) const;
-  // Whether every skipped patch's cone still holds over the substep (x^n to the prediction).
-  bool patchesHold(const State& state) const;
-  // The cones of the triangle tree's nodes over the substep, and which nodes to skip.
-  void findPatches(const State& state);
+  // Whether every skipped patch's cone still holds over the substep (x^n to the prediction), for
+  // the patches' triangles [begin, end) counted in the order of `skipped`.
+  bool patchesHold(const State& state, std::size_t begin, std::size_t end) const;
+  // The cones of the triangle tree's leaves among nodes [begin, end) over the substep, and whether
+  // to skip them; then (findPatches) those of the inner nodes, and the topmost nodes to skip.
+  void leafCones(const State& state, std::size_t begin, std::size_t end);
+  void findPatches();
   bool active_ = false;
   std::vector<SurfaceContact> contacts_;
   int broadPhaseRuns_ = 0;  // in the current step
@@ -64,6 +67,7 @@ class SurfaceContacts {
   struct Scratch {
     std::vector<ParticleIndex> particles;     // vertices of collision triangles, ascending
     std::vector<std::int32_t> kinematicPath;  // per particle slot: index in kinematicParticles or -1
+    bool kinematicSurface = false;            // whether any slot has a path
     std::vector<std::array<ParticleIndex, 3>> triangles;
     std::vector<std::array<std::uint32_t, 3>> triangleSlots;  // corners as slots in `particles`
     std::vector<std::array<ParticleIndex, 2>> edges;          // unique, (lower, higher), ascending
@@ -109,9 +113,11 @@ class SurfaceContacts {
     struct SkippedPatch {
       std::uint32_t node = 0;
       Vec3 axis = Vec3::Zero();
+      std::size_t before = 0;  // triangles in the patches before this one
     };
     std::vector<SkippedPatch> skipped;
-    std::vector<std::uint32_t> bucketStart;  // sorting the candidates
+    std::vector<std::uint32_t> bucketStart;  // sorting the candidates: per key
+    std::vector<std::uint32_t> bucketPlace;  // and per thread and key
     struct VertexTriangle {
       std::uint32_t vertex = 0;    // slot
       std::uint32_t triangle = 0;  // index in triangles
@@ -122,11 +128,17 @@ class SurfaceContacts {
     // Per-thread candidate lists of the broad phase, sorted together after.
     std::vector<std::vector<VertexTriangle>> threadVertexTriangle;
     std::vector<std::vector<std::array<std::uint32_t, 2>>> threadEdgeEdge;
-    // Per-thread contact lists of the narrow phase (vertex-triangle, then edge-edge), joined in
-    // the candidates' order after.
+    // Per-thread contact lists of the narrow phase, and where each chunk of candidates (see
+    // collide) put its contacts; joined chunk by chunk, in the candidates' order, after.
     std::vector<std::vector<SurfaceContact>> threadContacts;
+    struct ChunkContacts {
+      std::uint32_t thread = 0;
+      std::size_t begin = 0;  // in threadContacts[thread]
+      std::size_t end = 0;
+    };
+    std::vector<ChunkContacts> chunkContacts;
     // Per candidate (vertex-triangle, then edge-edge): the narrow phase's list of those whose
-    // substep boxes overlap, each thread in its share.
+    // substep boxes overlap, each chunk in its part.
     std::vector<std::uint32_t> kept;
   };
   Scratch s_;
