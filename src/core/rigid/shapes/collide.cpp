@@ -489,55 +489,97 @@ void collidePolytopes(const BodyShape& a, const ColliderPose& poseA, const BodyS
   if (separationA > margin) return;
   const double separationB = bestFace(pb, pa, aToB, faceB);
   if (separationB > margin) return;
-  // Edge pairs, in a's frame. b's edges are brought into a's frame once per chunk of a fixed
-  // buffer (their negated face normals, the arc's plane normal, start point and direction), not
-  // once per pair.
+  // Edge pairs, in a's frame.
   double separationEdge = -std::numeric_limits<double>::infinity();
   int edgeA = -1, edgeB = -1;
   Vec3 edgeAxis = Vec3::Zero();
-  constexpr int kChunk = 32;
-  struct EdgeOfB {
-    Vec3 c, d, dxc, start, direction;
-  };
-  std::array<EdgeOfB, kChunk> chunk;
-  const std::array<AxisEdge, 12>* axisEdges = pa.boxHalfExtents ? boxAxisEdges() : nullptr;
-  for (int first = 0; first < pb.edgeCount; first += kChunk) {
-    const int size = std::min(kChunk, pb.edgeCount - first);
-    for (int k = 0; k < size; ++k) {
-      const int j = first + k;
-      EdgeOfB& e = chunk[k];
-      e.c = -(bToA.rotation * pb.faceNormals[pb.edgeFaces[j][0]]);
-      e.d = -(bToA.rotation * pb.faceNormals[pb.edgeFaces[j][1]]);
-      e.dxc = e.d.cross(e.c);
-      e.start = bToA * pb.vertices[pb.edges[j][0]];
-      e.direction = bToA.rotation * (pb.vertices[pb.edges[j][1]] - pb.vertices[pb.edges[j][0]]);
-    }
-    for (int i = 0; i < pa.edgeCount; ++i) {
-      const Vec3& p0 = pa.vertices[pa.edges[i][0]];
-      const Vec3 ea = pa.vertices[pa.edges[i][1]] - p0;
-      const Vec3& na = pa.faceNormals[pa.edgeFaces[i][0]];
-      const Vec3& nb = pa.faceNormals[pa.edgeFaces[i][1]];
-      const Vec3 bxa = nb.cross(na);
-      const AxisEdge* axisEdge = axisEdges ? &(*axisEdges)[static_cast<std::size_t>(i)] : nullptr;
-      for (int k = 0; k < size; ++k) {
-        const EdgeOfB& e = chunk[k];
-        if (axisEdge) {  // isMinkowskiFace with its dot products as signed coordinates
-          const double cba = axisEdge->alongSign * e.c[axisEdge->along],
-                       dba = axisEdge->alongSign * e.d[axisEdge->along];
-          if (!(cba * dba < 0.0)) continue;
-          const double adc = axisEdge->aSign * e.dxc[axisEdge->a], bdc = axisEdge->bSign * e.dxc[axisEdge->b];
-          if (!(adc * bdc < 0.0 && cba * bdc > 0.0)) continue;
-        } else if (!isMinkowskiFace(na, nb, bxa, e.c, e.d, e.dxc)) {
-          continue;
-        }
-        Vec3 axis = ea.cross(e.direction);
+  Vec3 bestA0, bestA1, bestB0, bestB1;  // the best pair's edges (a's, b's), in a's frame
+  if (pa.boxHalfExtents && pb.boxHalfExtents) {
+    // Two boxes: every pair of edge directions (a's axis i, b's axis j) spans a face of their
+    // Minkowski difference, so the best edge pair's separation is the separating axis test's over
+    // the 9 axes e_i x R_j (Gottschalk, Lin, Manocha 1996): |L . t| - r_a(L) - r_b(L), L unit and
+    // turned towards b; the supporting edges follow from the signs of L's coordinates in each box.
+    const Vec3& ha = *pa.boxHalfExtents;
+    const Vec3& hb = *pb.boxHalfExtents;
+    const Mat3& r = bToA.rotation;  // columns: b's axes in a's frame
+    const Vec3& t = bToA.translation;
+    const auto towards = [](double x) { return x < 0.0 ? -1.0 : 1.0; };  // the corner's side along a coordinate
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        Vec3 axis = Vec3::Unit(i).cross(r.col(j));
         const double axisLength = axis.norm();
-        if (axisLength <= 1e-9 * ea.norm() * e.direction.norm()) continue;  // parallel: a face axis covers them
+        if (axisLength <= 1e-9) continue;  // parallel: a face axis covers them
         axis /= axisLength;
-        if (axis.dot(p0 - pa.centre) < 0.0) axis = -axis;
-        const double separation = axis.dot(e.start - p0);
-        if (separation > separationEdge) separationEdge = separation, edgeA = i, edgeB = first + k, edgeAxis = axis;
+        if (axis.dot(t) < 0.0) axis = -axis;
+        const Vec3 inB = r.transpose() * axis;
+        const double separation = axis.dot(t) - ha.dot(axis.cwiseAbs()) - hb.dot(inB.cwiseAbs());
+        if (!(separation > separationEdge)) continue;
+        separationEdge = separation, edgeA = i, edgeB = j, edgeAxis = axis;
+        // a's edge along axis i at the corner coordinates towards the axis, b's along its axis j away from it.
+        Vec3 cornerA = ha.cwiseProduct(axis.unaryExpr(towards));
+        cornerA[i] = ha[i];
+        bestA0 = cornerA;
+        bestA0[i] = -ha[i];
+        bestA1 = cornerA;
+        Vec3 cornerB = -hb.cwiseProduct(inB.unaryExpr(towards));
+        cornerB[j] = -hb[j];
+        bestB0 = bToA * cornerB;
+        cornerB[j] = hb[j];
+        bestB1 = bToA * cornerB;
       }
+  } else {
+    // b's edges are brought into a's frame once per chunk of a fixed buffer (their negated face
+    // normals, the arc's plane normal, start point and direction), not once per pair.
+    constexpr int kChunk = 32;
+    struct EdgeOfB {
+      Vec3 c, d, dxc, start, direction;
+    };
+    std::array<EdgeOfB, kChunk> chunk;
+    const std::array<AxisEdge, 12>* axisEdges = pa.boxHalfExtents ? boxAxisEdges() : nullptr;
+    for (int first = 0; first < pb.edgeCount; first += kChunk) {
+      const int size = std::min(kChunk, pb.edgeCount - first);
+      for (int k = 0; k < size; ++k) {
+        const int j = first + k;
+        EdgeOfB& e = chunk[k];
+        e.c = -(bToA.rotation * pb.faceNormals[pb.edgeFaces[j][0]]);
+        e.d = -(bToA.rotation * pb.faceNormals[pb.edgeFaces[j][1]]);
+        e.dxc = e.d.cross(e.c);
+        e.start = bToA * pb.vertices[pb.edges[j][0]];
+        e.direction = bToA.rotation * (pb.vertices[pb.edges[j][1]] - pb.vertices[pb.edges[j][0]]);
+      }
+      for (int i = 0; i < pa.edgeCount; ++i) {
+        const Vec3& p0 = pa.vertices[pa.edges[i][0]];
+        const Vec3 ea = pa.vertices[pa.edges[i][1]] - p0;
+        const Vec3& na = pa.faceNormals[pa.edgeFaces[i][0]];
+        const Vec3& nb = pa.faceNormals[pa.edgeFaces[i][1]];
+        const Vec3 bxa = nb.cross(na);
+        const AxisEdge* axisEdge = axisEdges ? &(*axisEdges)[static_cast<std::size_t>(i)] : nullptr;
+        for (int k = 0; k < size; ++k) {
+          const EdgeOfB& e = chunk[k];
+          if (axisEdge) {  // isMinkowskiFace with its dot products as signed coordinates
+            const double cba = axisEdge->alongSign * e.c[axisEdge->along],
+                         dba = axisEdge->alongSign * e.d[axisEdge->along];
+            if (!(cba * dba < 0.0)) continue;
+            const double adc = axisEdge->aSign * e.dxc[axisEdge->a], bdc = axisEdge->bSign * e.dxc[axisEdge->b];
+            if (!(adc * bdc < 0.0 && cba * bdc > 0.0)) continue;
+          } else if (!isMinkowskiFace(na, nb, bxa, e.c, e.d, e.dxc)) {
+            continue;
+          }
+          Vec3 axis = ea.cross(e.direction);
+          const double axisLength = axis.norm();
+          if (axisLength <= 1e-9 * ea.norm() * e.direction.norm()) continue;  // parallel: a face axis covers them
+          axis /= axisLength;
+          if (axis.dot(p0 - pa.centre) < 0.0) axis = -axis;
+          const double separation = axis.dot(e.start - p0);
+          if (separation > separationEdge) separationEdge = separation, edgeA = i, edgeB = first + k, edgeAxis = axis;
+        }
+      }
+    }
+    if (edgeA >= 0) {
+      bestA0 = pa.vertices[pa.edges[edgeA][0]];
+      bestA1 = pa.vertices[pa.edges[edgeA][1]];
+      bestB0 = bToA * pb.vertices[pb.edges[edgeB][0]];
+      bestB1 = bToA * pb.vertices[pb.edges[edgeB][1]];
     }
   }
   if (separationEdge > margin) return;
@@ -546,13 +588,9 @@ void collidePolytopes(const BodyShape& a, const ColliderPose& poseA, const BodyS
   const double bias = 1e-6 * (pa.radius + pb.radius);
   const double faceSeparation = std::max(separationA, separationB);
   if (edgeA >= 0 && separationEdge > faceSeparation + 10.0 * bias) {
-    const Vec3& p0 = pa.vertices[pa.edges[edgeA][0]];
-    const Vec3& p1 = pa.vertices[pa.edges[edgeA][1]];
-    const Vec3 q0 = bToA * pb.vertices[pb.edges[edgeB][0]];
-    const Vec3 q1 = bToA * pb.vertices[pb.edges[edgeB][1]];
     double s = 0.0, t = 0.0;
-    closestSegmentParameters(p0, p1, q0, q1, s, t);
-    const Vec3 onA = p0 + s * (p1 - p0), onB = q0 + t * (q1 - q0);
+    closestSegmentParameters(bestA0, bestA1, bestB0, bestB1, s, t);
+    const Vec3 onA = bestA0 + s * (bestA1 - bestA0), onB = bestB0 + t * (bestB1 - bestB0);
     out.add(ta * onA, ta * onB, ta.rotation * edgeAxis, edgeAxis.dot(onB - onA));
     return;
   }
