@@ -76,42 +76,46 @@ ModelPtr pileScene() {
   return b.build();
 }
 
-std::vector<std::uint64_t> run(int threads, std::size_t& contacts) {
+// Steps `model` `steps` times on `threads` threads: the state's hash every `every` steps, and the
+// body contacts seen (their sum over the steps and the most in one).
+struct Outcome {
+  std::vector<std::uint64_t> hashes;
+  std::size_t contacts = 0;
+  std::size_t mostContacts = 0;
+};
+Outcome runOn(const ModelPtr& model, const SolverSettings& settings, int threads, int steps, int every) {
   const int saved = threadCount();
   setThreadCount(threads);
-  const ModelPtr model = pileScene();
-  SolverSettings settings = SolverSettings::smallSteps(8);
-  settings.parallelBlockSize = 16;  // splits the cloth's colours even at this size
   Solver solver(model, settings);
   State state = State::fromModel(*model);
-  std::vector<std::uint64_t> hashes;
-  contacts = 0;
-  for (int step = 0; step < 90; ++step) {
+  Outcome run;
+  for (int step = 0; step < steps; ++step) {
     EXPECT_TRUE(solver.step(state).ok());
-    contacts += solver.lastBodyContacts().size();
-    if (step % 10 == 9) hashes.push_back(state.hash());
+    run.contacts += solver.lastBodyContacts().size();
+    run.mostContacts = std::max(run.mostContacts, solver.lastBodyContacts().size());
+    if (step % every == every - 1) run.hashes.push_back(state.hash());
   }
   setThreadCount(saved);
-  return hashes;
+  return run;
 }
 
 TEST(BodyContactDeterminism, PileIsBitIdenticalRunTwiceAndForOneAndTwoThreads) {
-  std::size_t contacts1 = 0, contacts1again = 0, contacts2 = 0;
-  const std::vector<std::uint64_t> one = run(1, contacts1);
-  const std::vector<std::uint64_t> again = run(1, contacts1again);
-  const std::vector<std::uint64_t> two = run(2, contacts2);
-  EXPECT_GT(contacts1, 100u);  // the pile is in contact for most of the run
-  EXPECT_EQ(one, again);
-  EXPECT_EQ(one, two);
-  EXPECT_EQ(contacts1, contacts2);
+  const ModelPtr model = pileScene();
+  SolverSettings settings = SolverSettings::smallSteps(8);
+  settings.parallelBlockSize = 16;  // splits the cloth's colours even at this size
+  const Outcome one = runOn(model, settings, 1, 90, 10);
+  const Outcome again = runOn(model, settings, 1, 90, 10);
+  const Outcome two = runOn(model, settings, 2, 90, 10);
+  EXPECT_GT(one.contacts, 100u);  // the pile is in contact for most of the run
+  EXPECT_EQ(one.hashes, again.hashes);
+  EXPECT_EQ(one.hashes, two.hashes);
+  EXPECT_EQ(one.contacts, two.contacts);
 }
 
 // 300 cubes in three staggered layers of 10 x 10, resting on each other and dropped 1 cm onto the
 // ground: over 1,024 contacts (so over 256 manifolds: the passes cut the bodies into regions and
 // the narrow phase runs on the team), bit-identical for 1, 2 and 3 threads.
-std::vector<std::uint64_t> runLargePile(int threads, std::size_t& mostContacts) {
-  const int saved = threadCount();
-  setThreadCount(threads);
+ModelPtr largePile() {
   ModelBuilder b;
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.6, 0.5, 0.0}));
   for (int i = 0; i < 300; ++i) {
@@ -125,29 +129,19 @@ std::vector<std::uint64_t> runLargePile(int threads, std::size_t& mostContacts) 
     body.material = {0.6, 0.5, 0.0};
     b.addBody(body);
   }
-  const ModelPtr model = b.build();
-  Solver solver(model, SolverSettings::smallSteps(4));
-  State state = State::fromModel(*model);
-  std::vector<std::uint64_t> hashes;
-  mostContacts = 0;
-  for (int step = 0; step < 16; ++step) {
-    EXPECT_TRUE(solver.step(state).ok());
-    mostContacts = std::max(mostContacts, solver.lastBodyContacts().size());
-    if (step % 4 == 3) hashes.push_back(state.hash());
-  }
-  setThreadCount(saved);
-  return hashes;
+  return b.build();
 }
 
 TEST(BodyContactDeterminism, LargePileIsBitIdenticalForOneTwoAndThreeThreads) {
-  std::size_t contacts1 = 0, contacts2 = 0, contacts3 = 0;
-  const std::vector<std::uint64_t> one = runLargePile(1, contacts1);
-  const std::vector<std::uint64_t> two = runLargePile(2, contacts2);
-  const std::vector<std::uint64_t> three = runLargePile(3, contacts3);
-  EXPECT_GT(contacts1, 1024u);
-  EXPECT_EQ(one, two);
-  EXPECT_EQ(one, three);
-  EXPECT_EQ(contacts1, contacts2);
+  const ModelPtr model = largePile();
+  const SolverSettings settings = SolverSettings::smallSteps(4);
+  const Outcome one = runOn(model, settings, 1, 16, 4);
+  const Outcome two = runOn(model, settings, 2, 16, 4);
+  const Outcome three = runOn(model, settings, 3, 16, 4);
+  EXPECT_GT(one.mostContacts, 1024u);
+  EXPECT_EQ(one.hashes, two.hashes);
+  EXPECT_EQ(one.hashes, three.hashes);
+  EXPECT_EQ(one.contacts, two.contacts);
 }
 
 }  // namespace
