@@ -496,7 +496,7 @@ void Solver::updateVelocities(StepFrame& f, State& state) {
   const Model& model = *model_;
   // Bodies every substep: their prediction reads these velocities.
   detail::updateBodyVelocities(model, settings_, state, f.h, f.pass.dampingFactor);
-  bodyContacts_->velocityPass(model, settings_, state, f.h);
+  bodyContacts_->velocityPass(model, settings_, state, f.h, f.team);
   if (f.velocities == StepFrame::Velocities::DeferredWhenNoContact && f.substep + 1 < settings_.substeps &&
       lastContactCount() == 0 && coupling_->contacts().empty()) {
     f.velocitiesPending = true;

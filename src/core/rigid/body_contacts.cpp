@@ -885,6 +885,35 @@ void BodyContacts::solveManifold(std::size_t m, const SolveContext& ctx) {
   if (sideB != still) bodyB.dx = dxB, bodyB.dtheta = dthetaB;
 }
 
+template <class Visit>
+void BodyContacts::inPhases(int threads, int passes, const Visit& visit) {
+  const std::size_t count = manifolds_.empty() ? 0 : manifolds_.size() - 1;
+  if (count == 0) return;
+  if (listOrder_.size() != count) {  // no lists for these manifolds (not projected): their order
+    for (int pass = 0; pass < passes; ++pass)
+      for (std::size_t m = 0; m < count; ++m) visit(m);
+    return;
+  }
+  const int team = threads > 1 && count >= kRegionManifolds ? std::min(threads, 4) : 1;
+#pragma omp parallel num_threads(team) if (team > 1)
+  {
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    const int size = omp_get_num_threads();
+    const auto parts = static_cast<std::size_t>(size);
+    for (int pass = 0; pass < passes; ++pass)
+      for (int phase = 0; phase < 3; ++phase) {
+        // Thread t takes the lists of this phase whose rank within it is t modulo the team.
+        std::size_t rank = 0;
+        for (std::size_t l = 0; l < kRegionLists; ++l) {
+          if (kListPhase[l] != phase) continue;
+          if (rank++ % parts == thread)
+            for (std::size_t i = listBegin_[l]; i < listBegin_[l + 1]; ++i) visit(listOrder_[i]);
+        }
+        barrier_.wait(size);
+      }
+  }
+}
+
 void BodyContacts::project(const Model& model, const SolveContext& ctx, State& state, bool firstIteration,
                            int threads) {
   if (contacts_.empty()) return;
@@ -893,24 +922,7 @@ void BodyContacts::project(const Model& model, const SolveContext& ctx, State& s
   // micro-radians, and the rows need no quaternion per visit (they did: ~80 % of a pile's step). The
   // poses are turned by the whole rotation once, at the end; the next call starts from them.
   loadRows(model, state, firstIteration);
-  const int team = threads > 1 && manifolds_.size() - 1 >= kRegionManifolds ? std::min(threads, 4) : 1;
-#pragma omp parallel num_threads(team) if (team > 1)
-  {
-    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
-    const int size = omp_get_num_threads();
-    const auto parts = static_cast<std::size_t>(size);
-    for (int pass = 0; pass < contactPasses_; ++pass)
-      for (int phase = 0; phase < 3; ++phase) {
-        // Thread t solves the lists of this phase whose rank within it is t modulo the team.
-        std::size_t rank = 0;
-        for (std::size_t l = 0; l < kRegionLists; ++l) {
-          if (kListPhase[l] != phase) continue;
-          if (rank++ % parts == thread)
-            for (std::size_t i = listBegin_[l]; i < listBegin_[l + 1]; ++i) solveManifold(listOrder_[i], ctx);
-        }
-        barrier_.wait(size);
-      }
-  }
+  inPhases(threads, contactPasses_, [&](std::size_t m) { solveManifold(m, ctx); });
   // The poses: translated, and turned by the whole rotation as BodySide::turn turns by one
   // correction ([M20] eqs. 8-9: q <- q + 1/2 [theta, 0] q, normalised).
   for (const BodyIndex body : solved_) {
@@ -923,57 +935,60 @@ void BodyContacts::project(const Model& model, const SolveContext& ctx, State& s
   }
 }
 
-void BodyContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) {
+void BodyContacts::velocityManifold(std::size_t m, const Model& model, State& state, double restingSpeed, double h) {
+  const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
+  const BodyContact& first = contacts_[begin];
+  const BodySide a = BodySide::load(model, state, first.bodyA);
+  const BodySide b = first.collider >= 0
+                         ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
+                         : BodySide::load(model, state, first.bodyB);
+  for (std::size_t j = begin; j < end; ++j) {
+    const BodyContact& k = contacts_[j];
+    if (!(k.lambda > 0.0)) continue;
+    const Vec3 rA = a.q * k.localA, rB = b.q * k.localB;
+    const Vec3 n = -k.normal;  // from B to A: the relative velocity of A along it is v_n
+    const auto relative = [&]() -> Vec3 {
+      return pointVelocity(a, state, k.bodyA, rA, h) - pointVelocity(b, state, k.bodyB, rB, h);
+    };
+    // Restitution ([M20] eq. 34): v_n becomes -e v~_n (not negative), e = 0 below the resting
+    // speed.
+    const bool resting = std::abs(k.normalVelocity) <= restingSpeed;
+    const double vn = n.dot(relative());
+    const double e = resting ? 0.0 : k.material.restitution;
+    const double dvn = -vn + std::max(-e * k.normalVelocity, 0.0);
+    const double wn = a.positionalWeight(rA, n) + b.positionalWeight(rB, n);
+    if (wn > 0.0 && dvn != 0.0) {
+      applyImpulse(a, state, k.bodyA, rA, (dvn / wn) * n);
+      applyImpulse(b, state, k.bodyB, rB, (-dvn / wn) * n);
+    }
+    // Dynamic friction ([M20] eqs. 30-31): a tangential impulse against the sliding velocity,
+    // in all at most mu_d |f_n| h = mu_d lambda_n / h, and no more than stops it.
+    if (!(k.material.dynamicFriction > 0.0)) continue;
+    const Vec3 v = relative();
+    const Vec3 vt = v - n.dot(v) * n;
+    const double speed = vt.norm();
+    if (!(speed > 0.0)) continue;
+    const Vec3 t = vt / speed;
+    const double wt = a.positionalWeight(rA, t) + b.positionalWeight(rB, t);
+    if (!(wt > 0.0)) continue;
+    // A contact that slid in the position solve already had its kinetic friction there.
+    const double limit =
+        std::max(0.0, k.material.dynamicFriction * k.lambda / h - (anchors_[j].held ? 0.0 : k.friction.norm() / h));
+    Vec3 total = dynamicImpulse_[j] - (speed / wt) * t;
+    if (total.norm() > limit) total *= limit / total.norm();
+    const Vec3 impulse = total - dynamicImpulse_[j];
+    dynamicImpulse_[j] = total;
+    applyImpulse(a, state, k.bodyA, rA, impulse);
+    applyImpulse(b, state, k.bodyB, rB, -impulse);
+  }
+}
+
+void BodyContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h,
+                                int threads) {
   const double restingSpeed = 2.0 * settings.gravity.norm() * h;  // m/s, below it e = 0 ([M20] eq. 34)
   std::fill(dynamicImpulse_.begin(), dynamicImpulse_.end(), Vec3::Zero());
-  for (int pass = 0; pass < settings.bodyVelocityPasses; ++pass)
-    for (std::size_t m = 0; m + 1 < manifolds_.size(); ++m) {
-      const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
-      const BodyContact& first = contacts_[begin];
-      const BodySide a = BodySide::load(model, state, first.bodyA);
-      const BodySide b = first.collider >= 0
-                             ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
-                             : BodySide::load(model, state, first.bodyB);
-      for (std::size_t j = begin; j < end; ++j) {
-        const BodyContact& k = contacts_[j];
-        if (!(k.lambda > 0.0)) continue;
-        const Vec3 rA = a.q * k.localA, rB = b.q * k.localB;
-        const Vec3 n = -k.normal;  // from B to A: the relative velocity of A along it is v_n
-        const auto relative = [&]() -> Vec3 {
-          return pointVelocity(a, state, k.bodyA, rA, h) - pointVelocity(b, state, k.bodyB, rB, h);
-        };
-        // Restitution ([M20] eq. 34): v_n becomes -e v~_n (not negative), e = 0 below the resting
-        // speed.
-        const bool resting = std::abs(k.normalVelocity) <= restingSpeed;
-        const double vn = n.dot(relative());
-        const double e = resting ? 0.0 : k.material.restitution;
-        const double dvn = -vn + std::max(-e * k.normalVelocity, 0.0);
-        const double wn = a.positionalWeight(rA, n) + b.positionalWeight(rB, n);
-        if (wn > 0.0 && dvn != 0.0) {
-          applyImpulse(a, state, k.bodyA, rA, (dvn / wn) * n);
-          applyImpulse(b, state, k.bodyB, rB, (-dvn / wn) * n);
-        }
-        // Dynamic friction ([M20] eqs. 30-31): a tangential impulse against the sliding velocity,
-        // in all at most mu_d |f_n| h = mu_d lambda_n / h, and no more than stops it.
-        if (!(k.material.dynamicFriction > 0.0)) continue;
-        const Vec3 v = relative();
-        const Vec3 vt = v - n.dot(v) * n;
-        const double speed = vt.norm();
-        if (!(speed > 0.0)) continue;
-        const Vec3 t = vt / speed;
-        const double wt = a.positionalWeight(rA, t) + b.positionalWeight(rB, t);
-        if (!(wt > 0.0)) continue;
-        // A contact that slid in the position solve already had its kinetic friction there.
-        const double limit =
-            std::max(0.0, k.material.dynamicFriction * k.lambda / h - (anchors_[j].held ? 0.0 : k.friction.norm() / h));
-        Vec3 total = dynamicImpulse_[j] - (speed / wt) * t;
-        if (total.norm() > limit) total *= limit / total.norm();
-        const Vec3 impulse = total - dynamicImpulse_[j];
-        dynamicImpulse_[j] = total;
-        applyImpulse(a, state, k.bodyA, rA, impulse);
-        applyImpulse(b, state, k.bodyB, rB, -impulse);
-      }
-    }
+  inPhases(threads, settings.bodyVelocityPasses,
+           [&](std::size_t m) { velocityManifold(m, model, state, restingSpeed, h); });
   // The anchors that held, in contact order, for the next substep (and step: they are State).
   std::vector<State::BodyContactAnchor>& held = state.bodyContactAnchors;
   if (held.capacity() < contacts_.capacity()) held.reserve(contacts_.capacity());  // once, not per step

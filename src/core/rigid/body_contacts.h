@@ -51,9 +51,9 @@ class BodyContacts {
   // into regions of space solved on up to `threads` threads, then the manifolds between them (the same result for
   // any count: the cut depends on the state only). `firstIteration`: the substep's first solver iteration.
   void project(const Model& model, const SolveContext& ctx, State& state, bool firstIteration, int threads);
-  // Stage 7 (bodyVelocityPasses passes): restitution and dynamic friction as velocity changes, after the bodies'
-  // velocities; then the anchors of the contacts that held go into State::bodyContactAnchors.
-  void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h);
+  // Stage 7 (bodyVelocityPasses passes, over project()'s lists on up to `threads` threads): restitution and dynamic
+  // friction as velocity changes, after the bodies' velocities; then the anchors that held go into the State.
+  void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h, int threads);
 
   bool active() const { return active_; }
   // Enough dynamic bodies that their contacts can be worth the team (the step then runs it).
@@ -108,6 +108,12 @@ class BodyContacts {
                    double cap, std::size_t& cursor);
   // One Gauss-Seidel visit of manifold `m`: its normal rows, then its static friction.
   void solveManifold(std::size_t m, const SolveContext& ctx);
+  // One velocity pass visit of manifold `m` (restitution, then dynamic friction).
+  void velocityManifold(std::size_t m, const Model& model, State& state, double restingSpeed, double h);
+  // `passes` passes of `visit(m)` over the manifolds in the lists' order, the lists of a phase at
+  // once on up to `threads` threads (one list in manifold order below kRegionManifolds).
+  template <class Visit>
+  void inPhases(int threads, int passes, const Visit& visit);
   // A new or refreshed contact's allowance, normal velocity and anchor from the sides' poses (rA, rB:
   // the material points' world offsets); `cap` (m) the depenetration allowed in the substep.
   void startContact(BodyContact& k, Anchor& anchor, const BodySide& a, const BodySide& b, const Vec3& rA,
