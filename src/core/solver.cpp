@@ -416,7 +416,7 @@ void Solver::updateTargets(StepFrame& f, State& state) {
 bool Solver::collide(StepFrame& f, State& state) {
   const Model& model = *model_;
   colliderContacts_->collide(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
-  particleContacts_->collide(model, settings_, state, f.h);
+  particleContacts_->collide(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
   surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
   // Particles on bodies first: a sleeping body a particle touches wakes (rigid/sleeping.cpp), and
   // then has its own contacts found.

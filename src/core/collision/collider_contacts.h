@@ -44,6 +44,9 @@ class ColliderContacts {
   // The contacts of particles [begin, end), in particle order, appended to `contacts`/`planes`.
   void collideRange(const Model& model, const SolverSettings& settings, const State& state, double h, std::size_t begin,
                     std::size_t end, std::vector<Contact>& contacts, std::vector<Plane>& planes) const;
+  // The contact of particle p with collider c, if any, appended to `contacts`/`planes`.
+  void collideOne(const Model& model, const SolverSettings& settings, const State& state, double h, ParticleIndex p,
+                  std::uint32_t c, std::vector<Contact>& contacts, std::vector<Plane>& planes) const;
   std::vector<Contact> contacts_;
   std::vector<Plane> planes_;  // one per contact
   // Per-thread lists of a split collide stage (grown to the largest team seen, then reused).
@@ -52,6 +55,15 @@ class ColliderContacts {
   std::vector<ColliderPose> pose_;          // at the end of the current substep
   std::vector<ColliderPose> previousPose_;  // at its start
   std::vector<char> unrotated_;             // 1: both poses of the substep are unrotated
+  // A static, unrotated plane or sphere, whose distance alone (as colliderDistance computes it,
+  // to the bit) tells most particles apart in a few operations: far from it and not moving far
+  // enough to reach it (collider_contacts.cpp).
+  struct Quick {
+    enum class Kind : std::uint8_t { None, Plane, Sphere } kind = Kind::None;
+    Vec3 position = Vec3::Zero();  // m, world: the plane's point or the sphere's centre
+    double radius = 0.0;           // m, the sphere's
+  };
+  std::vector<Quick> quick_;
 };
 
 }  // namespace pliant::detail
