@@ -288,12 +288,36 @@ void ColliderContacts::collideOne(const Model& model, const SolverSettings& sett
   planes.push_back(plane);
 }
 
-bool ColliderContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace) {
+// Where share `part` of `parts` of the contacts starts: an even split moved forward to the next
+// particle's first contact, so that the contacts of one particle (one per collider, in order) stay
+// in one share. The contacts of different particles touch different particles: the shares can be
+// projected at once, each particle getting the operations of the serial pass.
+std::size_t ColliderContacts::shareStart(int part, int parts) const {
+  std::size_t j = contacts_.size() * static_cast<std::size_t>(part) / static_cast<std::size_t>(parts);
+  while (j > 0 && j < contacts_.size() && contacts_[j].particle == contacts_[j - 1].particle) ++j;
+  return j;
+}
+
+bool ColliderContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace,
+                               int team) {
+  if (trace || team <= 1 || contacts_.size() < kParallelContacts)
+    return projectRange(model, settings, state, trace, 0, contacts_.size());
+#pragma omp parallel num_threads(team)
+  {
+    const int part = omp_get_thread_num();
+    const int parts = omp_get_num_threads();
+    projectRange(model, settings, state, nullptr, shareStart(part, parts), shareStart(part + 1, parts));
+  }
+  return true;
+}
+
+bool ColliderContacts::projectRange(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace,
+                                    std::size_t begin, std::size_t end) {
   const double* w = model.inverseMass.data();
   Vec3* x = state.position.data();
   const Vec3* xPrev = state.previousPosition.data();
   const bool kineticHere = !settings.dynamicFrictionInVelocityPass;
-  for (std::size_t j = 0; j < contacts_.size(); ++j) {
+  for (std::size_t j = begin; j < end; ++j) {
     Contact& c = contacts_[j];
     const Plane& plane = planes_[j];
     const ParticleIndex p = c.particle;
@@ -319,13 +343,28 @@ bool ColliderContacts::project(const Model& model, const SolverSettings& setting
   return true;
 }
 
-void ColliderContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) const {
+void ColliderContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h,
+                                    int team) const {
+  if (team <= 1 || contacts_.size() < kParallelContacts) {
+    velocityPassRange(model, settings, state, h, 0, contacts_.size());
+    return;
+  }
+#pragma omp parallel num_threads(team)
+  {
+    const int part = omp_get_thread_num();
+    const int parts = omp_get_num_threads();
+    velocityPassRange(model, settings, state, h, shareStart(part, parts), shareStart(part + 1, parts));
+  }
+}
+
+void ColliderContacts::velocityPassRange(const Model& model, const SolverSettings& settings, State& state, double h,
+                                         std::size_t begin, std::size_t end) const {
   const double* w = model.inverseMass.data();
   const Vec3* x = state.position.data();
   Vec3* v = state.velocity.data();
   const double restingSpeed = 2.0 * settings.gravity.norm() * h;  // m/s, below it e = 0
   const bool friction = settings.dynamicFrictionInVelocityPass;
-  for (std::size_t j = 0; j < contacts_.size(); ++j) {
+  for (std::size_t j = begin; j < end; ++j) {
     const Contact& c = contacts_[j];
     if (!(c.lambda > 0.0)) continue;
     const ParticleIndex p = c.particle;
