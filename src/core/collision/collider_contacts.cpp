@@ -183,32 +183,55 @@ void ColliderContacts::collideRange(const Model& model, const SolverSettings& se
   const std::uint32_t colliderCount = static_cast<std::uint32_t>(model.colliders.size());
   const Quick* quick = quick_.data();
   const double* w = model.inverseMass.data();
+  const double* radius = model.particleRadius.empty() ? nullptr : model.particleRadius.data();
   const Vec3* position = state.position.data();
   const Vec3* previous = state.previousPosition.data();
-  for (std::size_t i = begin; i < end; ++i) {
-    if (w[i] == 0.0) continue;
-    const Vec3 x = position[i];
-    if (!x.allFinite()) continue;
-    const Vec3 xStart = previous[i];
-    const auto p = static_cast<ParticleIndex>(i);
-    const double r = model.radius(p);
-    // The path's length in the world: a bound above it without a square root (the sum of the
-    // coordinates' magnitudes, with room for its rounding), and the length as collideOne finds it
-    // for a static collider, taken only where the bound does not decide.
-    const Vec3 path = x - xStart;
-    const double travelBound = (std::abs(path.x()) + std::abs(path.y()) + std::abs(path.z())) * (1.0 + 1e-12);
-    for (std::uint32_t c = 0; c < colliderCount; ++c) {
-      // Static, unrotated planes and spheres: the distance at the prediction as colliderDistance
-      // finds it (the same operations, so the same bits); a particle at least the margin away that
-      // does not travel that far gets no contact (neither the one at the prediction nor a swept
-      // one), and most particles are such.
-      const Quick& q = quick[c];
-      if (q.kind != Quick::Kind::None) {
-        const double d =
-            (q.kind == Quick::Kind::Plane ? x.y() - q.position.y() : (x - q.position).norm() - q.radius) - r;
-        if (!(d < margin) && (d > travelBound || !(d < std::sqrt(path.squaredNorm())))) continue;
+  // Two phases per chunk of particles: a screen without calls lists the (particle, collider) pairs
+  // the full test must see, in (particle, collider) order, then collideOne tests them.
+  constexpr std::uint32_t kPending = 256;
+  std::uint32_t pendingParticle[kPending];
+  std::uint32_t pendingCollider[kPending];
+  if (colliderCount > kPending) {  // more colliders than the list holds for one particle: no screen
+    for (std::size_t i = begin; i < end; ++i)
+      if (w[i] != 0.0 && position[i].allFinite())
+        for (std::uint32_t c = 0; c < colliderCount; ++c)
+          collideOne(model, settings, state, h, static_cast<ParticleIndex>(i), c, contacts, planes);
+    return;
+  }
+  const std::size_t chunkParticles = kPending / std::max<std::uint32_t>(colliderCount, 1);
+  for (std::size_t chunk = begin; chunk < end; chunk += chunkParticles) {
+    const std::size_t chunkEnd = std::min(end, chunk + chunkParticles);
+    std::size_t pending = 0;
+    for (std::size_t i = chunk; i < chunkEnd; ++i) {
+      if (w[i] == 0.0) continue;
+      const Vec3 x = position[i];
+      const double r = radius ? radius[i] : 0.0;
+      // The path's length in the world: a bound above it without a square root (the sum of the
+      // coordinates' magnitudes, with room for its rounding), and the length as collideOne finds
+      // it for a static collider, taken only where the bound does not decide.
+      const Vec3 path = x - previous[i];
+      const double travelBound = (std::abs(path.x()) + std::abs(path.y()) + std::abs(path.z())) * (1.0 + 1e-12);
+      for (std::uint32_t c = 0; c < colliderCount; ++c) {
+        // Static, unrotated planes and spheres: the distance at the prediction as colliderDistance
+        // finds it (the same operations, so the same bits); a particle at least the margin away
+        // that does not travel that far gets no contact (neither the one at the prediction nor a
+        // swept one), and most particles are such. (A non-finite position is skipped here or when
+        // tested.)
+        const Quick& q = quick[c];
+        if (q.kind != Quick::Kind::None) {
+          const double d =
+              (q.kind == Quick::Kind::Plane ? x.y() - q.position.y() : (x - q.position).norm() - q.radius) - r;
+          if (!(d < margin) && (d > travelBound || !(d < std::sqrt(path.squaredNorm())))) continue;
+        }
+        pendingParticle[pending] = static_cast<std::uint32_t>(i);
+        pendingCollider[pending] = c;
+        ++pending;
       }
-      collideOne(model, settings, state, h, p, c, contacts, planes);
+    }
+    for (std::size_t k = 0; k < pending; ++k) {
+      const auto p = static_cast<ParticleIndex>(pendingParticle[k]);
+      if (!position[p].allFinite()) continue;
+      collideOne(model, settings, state, h, p, pendingCollider[k], contacts, planes);
     }
   }
 }
