@@ -384,12 +384,10 @@ void ParticleContacts::collideCandidates(const Model& model, const SolverSetting
   const double* w = model.inverseMass.data();
   const Vec3* x = state.position.data();
   const std::size_t count = candidates_.size();
-  const std::size_t capacity = pairScratch_.size();
-  // Each thread keeps the pairs of a fixed share of the list that are within reach, in its part of
-  // the scratch (a share is never longer than its part: the list is no longer than the scratch);
-  // the parts are joined in order.
+  // Each thread keeps the pairs of a fixed share of the list that are within reach, in the same
+  // share of the scratch (no longer than the list); the shares are joined in order.
   const int parts = runShares(team, [&](int part, int shares) {
-    std::size_t kept = capacity * part / shares;
+    std::size_t kept = count * part / shares;
     for (std::size_t k = count * part / shares; k < count * (part + 1) / shares; ++k) {
       const ParticleIndex a = candidates_[k].particle, b = candidates_[k].other;
       if (w[a] + w[b] == 0.0) continue;
@@ -400,13 +398,13 @@ void ParticleContacts::collideCandidates(const Model& model, const SolverSetting
     threadEnd_[part] = kept;
   });
   std::size_t total = 0;
-  for (int t = 0; t < parts; ++t) total += threadEnd_[t] - capacity * t / parts;
+  for (int t = 0; t < parts; ++t) total += threadEnd_[t] - count * t / parts;
   if (total > bound) {
     overflow_ = contactOverflowMessage(bound, maxRadius_);
     return;
   }
   for (int t = 0; t < parts; ++t)
-    for (std::size_t k = capacity * t / parts; k < threadEnd_[t]; ++k) {
+    for (std::size_t k = count * t / parts; k < threadEnd_[t]; ++k) {
       const ParticleIndex a = pairScratch_[k].particle, b = pairScratch_[k].other;
       contacts_.push_back(pairContact(state, a, b, model.radius(a) + model.radius(b), cap));
       velocityBefore_[a] = state.velocity[a];

@@ -82,10 +82,11 @@ class ParticleContacts {
   double listMargin_ = 0.0;  // m, the contactMargin it was built for
   double skin_ = 0.0;        // m
   int listRetryIn_ = 0;      // substeps to search directly after a list overflowed its capacity
-  // Per-thread scratch of the split stages (grown to the largest team seen, then reused): thread t
-  // of `parts` owns pairScratch_[capacity t / parts, capacity (t + 1) / parts) for the pairs it
-  // finds (rebuild) or keeps (re-test), and its end in threadEnd_; the displacement box of the hold
-  // test in threadLow_/threadHigh_.
+  // Per-thread scratch of the split stages (grown to the largest team seen, then reused): of
+  // `parts` threads, thread t owns pairScratch_[capacity t / parts, capacity (t + 1) / parts) for
+  // the pairs it finds in a rebuild, and the same share of the list's length for the pairs it keeps
+  // in the re-test; its end in threadEnd_; the displacement box of the hold test in
+  // threadLow_/threadHigh_.
   std::vector<Candidate> pairScratch_;
   std::vector<std::size_t> threadEnd_;
   std::vector<Vec3> threadLow_;
