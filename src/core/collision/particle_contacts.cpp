@@ -260,13 +260,13 @@ bool ParticleContacts::candidatesHold(const State& state, double margin, int tea
   const Vec3 centre = 0.5 * (low + high);
   // Every displacement lies within half the box's diagonal of its centre.
   if ((0.5 * (high - low)).squaredNorm() < limitSquared) return true;
-  runShares(team, [&](int part, int count) {
+  const int checks = runShares(team, [&](int part, int count) {
     bool within = true;
     for (std::size_t i = n * part / count; i < n * (part + 1) / count && within; ++i)
       within = (x[particles[i]] - listed[i] - centre).squaredNorm() < limitSquared;
     threadFlag_[part] = within ? 1 : 0;
   });
-  for (int t = 0; t < parts; ++t)
+  for (int t = 0; t < checks; ++t)
     if (!threadFlag_[t]) return false;
   return true;
 }
