@@ -416,7 +416,7 @@ void Solver::updateTargets(StepFrame& f, State& state) {
 bool Solver::collide(StepFrame& f, State& state) {
   const Model& model = *model_;
   colliderContacts_->collide(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
-  particleContacts_->collide(model, settings_, state, f.h);
+  particleContacts_->collide(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
   surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
   // Particles on bodies first: a sleeping body a particle touches wakes (rigid/sleeping.cpp), and
   // then has its own contacts found.
@@ -484,7 +484,8 @@ bool Solver::project(StepFrame& f, State& state) {
     f.projections += lastContactCount();
     if (!particleContacts_->project(model, settings_, state, f.trace)) return false;
     if (!surfaceContacts_->project(model, settings_, state, f.trace)) return false;
-    if (!colliderContacts_->project(model, settings_, state, f.trace)) return false;
+    if (!colliderContacts_->project(model, settings_, state, f.trace, f.particles > kParallelParticles ? f.team : 1))
+      return false;
   }
   return true;
 }
@@ -514,7 +515,7 @@ void Solver::updateVelocities(StepFrame& f, State& state) {
     v[i] = detail::velocityFromMotion(x[i], xPrev[i], invH, dampingFactor, w[i]);
   particleContacts_->velocityPass(model, settings_, state, f.h);
   surfaceContacts_->velocityPass(model, settings_, state, f.h);
-  colliderContacts_->velocityPass(model, settings_, state, f.h);
+  colliderContacts_->velocityPass(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
   coupling_->velocityPass(model, settings_, state, f.h);
   state.time = f.substepEnd;
   if (substepObserver_ && !f.trace) {

@@ -5,6 +5,7 @@
 // thread count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -177,6 +178,62 @@ TEST(ContactDeterminism, ThreadCountDoesNotChangeTheResult) {
   }
   setThreadCount(saved);
   EXPECT_EQ(hashes[0], hashes[1]);
+}
+
+TEST(ContactDeterminism, ParticlePairsAndCollidersSplitOverThreadsGiveTheSerialResult) {
+  // Above 4096 particles the particle-pair list is rebuilt by threads over shares of the grid,
+  // re-tested in shares of the list, and the collider contacts are projected and given their
+  // velocity pass in shares of whole particles (particle_contacts.cpp, collider_contacts.cpp): the
+  // contacts, their order and the state must be those of one thread. Two thick cloths (radius
+  // just under half the spacing), the upper one crossed and within particle reach of the lower
+  // one, falling onto a plane with a sphere's cap above it: pairs and collider contacts at once.
+  ModelBuilder b;
+  for (int k = 0; k < 2; ++k) {
+    ClothGridDef cloth;
+    cloth.nodesX = cloth.nodesY = 48;
+    cloth.sizeX = cloth.sizeY = 1.0;
+    cloth.origin = k == 0 ? Vec3(-0.5, 0.021, -0.5) : Vec3(0.0, 0.043, -0.7071);
+    if (k == 1) {
+      cloth.axisX = Vec3(-1.0, 0.0, 1.0).normalized();
+      cloth.axisY = Vec3(1.0, 0.0, 1.0).normalized();
+    }
+    cloth.stretch.compliance = 1e-6;
+    const GeneratedObject c = addClothGrid(b, cloth);
+    b.setParticleRadius(c.firstParticle, c.particleCount, 0.01);
+  }
+  b.model().particleContactMaterial = {0.4, 0.3, 0.0};
+  b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.0, 1.0, 0.0), {0.6, 0.5, 0.0}));
+  b.addCollider(Collider::sphere(Vec3(0.3, -0.27, 0.0), 0.28, {0.4, 0.3, 0.0}));
+  const ModelPtr model = b.build();
+  ASSERT_GT(model->particleCount(), 4096u);
+  const int saved = threadCount();
+  std::vector<std::vector<std::uint64_t>> hashes;
+  std::vector<std::vector<std::pair<ParticleIndex, ParticleIndex>>> pairs;
+  std::vector<std::vector<std::pair<ParticleIndex, std::int32_t>>> colliderContacts;
+  for (int threads : {1, 2, 3}) {
+    setThreadCount(threads);
+    Solver solver(model, SolverSettings::smallSteps(4));
+    State state = State::fromModel(*model);
+    hashes.emplace_back();
+    for (int i = 0; i < 6; ++i) {
+      const StepResult r = solver.step(state);
+      ASSERT_TRUE(r.ok()) << r.message;
+      hashes.back().push_back(state.hash());
+    }
+    pairs.emplace_back();
+    for (const Contact& c : solver.lastParticleContacts()) pairs.back().emplace_back(c.particle, c.other);
+    colliderContacts.emplace_back();
+    for (const Contact& c : solver.lastColliderContacts()) colliderContacts.back().emplace_back(c.particle, c.collider);
+  }
+  setThreadCount(saved);
+  EXPECT_GT(pairs[0].size(), 1000u);
+  EXPECT_GT(colliderContacts[0].size(), 1000u);
+  EXPECT_TRUE(std::is_sorted(pairs[0].begin(), pairs[0].end()));
+  for (std::size_t t = 1; t < hashes.size(); ++t) {
+    EXPECT_EQ(hashes[0], hashes[t]) << "threads " << t + 1;
+    EXPECT_EQ(pairs[0], pairs[t]) << "threads " << t + 1;
+    EXPECT_EQ(colliderContacts[0], colliderContacts[t]) << "threads " << t + 1;
+  }
 }
 
 }  // namespace

@@ -114,6 +114,7 @@ void ColliderContacts::prepare(const Model& model) {
   pose_.resize(model.colliders.size());
   previousPose_.resize(model.colliders.size());
   unrotated_.assign(model.colliders.size(), 0);
+  quick_.assign(model.colliders.size(), Quick{});
   contacts_.clear();
   contacts_.reserve(model.colliders.empty() ? 0 : model.particleCount());
   planes_.clear();
@@ -126,6 +127,14 @@ void ColliderContacts::updatePoses(const Model& model, double previousTime, doub
     previousPose_[c] = model.colliders[c].kinematic() ? colliderPose(model, c, previousTime) : pose_[c];
     const auto identity = [](const Quat& q) { return q.w() == 1.0 && q.vec() == Vec3::Zero(); };
     unrotated_[c] = identity(pose_[c].rotation) && identity(previousPose_[c].rotation) ? 1 : 0;
+    const Collider& collider = model.colliders[c];
+    Quick& quick = quick_[c];
+    quick.kind = Quick::Kind::None;
+    if (collider.kinematic() || !unrotated_[c]) continue;
+    if (collider.shape == ColliderShape::Plane) quick.kind = Quick::Kind::Plane;
+    if (collider.shape == ColliderShape::Sphere) quick.kind = Quick::Kind::Sphere;
+    quick.position = pose_[c].position;
+    quick.radius = collider.radius;
   }
 }
 
@@ -171,91 +180,167 @@ void ColliderContacts::collideRange(const Model& model, const SolverSettings& se
                                     std::size_t begin, std::size_t end, std::vector<Contact>& contacts,
                                     std::vector<Plane>& planes) const {
   const double margin = settings.contactMargin;
-  const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
-  {
-    for (std::size_t i = begin; i < end; ++i) {
-      if (model.inverseMass[i] == 0.0) continue;
-      const Vec3& x = state.position[i];
-      if (!x.allFinite()) continue;
-      const Vec3& xStart = state.previousPosition[i];
-      const auto p = static_cast<ParticleIndex>(i);
-      const double r = model.radius(p);
-      for (std::uint32_t c = 0; c < model.colliders.size(); ++c) {
-        const Collider& collider = model.colliders[c];
-        const ColliderPose& pose = pose_[c];
-        const ColliderPose& before = previousPose_[c];
-        const bool unrotated = unrotated_[c] != 0;
-        Vec3 normal;
-        const double d = colliderDistance(collider, pose, x, normal) - r;
-        // The path in the collider's frame. Every point of it is at least d - length from touching
-        // (phi is 1-Lipschitz), so only a path longer than d can have entered. A static collider's
-        // frame is fixed: the path's length is the world one.
-        Vec3 q1 = Vec3::Zero(), q0 = Vec3::Zero();
-        const auto toFrame = [&] {
-          if (unrotated) {  // as colliderDistance: rotating by the identity changes no value
-            q1 = x - pose.position;
-            q0 = xStart - before.position;
-            return;
-          }
-          q1 = pose.rotation.conjugate() * (x - pose.position);
-          q0 = before.rotation.conjugate() * (xStart - before.position);
-        };
-        if (collider.kinematic()) toFrame();
-        const double reach = collider.kinematic() ? (q1 - q0).norm() : (x - xStart).norm();
-        Plane plane;
-        double d0 = 0.0;
-        bool haveStart = false;  // d0 found for the path (the same value as the start's distance below)
-        if (reach > 0.0 && d < reach && xStart.allFinite()) {
-          if (!collider.kinematic()) toFrame();
-          const double length = (q1 - q0).norm();
-          Vec3 n0;
-          d0 = localDistance(collider, q0, n0) - r;
-          Vec3 entry = q0, ne = n0;
-          double de = d0;
-          // Started inside (a resting overlap): swept only when the path went on through to the far
-          // side; started outside: also when it entered and ends beyond reach.
-          const bool inside = d0 < 0.0;
-          haveStart = true;
-          // From outside, the entry makes the contact swept only when the prediction is beyond
-          // reach or the normals at entry and end oppose; neither can happen within the margin of
-          // a plane (one normal) or of a sphere along a path shorter than half its radius (the
-          // entry e lies outside it and the end q1 within the path's length of e, so
-          // e . q1 >= |e| (|e| - length) > 0): no need to find the entry then.
-          const bool entryMatters = !(d < margin) || !normalsAgreeAlongPath(collider, length);
-          if (inside || (length > 0.0 && entryMatters && sweptEntry(collider, r, q0, q1, length, d0, entry, de, ne))) {
-            const Vec3 entryNormal = pose.rotation * ne;
-            if ((!inside && !(d < margin)) || entryNormal.dot(normal) < 0.0) {
-              plane.swept = true;
-              plane.normal = entryNormal;
-              plane.point = pose.position + pose.rotation * Vec3(entry - de * ne);
-            }
-          }
+  const std::uint32_t colliderCount = static_cast<std::uint32_t>(model.colliders.size());
+  const Quick* quick = quick_.data();
+  const double* w = model.inverseMass.data();
+  const double* radius = model.particleRadius.empty() ? nullptr : model.particleRadius.data();
+  const Vec3* position = state.position.data();
+  const Vec3* previous = state.previousPosition.data();
+  // Two phases per chunk of particles: a screen without calls lists the (particle, collider) pairs
+  // the full test must see, in (particle, collider) order, then collideOne tests them.
+  constexpr std::uint32_t kPending = 256;
+  std::uint32_t pendingParticle[kPending];
+  std::uint32_t pendingCollider[kPending];
+  if (colliderCount > kPending) {  // more colliders than the list holds for one particle: no screen
+    for (std::size_t i = begin; i < end; ++i)
+      if (w[i] != 0.0 && position[i].allFinite())
+        for (std::uint32_t c = 0; c < colliderCount; ++c)
+          collideOne(model, settings, state, h, static_cast<ParticleIndex>(i), c, contacts, planes);
+    return;
+  }
+  const std::size_t chunkParticles = kPending / std::max<std::uint32_t>(colliderCount, 1);
+  for (std::size_t chunk = begin; chunk < end; chunk += chunkParticles) {
+    const std::size_t chunkEnd = std::min(end, chunk + chunkParticles);
+    std::size_t pending = 0;
+    for (std::size_t i = chunk; i < chunkEnd; ++i) {
+      if (w[i] == 0.0) continue;
+      const Vec3 x = position[i];
+      const double r = radius ? radius[i] : 0.0;
+      // The path's length in the world: a bound above it without a square root (the sum of the
+      // coordinates' magnitudes, with room for its rounding), and the length as collideOne finds
+      // it for a static collider, taken only where the bound does not decide.
+      const Vec3 path = x - previous[i];
+      const double travelBound = (std::abs(path.x()) + std::abs(path.y()) + std::abs(path.z())) * (1.0 + 1e-12);
+      for (std::uint32_t c = 0; c < colliderCount; ++c) {
+        // Static, unrotated planes and spheres: the distance at the prediction as colliderDistance
+        // finds it (the same operations, so the same bits); a particle at least the margin away
+        // that does not travel that far gets no contact (neither the one at the prediction nor a
+        // swept one), and most particles are such. (A non-finite position is skipped here or when
+        // tested.)
+        const Quick& q = quick[c];
+        if (q.kind != Quick::Kind::None) {
+          const double d =
+              (q.kind == Quick::Kind::Plane ? x.y() - q.position.y() : (x - q.position).norm() - q.radius) - r;
+          if (!(d < margin) && (d > travelBound || !(d < std::sqrt(path.squaredNorm())))) continue;
         }
-        if (!plane.swept && !(d < margin)) continue;
-        Contact k;
-        k.particle = p;
-        k.collider = static_cast<std::int32_t>(c);
-        if (!plane.swept && !haveStart) {  // as found before there were swept contacts, to the bit
-          Vec3 normalBefore;
-          d0 = colliderDistance(collider, before, xStart, normalBefore) - r;
-        }
-        if (d0 < 0.0) k.allowance = std::max(0.0, -d0 - cap);
-        const Vec3& at = plane.swept ? plane.point : x;
-        const Vec3 surfaceVelocity = (at - pointBefore(collider, pose, before, at)) / h;
-        k.normalVelocity = (plane.swept ? plane.normal : normal).dot(state.velocity[i] - surfaceVelocity);
-        contacts.push_back(k);
-        planes.push_back(plane);
+        pendingParticle[pending] = static_cast<std::uint32_t>(i);
+        pendingCollider[pending] = c;
+        ++pending;
       }
+    }
+    for (std::size_t k = 0; k < pending; ++k) {
+      const auto p = static_cast<ParticleIndex>(pendingParticle[k]);
+      if (!position[p].allFinite()) continue;
+      collideOne(model, settings, state, h, p, pendingCollider[k], contacts, planes);
     }
   }
 }
 
-bool ColliderContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace) {
+void ColliderContacts::collideOne(const Model& model, const SolverSettings& settings, const State& state, double h,
+                                  ParticleIndex p, std::uint32_t c, std::vector<Contact>& contacts,
+                                  std::vector<Plane>& planes) const {
+  const double margin = settings.contactMargin;
+  const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
+  const std::size_t i = p;
+  const Vec3& x = state.position[i];
+  const Vec3& xStart = state.previousPosition[i];
+  const double r = model.radius(p);
+  const Collider& collider = model.colliders[c];
+  const ColliderPose& pose = pose_[c];
+  const ColliderPose& before = previousPose_[c];
+  const bool unrotated = unrotated_[c] != 0;
+  Vec3 normal;
+  const double d = colliderDistance(collider, pose, x, normal) - r;
+  // The path in the collider's frame. Every point of it is at least d - length from touching
+  // (phi is 1-Lipschitz), so only a path longer than d can have entered. A static collider's
+  // frame is fixed: the path's length is the world one.
+  Vec3 q1 = Vec3::Zero(), q0 = Vec3::Zero();
+  const auto toFrame = [&] {
+    if (unrotated) {  // as colliderDistance: rotating by the identity changes no value
+      q1 = x - pose.position;
+      q0 = xStart - before.position;
+      return;
+    }
+    q1 = pose.rotation.conjugate() * (x - pose.position);
+    q0 = before.rotation.conjugate() * (xStart - before.position);
+  };
+  if (collider.kinematic()) toFrame();
+  const double reach = collider.kinematic() ? (q1 - q0).norm() : (x - xStart).norm();
+  Plane plane;
+  double d0 = 0.0;
+  bool haveStart = false;  // d0 found for the path (the same value as the start's distance below)
+  if (reach > 0.0 && d < reach && xStart.allFinite()) {
+    if (!collider.kinematic()) toFrame();
+    const double length = (q1 - q0).norm();
+    Vec3 n0;
+    d0 = localDistance(collider, q0, n0) - r;
+    Vec3 entry = q0, ne = n0;
+    double de = d0;
+    // Started inside (a resting overlap): swept only when the path went on through to the far
+    // side; started outside: also when it entered and ends beyond reach.
+    const bool inside = d0 < 0.0;
+    haveStart = true;
+    // From outside, the entry makes the contact swept only when the prediction is beyond
+    // reach or the normals at entry and end oppose; neither can happen within the margin of
+    // a plane (one normal) or of a sphere along a path shorter than half its radius (the
+    // entry e lies outside it and the end q1 within the path's length of e, so
+    // e . q1 >= |e| (|e| - length) > 0): no need to find the entry then.
+    const bool entryMatters = !(d < margin) || !normalsAgreeAlongPath(collider, length);
+    if (inside || (length > 0.0 && entryMatters && sweptEntry(collider, r, q0, q1, length, d0, entry, de, ne))) {
+      const Vec3 entryNormal = pose.rotation * ne;
+      if ((!inside && !(d < margin)) || entryNormal.dot(normal) < 0.0) {
+        plane.swept = true;
+        plane.normal = entryNormal;
+        plane.point = pose.position + pose.rotation * Vec3(entry - de * ne);
+      }
+    }
+  }
+  if (!plane.swept && !(d < margin)) return;
+  Contact k;
+  k.particle = p;
+  k.collider = static_cast<std::int32_t>(c);
+  if (!plane.swept && !haveStart) {  // as found before there were swept contacts, to the bit
+    Vec3 normalBefore;
+    d0 = colliderDistance(collider, before, xStart, normalBefore) - r;
+  }
+  if (d0 < 0.0) k.allowance = std::max(0.0, -d0 - cap);
+  const Vec3& at = plane.swept ? plane.point : x;
+  const Vec3 surfaceVelocity = (at - pointBefore(collider, pose, before, at)) / h;
+  k.normalVelocity = (plane.swept ? plane.normal : normal).dot(state.velocity[i] - surfaceVelocity);
+  contacts.push_back(k);
+  planes.push_back(plane);
+}
+
+// Where share `part` of `parts` of the contacts starts: an even split moved forward to the next
+// particle's first contact, so that the contacts of one particle (one per collider, in order) stay
+// in one share. The contacts of different particles touch different particles: the shares can be
+// projected at once, each particle getting the operations of the serial pass.
+std::size_t ColliderContacts::shareStart(int part, int parts) const {
+  std::size_t j = contacts_.size() * static_cast<std::size_t>(part) / static_cast<std::size_t>(parts);
+  while (j > 0 && j < contacts_.size() && contacts_[j].particle == contacts_[j - 1].particle) ++j;
+  return j;
+}
+
+bool ColliderContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace,
+                               int team) {
+  if (trace || team <= 1 || contacts_.size() < kParallelContacts)
+    return projectRange(model, settings, state, trace, 0, contacts_.size());
+#pragma omp parallel num_threads(team)
+  {
+    const int part = omp_get_thread_num();
+    const int parts = omp_get_num_threads();
+    projectRange(model, settings, state, nullptr, shareStart(part, parts), shareStart(part + 1, parts));
+  }
+  return true;
+}
+
+bool ColliderContacts::projectRange(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace,
+                                    std::size_t begin, std::size_t end) {
   const double* w = model.inverseMass.data();
   Vec3* x = state.position.data();
   const Vec3* xPrev = state.previousPosition.data();
   const bool kineticHere = !settings.dynamicFrictionInVelocityPass;
-  for (std::size_t j = 0; j < contacts_.size(); ++j) {
+  for (std::size_t j = begin; j < end; ++j) {
     Contact& c = contacts_[j];
     const Plane& plane = planes_[j];
     const ParticleIndex p = c.particle;
@@ -281,13 +366,28 @@ bool ColliderContacts::project(const Model& model, const SolverSettings& setting
   return true;
 }
 
-void ColliderContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) const {
+void ColliderContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h,
+                                    int team) const {
+  if (team <= 1 || contacts_.size() < kParallelContacts) {
+    velocityPassRange(model, settings, state, h, 0, contacts_.size());
+    return;
+  }
+#pragma omp parallel num_threads(team)
+  {
+    const int part = omp_get_thread_num();
+    const int parts = omp_get_num_threads();
+    velocityPassRange(model, settings, state, h, shareStart(part, parts), shareStart(part + 1, parts));
+  }
+}
+
+void ColliderContacts::velocityPassRange(const Model& model, const SolverSettings& settings, State& state, double h,
+                                         std::size_t begin, std::size_t end) const {
   const double* w = model.inverseMass.data();
   const Vec3* x = state.position.data();
   Vec3* v = state.velocity.data();
   const double restingSpeed = 2.0 * settings.gravity.norm() * h;  // m/s, below it e = 0
   const bool friction = settings.dynamicFrictionInVelocityPass;
-  for (std::size_t j = 0; j < contacts_.size(); ++j) {
+  for (std::size_t j = begin; j < end; ++j) {
     const Contact& c = contacts_[j];
     if (!(c.lambda > 0.0)) continue;
     const ParticleIndex p = c.particle;

@@ -27,9 +27,11 @@ class ColliderContacts {
   // thread order: the same contacts in the same order for any team.
   void collide(const Model& model, const SolverSettings& settings, const State& state, double h, int team = 1);
   // Stage 5, after the other contacts (obstacles win). False when `trace` found the culprit.
-  bool project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace);
-  // Stage 7: restitution (and dynamic friction when settings ask for it there).
-  void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) const;
+  // Untraced, `team` threads each project a share of the contacts that holds whole particles
+  // (a particle's contacts touch no other particle): the serial pass's result for any team.
+  bool project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace, int team = 1);
+  // Stage 7: restitution (and dynamic friction when settings ask for it there), split as project.
+  void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h, int team = 1) const;
 
   const std::vector<Contact>& contacts() const { return contacts_; }
 
@@ -44,6 +46,16 @@ class ColliderContacts {
   // The contacts of particles [begin, end), in particle order, appended to `contacts`/`planes`.
   void collideRange(const Model& model, const SolverSettings& settings, const State& state, double h, std::size_t begin,
                     std::size_t end, std::vector<Contact>& contacts, std::vector<Plane>& planes) const;
+  // Below this many contacts a split projection costs more than it saves.
+  static constexpr std::size_t kParallelContacts = 512;
+  std::size_t shareStart(int part, int parts) const;
+  bool projectRange(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace,
+                    std::size_t begin, std::size_t end);
+  void velocityPassRange(const Model& model, const SolverSettings& settings, State& state, double h, std::size_t begin,
+                         std::size_t end) const;
+  // The contact of particle p with collider c, if any, appended to `contacts`/`planes`.
+  void collideOne(const Model& model, const SolverSettings& settings, const State& state, double h, ParticleIndex p,
+                  std::uint32_t c, std::vector<Contact>& contacts, std::vector<Plane>& planes) const;
   std::vector<Contact> contacts_;
   std::vector<Plane> planes_;  // one per contact
   // Per-thread lists of a split collide stage (grown to the largest team seen, then reused).
@@ -52,6 +64,15 @@ class ColliderContacts {
   std::vector<ColliderPose> pose_;          // at the end of the current substep
   std::vector<ColliderPose> previousPose_;  // at its start
   std::vector<char> unrotated_;             // 1: both poses of the substep are unrotated
+  // A static, unrotated plane or sphere, whose distance alone (as colliderDistance computes it,
+  // to the bit) tells most particles apart in a few operations: far from it and not moving far
+  // enough to reach it (collider_contacts.cpp).
+  struct Quick {
+    enum class Kind : std::uint8_t { None, Plane, Sphere } kind = Kind::None;
+    Vec3 position = Vec3::Zero();  // m, world: the plane's point or the sphere's centre
+    double radius = 0.0;           // m, the sphere's
+  };
+  std::vector<Quick> quick_;
 };
 
 }  // namespace pliant::detail

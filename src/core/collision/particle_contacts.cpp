@@ -18,8 +18,11 @@
 // it is their single sweep, bit for bit.
 #include "collision/particle_contacts.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -100,15 +103,47 @@ void ParticleContacts::prepare(const Model& model) {
   bounced_.assign(velocityBefore_.size(), Vec3::Zero());
   stopped_.assign(velocityBefore_.size(), Vec3::Zero());
   contacts_.reserve(4 * collidingParticles_.size());
+  const std::size_t capacity =
+      collidingParticles_.size() >= 2 ? kMaxCandidatesPerParticle * collidingParticles_.size() : 0;
   candidates_.clear();
-  candidates_.reserve(collidingParticles_.size() >= 2 ? kMaxCandidatesPerParticle * collidingParticles_.size() : 0);
+  candidates_.reserve(capacity);
+  pairScratch_.assign(capacity, Candidate{});
+  lowStart_.assign(capacity > 0 ? n + 1 : 0, 0u);
   listPosition_.assign(collidingParticles_.size(), Vec3::Zero());
+  growThreadScratch(1);
   listValid_ = false;
   listRetryIn_ = 0;
 }
 
-template <class Visit>
-void ParticleContacts::forEachNearPair(const State& state, double cellSize, Visit&& visit) {
+template <class Fn>
+int ParticleContacts::runShares(int team, Fn&& fn) {
+  growThreadScratch(team);
+  if (team <= 1) {
+    fn(0, 1);
+    return 1;
+  }
+  int parts = 1;
+#pragma omp parallel num_threads(team)
+  {
+    const int part = omp_get_thread_num();
+    const int count = omp_get_num_threads();
+#pragma omp single
+    parts = count;
+    fn(part, count);
+  }
+  return parts;
+}
+
+void ParticleContacts::growThreadScratch(int team) {
+  const auto size = static_cast<std::size_t>(std::max(team, 1));
+  if (threadEnd_.size() >= size) return;
+  threadEnd_.resize(size);
+  threadLow_.resize(size);
+  threadHigh_.resize(size);
+  threadFlag_.resize(size);
+}
+
+void ParticleContacts::buildGrid(const State& state, double cellSize) {
   const double inverseCellSize = 1.0 / cellSize;
   const std::size_t buckets = gridStart_.size() - 1;
   const std::uint64_t mask = buckets - 1;
@@ -119,6 +154,7 @@ void ParticleContacts::forEachNearPair(const State& state, double cellSize, Visi
     const Vec3& x = state.position[p];
     if (!x.allFinite()) continue;
     GridEntry& e = gridScratch_[used++];
+    e.position = x;
     e.particle = p;
     for (int k = 0; k < 3; ++k) e.cell[k] = cellCoordinate(x[k], inverseCellSize);
     e.key = cellKey(e.cell[0], e.cell[1], e.cell[2]);
@@ -130,57 +166,112 @@ void ParticleContacts::forEachNearPair(const State& state, double cellSize, Visi
     const GridEntry& e = gridScratch_[k];
     gridEntries_[--gridStart_[keyHash(e.key) & mask]] = e;
   }
-  // Each particle pairs with the higher-indexed particles of its own cell and with every particle
-  // of the 13 cells after it; comparing keys (not only buckets) keeps each pair to one visit.
-  for (std::size_t k = 0; k < used; ++k) {
-    const GridEntry& a = gridScratch_[k];
-    const std::uint64_t ownBucket = keyHash(a.key) & mask;
-    for (std::uint32_t s = gridStart_[ownBucket]; s < gridStart_[ownBucket + 1]; ++s)
-      if (gridEntries_[s].key == a.key && gridEntries_[s].particle > a.particle)
-        if (!visit(a.particle, gridEntries_[s].particle)) return;
-    for (const auto& offset : kForwardCells) {
-      const std::uint64_t key = cellKey(a.cell[0] + offset[0], a.cell[1] + offset[1], a.cell[2] + offset[2]);
-      const std::uint64_t bucket = keyHash(key) & mask;
-      for (std::uint32_t s = gridStart_[bucket]; s < gridStart_[bucket + 1]; ++s)
-        if (gridEntries_[s].key == key)
-          if (!visit(a.particle, gridEntries_[s].particle)) return;
+  // Cells that share a bucket are made runs (a stable insertion sort by key; most buckets hold one
+  // cell, which it leaves after one comparison per entry).
+  for (std::size_t b = 0; b < buckets; ++b)
+    for (std::uint32_t s = gridStart_[b] + 1; s < gridStart_[b + 1]; ++s) {
+      if (!(gridEntries_[s].key < gridEntries_[s - 1].key)) continue;
+      const GridEntry moving = gridEntries_[s];
+      std::uint32_t t = s;
+      for (; t > gridStart_[b] && moving.key < gridEntries_[t - 1].key; --t) gridEntries_[t] = gridEntries_[t - 1];
+      gridEntries_[t] = moving;
+    }
+}
+
+template <class Visit>
+void ParticleContacts::forEachNearPair(std::size_t firstBucket, std::size_t endBucket, Visit&& visit) const {
+  const std::uint64_t mask = gridStart_.size() - 2;
+  const GridEntry* entries = gridEntries_.data();
+  // Cell by cell (a run of one key): the pairs within the cell, then those with each of the 13
+  // cells after it, whose bucket is looked up once per cell rather than once per particle.
+  for (std::size_t b = firstBucket; b < endBucket; ++b) {
+    const std::uint32_t bucketEnd = gridStart_[b + 1];
+    for (std::uint32_t run = gridStart_[b]; run < bucketEnd;) {
+      const GridEntry& first = entries[run];
+      std::uint32_t runEnd = run + 1;
+      while (runEnd < bucketEnd && entries[runEnd].key == first.key) ++runEnd;
+      for (std::uint32_t i = run; i < runEnd; ++i)
+        for (std::uint32_t j = i + 1; j < runEnd; ++j)
+          if (!visit(entries[i], entries[j])) return;
+      for (const auto& offset : kForwardCells) {
+        const std::uint64_t key =
+            cellKey(first.cell[0] + offset[0], first.cell[1] + offset[1], first.cell[2] + offset[2]);
+        const std::uint64_t bucket = keyHash(key) & mask;
+        std::uint32_t other = gridStart_[bucket];
+        const std::uint32_t otherBucketEnd = gridStart_[bucket + 1];
+        while (other < otherBucketEnd && entries[other].key != key) ++other;
+        for (; other < otherBucketEnd && entries[other].key == key; ++other)
+          for (std::uint32_t i = run; i < runEnd; ++i)
+            if (!visit(entries[i], entries[other])) return;
+      }
+      run = runEnd;
     }
   }
 }
 
-void ParticleContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h) {
+void ParticleContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
+                               int team) {
   contacts_.clear();
   overflow_.clear();
   if (collidingParticles_.size() < 2) return;
   // The list, when it holds or can be rebuilt within its capacity; else the direct search (both
   // find the same contacts in the same order).
   if (listRetryIn_ > 0) --listRetryIn_;
-  if (listRetryIn_ == 0 &&
-      (candidatesHold(state, settings.contactMargin) || buildCandidates(model, state, settings.contactMargin)))
-    collideCandidates(model, settings, state, h);
+  if (listRetryIn_ == 0 && (candidatesHold(state, settings.contactMargin, team) ||
+                            buildCandidates(model, state, settings.contactMargin, team)))
+    collideCandidates(model, settings, state, h, team);
   else collideDirect(model, settings, state, h);
 }
 
-// Whether every colliding particle has moved since the list was built by the mean motion up to
-// less than the skin: then two particles' distance changed by less than twice the skin, and a
-// pair within reach now was within reach + 2 skin then (a non-finite position fails the test).
-bool ParticleContacts::candidatesHold(const State& state, double margin) const {
+// Whether the colliding particles' displacements since the list was built all lie within (less
+// than) the skin of one vector c: then two particles' distance changed by less than twice the skin,
+// and a pair within reach now was within reach + 2 skin then (a non-finite position fails the
+// test). c is the centre of the displacements' bounding box, which moves with a cloth falling or
+// sliding as a whole; the box and the test are exact, so any split over threads decides the same.
+bool ParticleContacts::candidatesHold(const State& state, double margin, int team) {
   if (!listValid_ || margin != listMargin_) return false;
   const std::size_t n = collidingParticles_.size();
-  Vec3 mean = Vec3::Zero();
-  for (std::size_t i = 0; i < n; ++i) mean += state.position[collidingParticles_[i]] - listPosition_[i];
-  mean /= static_cast<double>(n);
+  const Vec3* x = state.position.data();
+  const ParticleIndex* particles = collidingParticles_.data();
+  const Vec3* listed = listPosition_.data();
+  const int parts = runShares(team, [&](int part, int count) {
+    Vec3 low = Vec3::Constant(std::numeric_limits<double>::infinity());
+    Vec3 high = -low;
+    bool finite = true;
+    for (std::size_t i = n * part / count; i < n * (part + 1) / count; ++i) {
+      const Vec3 moved = x[particles[i]] - listed[i];
+      finite = finite && moved.allFinite();
+      low = low.cwiseMin(moved);
+      high = high.cwiseMax(moved);
+    }
+    threadLow_[part] = low;
+    threadHigh_[part] = high;
+    threadFlag_[part] = finite ? 1 : 0;
+  });
+  Vec3 low = threadLow_[0], high = threadHigh_[0];
+  for (int t = 0; t < parts; ++t) {
+    if (!threadFlag_[t]) return false;
+    low = low.cwiseMin(threadLow_[t]);
+    high = high.cwiseMax(threadHigh_[t]);
+  }
   // A thousandth of the skin spare for the rounding of the distances compared.
   const double limit = 0.999 * skin_;
   const double limitSquared = limit * limit;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Vec3 moved = state.position[collidingParticles_[i]] - listPosition_[i] - mean;
-    if (!(moved.squaredNorm() < limitSquared)) return false;
-  }
+  const Vec3 centre = 0.5 * (low + high);
+  // Every displacement lies within half the box's diagonal of its centre.
+  if ((0.5 * (high - low)).squaredNorm() < limitSquared) return true;
+  const int checks = runShares(team, [&](int part, int count) {
+    bool within = true;
+    for (std::size_t i = n * part / count; i < n * (part + 1) / count && within; ++i)
+      within = (x[particles[i]] - listed[i] - centre).squaredNorm() < limitSquared;
+    threadFlag_[part] = within ? 1 : 0;
+  });
+  for (int t = 0; t < checks; ++t)
+    if (!threadFlag_[t]) return false;
   return true;
 }
 
-bool ParticleContacts::buildCandidates(const Model& model, const State& state, double margin) {
+bool ParticleContacts::buildCandidates(const Model& model, const State& state, double margin, int team) {
   listValid_ = false;
   candidates_.clear();
   // A skin of half the cell of the direct search: candidates within twice the reach, about eight
@@ -188,33 +279,73 @@ bool ParticleContacts::buildCandidates(const Model& model, const State& state, d
   // the particles move fast relative to each other.
   skin_ = 0.5 * (2.0 * maxRadius_ + margin);
   const double skins = 2.0 * skin_;
-  const std::size_t capacity = candidates_.capacity();
-  bool full = false;
-  forEachNearPair(state, 2.0 * maxRadius_ + margin + skins, [&](ParticleIndex pa, ParticleIndex pb) {
-    const double reach = model.radius(pa) + model.radius(pb) + margin + skins;
-    if (!((state.position[pa] - state.position[pb]).squaredNorm() < reach * reach)) return true;
-    const ParticleIndex low = std::min(pa, pb), high = std::max(pa, pb);
-    if (std::binary_search(restNeighbours_.data() + restNeighbourStart_[low],
-                           restNeighbours_.data() + restNeighbourStart_[low + 1], high))
+  buildGrid(state, 2.0 * maxRadius_ + margin + skins);
+  const std::size_t capacity = pairScratch_.size();
+  const std::size_t buckets = gridStart_.size() - 1;
+  // Each thread searches a fixed share of the buckets into its own part of the scratch; a part
+  // that fills up sends the substep to the direct search, which finds the same contacts.
+  // No pair reaches further than the largest radii allow: most pairs of neighbouring cells are
+  // told apart by that before their own radii are read.
+  const double widest = 2.0 * maxRadius_ + margin + skins;
+  const double widestSquared = widest * widest;
+  const int parts = runShares(team, [&](int part, int count) {
+    const std::size_t begin = capacity * part / count, end = capacity * (part + 1) / count;
+    std::size_t found = begin;
+    bool full = false;
+    forEachNearPair(buckets * part / count, buckets * (part + 1) / count, [&](const GridEntry& a, const GridEntry& b) {
+      if (!((a.position - b.position).squaredNorm() < widestSquared)) return true;
+      const double reach = model.radius(a.particle) + model.radius(b.particle) + margin + skins;
+      if (!((a.position - b.position).squaredNorm() < reach * reach)) return true;
+      const ParticleIndex low = std::min(a.particle, b.particle), high = std::max(a.particle, b.particle);
+      if (std::binary_search(restNeighbours_.data() + restNeighbourStart_[low],
+                             restNeighbours_.data() + restNeighbourStart_[low + 1], high))
+        return true;
+      if (found == end) {
+        full = true;
+        return false;
+      }
+      pairScratch_[found++] = {low, high};
       return true;
-    if (candidates_.size() == capacity) {
-      full = true;
-      return false;
-    }
-    candidates_.push_back({low, high});
-    return true;
+    });
+    threadEnd_[part] = found;
+    threadFlag_[part] = full ? 1 : 0;
   });
+  bool full = false;
+  for (int t = 0; t < parts; ++t) full = full || threadFlag_[t];
   if (full) {
     // Particles packed denser than the capacity allows: search directly for a while.
-    candidates_.clear();
     constexpr int kRetrySubsteps = 16;
     listRetryIn_ = kRetrySubsteps;
     return false;
   }
-  // The documented order (particle, other); a pair repeats only when keys alias (cells 2^21 apart).
-  std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& l, const Candidate& r) {
-    return l.particle != r.particle ? l.particle < r.particle : l.other < r.other;
-  });
+  // The documented order (particle, other), whatever thread found a pair: a counting sort by the
+  // lower index, then each particle's few partners sorted; a pair repeats only when keys alias
+  // (cells 2^21 apart).
+  std::fill(lowStart_.begin(), lowStart_.end(), 0u);
+  std::size_t total = 0;
+  for (int t = 0; t < parts; ++t) {
+    const std::size_t begin = capacity * t / parts;
+    for (std::size_t k = begin; k < threadEnd_[t]; ++k) ++lowStart_[pairScratch_[k].particle + 1];
+    total += threadEnd_[t] - begin;
+  }
+  const std::size_t particleCount = lowStart_.size() - 1;
+  for (std::size_t p = 0; p < particleCount; ++p) lowStart_[p + 1] += lowStart_[p];
+  candidates_.resize(total);
+  for (int t = 0; t < parts; ++t)
+    for (std::size_t k = capacity * t / parts; k < threadEnd_[t]; ++k)
+      candidates_[lowStart_[pairScratch_[k].particle]++] = pairScratch_[k];
+  // lowStart_[p] is now the end of particle p's group, and the start of p + 1's.
+  std::uint32_t groupStart = 0;
+  for (std::size_t p = 0; p < particleCount; ++p) {
+    const std::uint32_t groupEnd = lowStart_[p];
+    for (std::uint32_t s = groupStart + 1; s < groupEnd; ++s) {
+      const Candidate moving = candidates_[s];
+      std::uint32_t t = s;
+      for (; t > groupStart && moving.other < candidates_[t - 1].other; --t) candidates_[t] = candidates_[t - 1];
+      candidates_[t] = moving;
+    }
+    groupStart = groupEnd;
+  }
   candidates_.erase(std::unique(candidates_.begin(), candidates_.end(),
                                 [](const Candidate& l, const Candidate& r) {
                                   return l.particle == r.particle && l.other == r.other;
@@ -246,27 +377,39 @@ Contact pairContact(const State& state, ParticleIndex low, ParticleIndex high, d
 }  // namespace
 
 void ParticleContacts::collideCandidates(const Model& model, const SolverSettings& settings, const State& state,
-                                         double h) {
+                                         double h, int team) {
   const std::size_t bound = particleContactBound(collidingParticles_.size());
   const double margin = settings.contactMargin;
   const double cap = settings.maxDepenetrationVelocity * h;
   const double* w = model.inverseMass.data();
   const Vec3* x = state.position.data();
-  for (const Candidate& pair : candidates_) {
-    const ParticleIndex a = pair.particle, b = pair.other;
-    if (w[a] + w[b] == 0.0) continue;
-    const double radii = model.radius(a) + model.radius(b);
-    const double reach = radii + margin;
-    if (!((x[a] - x[b]).squaredNorm() < reach * reach)) continue;
-    if (contacts_.size() == bound) {
-      contacts_.clear();
-      overflow_ = contactOverflowMessage(bound, maxRadius_);
-      return;
+  const std::size_t count = candidates_.size();
+  // Each thread keeps the pairs of a fixed share of the list that are within reach, in the same
+  // share of the scratch (no longer than the list); the shares are joined in order.
+  const int parts = runShares(team, [&](int part, int shares) {
+    std::size_t kept = count * part / shares;
+    for (std::size_t k = count * part / shares; k < count * (part + 1) / shares; ++k) {
+      const ParticleIndex a = candidates_[k].particle, b = candidates_[k].other;
+      if (w[a] + w[b] == 0.0) continue;
+      const double reach = model.radius(a) + model.radius(b) + margin;
+      if (!((x[a] - x[b]).squaredNorm() < reach * reach)) continue;
+      pairScratch_[kept++] = candidates_[k];
     }
-    contacts_.push_back(pairContact(state, a, b, radii, cap));
-    velocityBefore_[a] = state.velocity[a];
-    velocityBefore_[b] = state.velocity[b];
+    threadEnd_[part] = kept;
+  });
+  std::size_t total = 0;
+  for (int t = 0; t < parts; ++t) total += threadEnd_[t] - count * t / parts;
+  if (total > bound) {
+    overflow_ = contactOverflowMessage(bound, maxRadius_);
+    return;
   }
+  for (int t = 0; t < parts; ++t)
+    for (std::size_t k = count * t / parts; k < threadEnd_[t]; ++k) {
+      const ParticleIndex a = pairScratch_[k].particle, b = pairScratch_[k].other;
+      contacts_.push_back(pairContact(state, a, b, model.radius(a) + model.radius(b), cap));
+      velocityBefore_[a] = state.velocity[a];
+      velocityBefore_[b] = state.velocity[b];
+    }
 }
 
 void ParticleContacts::collideDirect(const Model& model, const SolverSettings& settings, const State& state, double h) {
@@ -276,14 +419,15 @@ void ParticleContacts::collideDirect(const Model& model, const SolverSettings& s
   const double cap = settings.maxDepenetrationVelocity * h;
   // Cells of 2 r_max + margin: any pair within reach lies in neighbouring cells. The pair test;
   // (a, b) in any order, stored as (lower, higher index).
-  forEachNearPair(state, 2.0 * maxRadius_ + margin, [&](ParticleIndex pa, ParticleIndex pb) {
+  buildGrid(state, 2.0 * maxRadius_ + margin);
+  forEachNearPair(0, gridStart_.size() - 1, [&](const GridEntry& a, const GridEntry& b) {
+    const ParticleIndex pa = a.particle, pb = b.particle;
     const double wa = model.inverseMass[pa];
     const double wb = model.inverseMass[pb];
     if (wa + wb == 0.0) return true;
     const double radii = model.radius(pa) + model.radius(pb);
     const double reach = radii + margin;
-    const Vec3 diff = state.position[pa] - state.position[pb];
-    if (!(diff.squaredNorm() < reach * reach)) return true;
+    if (!((a.position - b.position).squaredNorm() < reach * reach)) return true;
     const ParticleIndex low = std::min(pa, pb), high = std::max(pa, pb);
     if (std::binary_search(restNeighbours_.data() + restNeighbourStart_[low],
                            restNeighbours_.data() + restNeighbourStart_[low + 1], high))

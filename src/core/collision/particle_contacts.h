@@ -20,7 +20,9 @@ class ParticleContacts {
   // grid sized for them.
   void prepare(const Model& model);
   // Stage 3: pairs within contactMargin of touching at the prediction, in (particle, other) order.
-  void collide(const Model& model, const SolverSettings& settings, const State& state, double h);
+  // `team` threads share the candidate list's test, its rebuild and the re-test of its pairs (fixed
+  // shares, joined in a fixed order): the same contacts in the same order for any team.
+  void collide(const Model& model, const SolverSettings& settings, const State& state, double h, int team = 1);
   // Stage 5, first of the contacts. False when `trace` found the culprit.
   bool project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace);
   // Stage 7: restitution passed along rows of contacts (particle_contacts.cpp).
@@ -42,8 +44,10 @@ class ParticleContacts {
   // Pairs never in contact: particles sharing a constraint (neighbours at rest), as sorted lists.
   std::vector<std::uint32_t> restNeighbourStart_;
   std::vector<ParticleIndex> restNeighbours_;
-  // Spatial hash grid: bucket b holds gridEntries_[gridStart_[b] .. gridStart_[b + 1]).
+  // Spatial hash grid: bucket b holds gridEntries_[gridStart_[b] .. gridStart_[b + 1]), sorted by
+  // cell key, so that each cell's particles are one run (in index order).
   struct GridEntry {
+    Vec3 position = Vec3::Zero();  // m, a copy: the pair tests read the grid in its own order
     ParticleIndex particle = 0;
     std::uint64_t key = 0;  // the cell, packed
     std::int64_t cell[3] = {0, 0, 0};
@@ -51,20 +55,23 @@ class ParticleContacts {
   std::vector<std::uint32_t> gridStart_;
   std::vector<GridEntry> gridEntries_;
   std::vector<GridEntry> gridScratch_;
-  // The grid search of every pair of colliding particles within `reach` (m) of each other's
-  // centres, each unordered pair visited once as (a, b) in grid order. `visit` returns false to stop.
+  // The grid of the colliding particles' positions in cells of `cellSize` (m).
+  void buildGrid(const State& state, double cellSize);
+  // Every pair of particles in the same or neighbouring cells whose first cell is in buckets
+  // [firstBucket, endBucket), each unordered pair visited once as (a, b) (cells far enough apart to
+  // share a key may repeat a pair). `visit` returns false to stop.
   template <class Visit>
-  void forEachNearPair(const State& state, double cellSize, Visit&& visit);
+  void forEachNearPair(std::size_t firstBucket, std::size_t endBucket, Visit&& visit) const;
   // Stage 3 by its two variants: pairs from the candidate list (the list is rebuilt first when the
   // particles have moved too far from where it was built), or the grid searched directly.
-  bool candidatesHold(const State& state, double margin) const;
-  bool buildCandidates(const Model& model, const State& state, double margin);
-  void collideCandidates(const Model& model, const SolverSettings& settings, const State& state, double h);
+  bool candidatesHold(const State& state, double margin, int team);
+  bool buildCandidates(const Model& model, const State& state, double margin, int team);
+  void collideCandidates(const Model& model, const SolverSettings& settings, const State& state, double h, int team);
   void collideDirect(const Model& model, const SolverSettings& settings, const State& state, double h);
   // Candidate (Verlet) list: every pair, not neighbours at rest, whose centres were within their
-  // reach plus twice the skin when it was built, as (lower, higher) index, sorted. While every
-  // colliding particle has moved from its position then (listPosition_, in collidingParticles_
-  // order) by the same vector up to less than the skin, every pair within reach is in it.
+  // reach plus twice the skin when it was built, as (lower, higher) index, sorted. While the
+  // colliding particles' displacements since then (listPosition_, in collidingParticles_ order)
+  // all lie within the skin of one vector, every pair within reach is in it.
   struct Candidate {
     ParticleIndex particle = 0;
     ParticleIndex other = 0;
@@ -75,6 +82,22 @@ class ParticleContacts {
   double listMargin_ = 0.0;  // m, the contactMargin it was built for
   double skin_ = 0.0;        // m
   int listRetryIn_ = 0;      // substeps to search directly after a list overflowed its capacity
+  // Per-thread scratch of the split stages (grown to the largest team seen, then reused): of
+  // `parts` threads, thread t owns pairScratch_[capacity t / parts, capacity (t + 1) / parts) for
+  // the pairs it finds in a rebuild, and the same share of the list's length for the pairs it keeps
+  // in the re-test; its end in threadEnd_; the displacement box of the hold test in
+  // threadLow_/threadHigh_.
+  std::vector<Candidate> pairScratch_;
+  std::vector<std::size_t> threadEnd_;
+  std::vector<Vec3> threadLow_;
+  std::vector<Vec3> threadHigh_;
+  std::vector<char> threadFlag_;
+  // Counting sort of the rebuilt list by lower index: group starts, per particle index.
+  std::vector<std::uint32_t> lowStart_;
+  // Runs fn(part, parts) on `team` threads (on the caller alone when team <= 1) and returns parts.
+  template <class Fn>
+  int runShares(int team, Fn&& fn);
+  void growThreadScratch(int team);
   // Velocity pass scratch, per particle (written only for particles in a contact): the velocity
   // before the solve (after the prediction), and its copies after the pairwise impacts with the
   // material's restitution and with none (particle_contacts.cpp).
