@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "determinism/crossed_cloths.h"
 #include "pliant/builders.h"
 #include "pliant/colliders.h"
 #include "pliant/model.h"
@@ -188,19 +189,7 @@ TEST(ContactDeterminism, ParticlePairsAndCollidersSplitOverThreadsGiveTheSerialR
   // just under half the spacing), the upper one crossed and within particle reach of the lower
   // one, falling onto a plane with a sphere's cap above it: pairs and collider contacts at once.
   ModelBuilder b;
-  for (int k = 0; k < 2; ++k) {
-    ClothGridDef cloth;
-    cloth.nodesX = cloth.nodesY = 48;
-    cloth.sizeX = cloth.sizeY = 1.0;
-    cloth.origin = k == 0 ? Vec3(-0.5, 0.021, -0.5) : Vec3(0.0, 0.043, -0.7071);
-    if (k == 1) {
-      cloth.axisX = Vec3(-1.0, 0.0, 1.0).normalized();
-      cloth.axisY = Vec3(1.0, 0.0, 1.0).normalized();
-    }
-    cloth.stretch.compliance = 1e-6;
-    const GeneratedObject c = addClothGrid(b, cloth);
-    b.setParticleRadius(c.firstParticle, c.particleCount, 0.01);
-  }
+  addCrossedCloths(b, 48, 0.021, 0.043, 0.01, false);
   b.model().particleContactMaterial = {0.4, 0.3, 0.0};
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.0, 1.0, 0.0), {0.6, 0.5, 0.0}));
   b.addCollider(Collider::sphere(Vec3(0.3, -0.27, 0.0), 0.28, {0.4, 0.3, 0.0}));

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "determinism/crossed_cloths.h"
 #include "pliant/builders.h"
 #include "pliant/colliders.h"
 #include "pliant/io/scenes.h"
@@ -83,20 +84,7 @@ TEST(SelfCollisionDeterminismLarge, ThreadedParticleLoopsDoNotChangeTheResult) {
   // what they wrote, and the broad phase splits its queries over threads; the hash must be the
   // same for any thread count. Two cloths, one lying on a plane and one falling onto it, crossed.
   ModelBuilder b;
-  for (int k = 0; k < 2; ++k) {
-    ClothGridDef cloth;
-    cloth.nodesX = cloth.nodesY = 93;
-    cloth.sizeX = cloth.sizeY = 1.0;
-    cloth.origin = k == 0 ? Vec3(-0.5, 0.002, -0.5) : Vec3(0.0, 0.012, -0.7071);
-    if (k == 1) {
-      cloth.axisX = Vec3(-1.0, 0.0, 1.0).normalized();
-      cloth.axisY = Vec3(1.0, 0.0, 1.0).normalized();
-    }
-    cloth.stretch.compliance = 1e-6;
-    cloth.selfCollision = true;
-    const GeneratedObject c = addClothGrid(b, cloth);
-    b.setParticleRadius(c.firstParticle, c.particleCount, 0.002);
-  }
+  addCrossedCloths(b, 93, 0.002, 0.012, 0.002, true);
   b.model().particleCollisions = false;
   b.model().surfaceThickness = 0.004;
   b.model().surfaceContactMaterial = {0.3, 0.3, 0.0};

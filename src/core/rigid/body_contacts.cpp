@@ -688,6 +688,13 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
   return !woke;
 }
 
+void BodyContacts::loadSides(const Model& model, const State& state, const BodyContact& first, BodySide& a,
+                             BodySide& b) const {
+  a = BodySide::load(model, state, first.bodyA);
+  b = first.collider >= 0 ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
+                          : BodySide::load(model, state, first.bodyB);
+}
+
 std::uint32_t BodyContacts::solverBodyOf(const BodySide& side, BodyIndex body) {
   const auto still = static_cast<std::uint32_t>(solverBodies_.size() - 1);
   if (!side.movable || body == kWorldBody) return still;
@@ -713,10 +720,8 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
   for (std::size_t m = 0; m + 1 < manifolds_.size(); ++m) {
     const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
     const BodyContact& first = contacts_[begin];
-    const BodySide a = BodySide::load(model, state, first.bodyA);
-    const BodySide b = first.collider >= 0
-                           ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
-                           : BodySide::load(model, state, first.bodyB);
+    BodySide a, b;
+    loadSides(model, state, first, a, b);
     const std::uint32_t sideA = solverBodyOf(a, first.bodyA);
     const std::uint32_t sideB = first.collider >= 0 ? solverBodyOf(b, kWorldBody) : solverBodyOf(b, first.bodyB);
     manifoldSides_.push_back(sideA);
@@ -938,10 +943,8 @@ void BodyContacts::project(const Model& model, const SolveContext& ctx, State& s
 void BodyContacts::velocityManifold(std::size_t m, const Model& model, State& state, double restingSpeed, double h) {
   const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
   const BodyContact& first = contacts_[begin];
-  const BodySide a = BodySide::load(model, state, first.bodyA);
-  const BodySide b = first.collider >= 0
-                         ? colliderSide(colliderFrames_[first.collider].now, colliderFrames_[first.collider].before)
-                         : BodySide::load(model, state, first.bodyB);
+  BodySide a, b;
+  loadSides(model, state, first, a, b);
   for (std::size_t j = begin; j < end; ++j) {
     const BodyContact& k = contacts_[j];
     if (!(k.lambda > 0.0)) continue;
