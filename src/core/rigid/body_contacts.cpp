@@ -871,12 +871,12 @@ void BodyContacts::solveManifold(std::size_t m, const SolveContext& ctx) {
     // velocity pass then adds only what is left of that budget). Passes change lambda_n (a box's
     // weight moves between its corners as it turns), so each visit projects the whole sum:
     // friction accumulated under a larger lambda_n is given back, not kept outside the cone.
-    if (pushed && total.norm() <= k.material.staticFriction * k.lambda) {
+    const double size = total.norm();
+    if (pushed && size <= k.material.staticFriction * k.lambda) {
       anchor.held = true;
     } else {
       const double kinetic = pushed ? k.material.dynamicFriction * k.lambda : 0.0;
-      const double size = total.norm();
-      total = size > kinetic ? Vec3(total * (kinetic / size)) : total;
+      if (size > kinetic) total *= kinetic / size;
     }
     const Vec3 deltaLambda = total - k.friction;
     if (deltaLambda == Vec3::Zero()) continue;
@@ -978,7 +978,8 @@ void BodyContacts::velocityManifold(std::size_t m, const Model& model, State& st
     const double limit =
         std::max(0.0, k.material.dynamicFriction * k.lambda / h - (anchors_[j].held ? 0.0 : k.friction.norm() / h));
     Vec3 total = dynamicImpulse_[j] - (speed / wt) * t;
-    if (total.norm() > limit) total *= limit / total.norm();
+    const double size = total.norm();
+    if (size > limit) total *= limit / size;
     const Vec3 impulse = total - dynamicImpulse_[j];
     dynamicImpulse_[j] = total;
     applyImpulse(a, state, k.bodyA, rA, impulse);
