@@ -475,9 +475,9 @@ bool Solver::project(StepFrame& f, State& state) {
     f.projections += model.joints.size();
     const std::int64_t badJoint = detail::projectJoints(model, f.ctx, state, f.trace != nullptr);
     if (badJoint >= 0 && f.trace->joint < 0) f.trace->joint = badJoint;
-    // The bodies' contacts after their joints (on one thread, in their sorted order).
+    // The bodies' contacts after their joints (a large set over regions of space on the team).
     f.projections += bodyContacts_->contacts().size();
-    bodyContacts_->project(model, f.ctx, state, it == 0, f.team);
+    bodyContacts_->project(model, state, it == 0, f.team);
     // Particles coupled with bodies (attachments, then contacts), after the bodies' own constraints.
     f.projections += model.bodyAttachments.size() + coupling_->contacts().size();
     if (!coupling_->project(model, f.ctx, state, f.trace)) return false;

@@ -161,30 +161,14 @@ constexpr std::size_t kRegionLists = 7;
 constexpr int kListPhase[kRegionLists] = {0, 0, 0, 0, 1, 1, 2};
 
 // The generalised inverse mass along unit t of a point at world offset r with the inverse inertia
-// `inverse` (world): [r]x^T I^-1 [r]x, six entries of the symmetric matrix (xx xy xz yy yz zz), to
-// which 1/m on the diagonal is added ([M20] eq. 2: t^T K t = 1/m + (r x t)^T I^-1 (r x t)).
-void addPointMass(const Vec3& r, const Mat3& inverse, double inverseMass, double (&k)[6]) {
-  Mat3 cross;
-  cross << 0.0, -r.z(), r.y(), r.z(), 0.0, -r.x(), -r.y(), r.x(), 0.0;
-  const Mat3 m = cross.transpose() * inverse * cross;
-  k[0] += m(0, 0) + inverseMass;
-  k[1] += m(0, 1);
-  k[2] += m(0, 2);
-  k[3] += m(1, 1) + inverseMass;
-  k[4] += m(1, 2);
-  k[5] += m(2, 2) + inverseMass;
-}
-
-double alongUnit(const double (&k)[6], const Vec3& t) {
-  return k[0] * t.x() * t.x() + k[3] * t.y() * t.y() + k[5] * t.z() * t.z() +
-         2.0 * (k[1] * t.x() * t.y() + k[2] * t.x() * t.z() + k[4] * t.y() * t.z());
-}
-
-// Applies the impulse p (kg m/s) at world offset r to a dynamic body's velocities.
-void applyImpulse(const BodySide& s, State& state, BodyIndex body, const Vec3& r, const Vec3& p) {
-  if (!s.movable) return;
-  state.bodyVelocity[body] += s.inverseMass * p;
-  state.bodyAngularVelocity[body] += s.inverseInertiaTimes(r.cross(p));
+// Two unit tangents orthogonal to the unit normal n and to each other (t_1 x t_2 = n): t_1 is n
+// crossed with the axis n is least along, so it never degenerates.
+void tangentBasis(const Vec3& n, Vec3& t1, Vec3& t2) {
+  const Vec3 axis = std::abs(n.x()) <= std::abs(n.y()) && std::abs(n.x()) <= std::abs(n.z()) ? Vec3::UnitX()
+                    : std::abs(n.y()) <= std::abs(n.z())                                     ? Vec3::UnitY()
+                                                                                             : Vec3::UnitZ();
+  t1 = axis.cross(n).normalized();
+  t2 = n.cross(t1);
 }
 
 }  // namespace
@@ -710,27 +694,31 @@ std::uint32_t BodyContacts::solverBodyOf(const BodySide& side, BodyIndex body) {
   return body;
 }
 
-void BodyContacts::loadRows(const Model& model, const State& state, bool firstIteration) {
+void BodyContacts::loadRows(const Model& model, const State& state, bool firstIteration, int threads) {
   rows_.resize(contacts_.size());
   manifoldSides_.clear();
   solved_.clear();
-  const std::vector<State::BodyContactAnchor>& held = state.bodyContactAnchors;
-  std::size_t cursor = 0;
-  std::size_t used = held.size();  // the anchor the last contact took: neighbouring points never share one
-  for (std::size_t m = 0; m + 1 < manifolds_.size(); ++m) {
-    const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
-    const BodyContact& first = contacts_[begin];
+  const std::size_t count = manifolds_.size() - 1;
+  // The solver bodies, in manifold order (solved_ keeps it: the poses are written back in it).
+  for (std::size_t m = 0; m < count; ++m) {
+    const BodyContact& first = contacts_[manifolds_[m]];
     BodySide a, b;
     loadSides(model, state, first, a, b);
-    const std::uint32_t sideA = solverBodyOf(a, first.bodyA);
-    const std::uint32_t sideB = first.collider >= 0 ? solverBodyOf(b, kWorldBody) : solverBodyOf(b, first.bodyB);
-    manifoldSides_.push_back(sideA);
-    manifoldSides_.push_back(sideB);
-    SolverBody& bodyA = solverBodies_[sideA];
-    SolverBody& bodyB = solverBodies_[sideB];
+    manifoldSides_.push_back(solverBodyOf(a, first.bodyA));
+    manifoldSides_.push_back(first.collider >= 0 ? solverBodyOf(b, kWorldBody) : solverBodyOf(b, first.bodyB));
+  }
+  // The rows: each a function of its contact and the poses alone, so they are formed on the team.
+  const int team = threads > 1 && count >= kRegionManifolds ? threads : 1;
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (std::size_t m = 0; m < count; ++m) {
+    const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
+    BodySide a, b;
+    loadSides(model, state, contacts_[begin], a, b);
+    const SolverBody& bodyA = solverBodies_[manifoldSides_[2 * m]];
+    const SolverBody& bodyB = solverBodies_[manifoldSides_[2 * m + 1]];
     const Mat3 rotationA = a.q.toRotationMatrix(), rotationB = b.q.toRotationMatrix();
     for (std::size_t j = begin; j < end; ++j) {
-      BodyContact& k = contacts_[j];
+      const BodyContact& k = contacts_[j];
       ContactRow& row = rows_[j];
       const Vec3& n = k.normal;
       const Vec3 rA = rotationA * k.localA, rB = rotationB * k.localB;
@@ -741,16 +729,49 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
       row.turnA = bodyA.inverseInertia * row.crossA;
       row.turnB = bodyB.inverseInertia * row.crossB;
       // [M20] eq. 2 on both sides.
-      row.weight = bodyA.inverseMass + row.crossA.dot(row.turnA) + bodyB.inverseMass + row.crossB.dot(row.turnB);
+      const double weight =
+          bodyA.inverseMass + row.crossA.dot(row.turnA) + bodyB.inverseMass + row.crossB.dot(row.turnB);
+      row.inverseWeight = weight > 0.0 ? 1.0 / weight : 0.0;
+      row.friction[0] = row.friction[1] = 0.0;
+      if (k.material.staticFriction > 0.0) {
+        const Anchor& anchor = anchors_[j];
+        const Vec3 anchorA = rotationA * anchor.a, anchorB = rotationB * anchor.b;
+        const Vec3 offset = (a.x + anchorA) - (b.x + anchorB);
+        tangentBasis(n, row.tangent[0], row.tangent[1]);
+        for (int i = 0; i < 2; ++i) {
+          const Vec3& t = row.tangent[i];
+          row.anchorCrossA[i] = anchorA.cross(t);
+          row.anchorCrossB[i] = anchorB.cross(t);
+          row.anchorTurnA[i] = bodyA.inverseInertia * row.anchorCrossA[i];
+          row.anchorTurnB[i] = bodyB.inverseInertia * row.anchorCrossB[i];
+          row.slip[i] = t.dot(offset);
+          row.friction[i] = t.dot(k.friction);
+        }
+        // t_i^T K t_j (K = sum 1/m + [a]x^T I^-1 [a]x, [M20] eq. 2).
+        row.tangentMass[0] = bodyA.inverseMass + bodyB.inverseMass + row.anchorCrossA[0].dot(row.anchorTurnA[0]) +
+                             row.anchorCrossB[0].dot(row.anchorTurnB[0]);
+        row.tangentMass[1] = row.anchorCrossA[0].dot(row.anchorTurnA[1]) + row.anchorCrossB[0].dot(row.anchorTurnB[1]);
+        row.tangentMass[2] = bodyA.inverseMass + bodyB.inverseMass + row.anchorCrossA[1].dot(row.anchorTurnA[1]) +
+                             row.anchorCrossB[1].dot(row.anchorTurnB[1]);
+      }
+    }
+  }
+  if (!firstIteration || state.bodyContactAnchors.empty()) {
+    finishRows(state);
+    return;
+  }
+  // The warm start, in contact order: each contact that kept a held anchor (collide copies its points
+  // exactly) starts from its multiplier, applied now.
+  const std::vector<State::BodyContactAnchor>& held = state.bodyContactAnchors;
+  std::size_t cursor = 0;
+  std::size_t used = held.size();  // the anchor the last contact took: neighbouring points never share one
+  for (std::size_t m = 0; m < count; ++m) {
+    SolverBody& bodyA = solverBodies_[manifoldSides_[2 * m]];
+    SolverBody& bodyB = solverBodies_[manifoldSides_[2 * m + 1]];
+    for (std::size_t j = manifolds_[m]; j < manifolds_[m + 1]; ++j) {
+      BodyContact& k = contacts_[j];
+      const ContactRow& row = rows_[j];
       const Anchor& anchor = anchors_[j];
-      row.anchorA = rotationA * anchor.a;
-      row.anchorB = rotationB * anchor.b;
-      row.anchorOffset = (a.x + row.anchorA) - (b.x + row.anchorB);
-      std::fill(std::begin(row.tangentMass), std::end(row.tangentMass), 0.0);
-      addPointMass(row.anchorA, bodyA.inverseInertia, bodyA.inverseMass, row.tangentMass);
-      addPointMass(row.anchorB, bodyB.inverseInertia, bodyB.inverseMass, row.tangentMass);
-      if (!firstIteration || held.empty()) continue;
-      // The held anchor this contact kept (collide copies its points exactly): its multiplier, applied now.
       while (cursor < held.size() && pairBefore(held[cursor], k)) ++cursor;
       std::size_t match = held.size();
       for (std::size_t i = cursor; i < held.size() && samePair(held[i], k); ++i)
@@ -761,12 +782,16 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
       if (match == held.size()) continue;
       used = match;
       k.lambda = held[match].lambda;
-      bodyA.dx -= (bodyA.inverseMass * k.lambda) * n;
+      bodyA.dx -= (bodyA.inverseMass * k.lambda) * k.normal;
       bodyA.dtheta -= k.lambda * row.turnA;
-      bodyB.dx += (bodyB.inverseMass * k.lambda) * n;
+      bodyB.dx += (bodyB.inverseMass * k.lambda) * k.normal;
       bodyB.dtheta += k.lambda * row.turnB;
     }
   }
+  finishRows(state);
+}
+
+void BodyContacts::finishRows(const State& state) {
   // The immovable slot is written by no correction (its inverse mass and inertia are 0), but keep it clean.
   solverBodies_.back() = SolverBody{};
   // The order of the passes: one list in manifold order, or (a large set) the lists of kRegionLists.
@@ -821,8 +846,7 @@ void BodyContacts::cutRegions(const State& state) {
   cut(middle, splitKeys_.size(), 1);
 }
 
-void BodyContacts::solveManifold(std::size_t m, const SolveContext& ctx) {
-  const ConstraintParameters hard{};  // alpha = 0, stiffness 1: contacts are hard in both modes
+void BodyContacts::solveManifold(std::size_t m) {
   const std::uint32_t still = static_cast<std::uint32_t>(solverBodies_.size() - 1);
   const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
   const std::uint32_t sideA = manifoldSides_[2 * m], sideB = manifoldSides_[2 * m + 1];
@@ -836,7 +860,10 @@ void BodyContacts::solveManifold(std::size_t m, const SolveContext& ctx) {
     const Vec3& n = k.normal;
     // n . (dtheta x r) = dtheta . (r x n).
     const double C = row.separation + n.dot(dxB - dxA) + dthetaB.dot(row.crossB) - dthetaA.dot(row.crossA);
-    const double deltaLambda = bodyMultiplier(C, row.weight, 0.0, hard, k.lambda, true, ctx);
+    // A hard unilateral row (alpha = 0 in XPBD, k = 1 in PBD): dlambda = -C / w, lambda >= 0.
+    if (C >= 0.0 && !(k.lambda > 0.0)) continue;
+    const double deltaLambda = std::max(-C * row.inverseWeight, -k.lambda);
+    k.lambda += deltaLambda;
     if (deltaLambda == 0.0) continue;
     // [M20] eqs. 6-9: -dlambda n on A, +dlambda n on B.
     dxA -= (massA * deltaLambda) * n;
@@ -845,25 +872,36 @@ void BodyContacts::solveManifold(std::size_t m, const SolveContext& ctx) {
     dthetaB += deltaLambda * row.turnB;
   }
   for (std::size_t j = begin; j < end; ++j) {
-    BodyContact& k = contacts_[j];
+    const BodyContact& k = contacts_[j];
     Anchor& anchor = anchors_[j];
     anchor.held = false;
     if (!(k.material.staticFriction > 0.0)) continue;
+    ContactRow& row = rows_[j];
     const bool pushed = k.lambda > 0.0;
-    if (!pushed && k.friction == Vec3::Zero()) continue;
+    if (!pushed && row.friction[0] == 0.0 && row.friction[1] == 0.0) continue;
     // [M20] sec. 3.5: the tangential offset of the anchor's material points (their relative
     // motion in the substep, or since the contact began to hold) is undone while the friction
-    // multiplier stays within mu_s lambda_n.
-    const ContactRow& row = rows_[j];
-    const Vec3& n = k.normal;
-    const Vec3 offset = row.anchorOffset + (dxA + dthetaA.cross(row.anchorA)) - (dxB + dthetaB.cross(row.anchorB));
-    const Vec3 tangential = offset - n.dot(offset) * n;
-    const double length = tangential.norm();
-    Vec3 total = k.friction;
-    if (length > 0.0) {
-      const Vec3 t = tangential / length;
-      const double w = alongUnit(row.tangentMass, t);
-      if (w > 0.0) total -= (length / w) * t;
+    // multiplier stays within mu_s lambda_n. The offset in the tangents' coordinates comes from the
+    // rows as the normal's separation does.
+    const Vec3 move = dxA - dxB;
+    double total[2];
+    for (int i = 0; i < 2; ++i)
+      total[i] =
+          row.slip[i] + row.tangent[i].dot(move) + dthetaA.dot(row.anchorCrossA[i]) - dthetaB.dot(row.anchorCrossB[i]);
+    const double slip0 = total[0], slip1 = total[1];
+    // Along the offset's direction d with its generalised mass w = d^T K d ([M20] eq. 2), as [M20]
+    // sec. 3.5 corrects it (solving both tangent rows at once, exactly, made more contacts of a
+    // box leave the cone in the first passes, and a box on a slope it should hold slid).
+    // With s the offset and d = s / |s|: dlambda = -(|s| / w) d = -s |s|^2 / (s^T K s), no root.
+    const double squaredSlip = slip0 * slip0 + slip1 * slip1;
+    const double massAlong = row.tangentMass[0] * slip0 * slip0 + 2.0 * row.tangentMass[1] * slip0 * slip1 +
+                             row.tangentMass[2] * slip1 * slip1;
+    total[0] = row.friction[0];
+    total[1] = row.friction[1];
+    if (squaredSlip > 0.0 && massAlong > 0.0) {
+      const double step = squaredSlip / massAlong;
+      total[0] -= step * slip0;
+      total[1] -= step * slip1;
     }
     // Projected Gauss-Seidel on the accumulated tangential multiplier, as lambda_n >= 0 is for the
     // normal: within the static cone the contact holds; outside it slides, and its friction is
@@ -871,20 +909,27 @@ void BodyContacts::solveManifold(std::size_t m, const SolveContext& ctx) {
     // velocity pass then adds only what is left of that budget). Passes change lambda_n (a box's
     // weight moves between its corners as it turns), so each visit projects the whole sum:
     // friction accumulated under a larger lambda_n is given back, not kept outside the cone.
-    const double size = total.norm();
-    if (pushed && size <= k.material.staticFriction * k.lambda) {
+    const double squared = total[0] * total[0] + total[1] * total[1];
+    const double staticLimit = k.material.staticFriction * k.lambda;
+    if (pushed && squared <= staticLimit * staticLimit) {
       anchor.held = true;
     } else {
       const double kinetic = pushed ? k.material.dynamicFriction * k.lambda : 0.0;
-      if (size > kinetic) total *= kinetic / size;
+      if (squared > kinetic * kinetic) {
+        const double scale = kinetic / std::sqrt(squared);
+        total[0] *= scale;
+        total[1] *= scale;
+      }
     }
-    const Vec3 deltaLambda = total - k.friction;
-    if (deltaLambda == Vec3::Zero()) continue;
-    k.friction = total;
+    const double delta0 = total[0] - row.friction[0], delta1 = total[1] - row.friction[1];
+    if (delta0 == 0.0 && delta1 == 0.0) continue;
+    row.friction[0] = total[0];
+    row.friction[1] = total[1];
+    const Vec3 deltaLambda = delta0 * row.tangent[0] + delta1 * row.tangent[1];
     dxA += massA * deltaLambda;
-    dthetaA += bodyA.inverseInertia * row.anchorA.cross(deltaLambda);
+    dthetaA += delta0 * row.anchorTurnA[0] + delta1 * row.anchorTurnA[1];
     dxB -= massB * deltaLambda;
-    dthetaB -= bodyB.inverseInertia * row.anchorB.cross(deltaLambda);
+    dthetaB -= delta0 * row.anchorTurnB[0] + delta1 * row.anchorTurnB[1];
   }
   if (sideA != still) bodyA.dx = dxA, bodyA.dtheta = dthetaA;
   if (sideB != still) bodyB.dx = dxB, bodyB.dtheta = dthetaB;
@@ -919,15 +964,18 @@ void BodyContacts::inPhases(int threads, int passes, const Visit& visit) {
   }
 }
 
-void BodyContacts::project(const Model& model, const SolveContext& ctx, State& state, bool firstIteration,
-                           int threads) {
+void BodyContacts::project(const Model& model, State& state, bool firstIteration, int threads) {
   if (contacts_.empty()) return;
   // Every position in this call is the pose at its start moved by the bodies' corrections so far,
   // p = x + dx + r + dtheta x r, with r and I^-1 frozen at the start: a call turns a resting body by
   // micro-radians, and the rows need no quaternion per visit (they did: ~80 % of a pile's step). The
   // poses are turned by the whole rotation once, at the end; the next call starts from them.
-  loadRows(model, state, firstIteration);
-  inPhases(threads, contactPasses_, [&](std::size_t m) { solveManifold(m, ctx); });
+  loadRows(model, state, firstIteration, threads);
+  inPhases(threads, contactPasses_, [&](std::size_t m) { solveManifold(m); });
+  // The static friction multipliers back to world vectors (the velocity pass and the next call read them).
+  for (std::size_t j = 0; j < contacts_.size(); ++j)
+    if (contacts_[j].material.staticFriction > 0.0)
+      contacts_[j].friction = rows_[j].friction[0] * rows_[j].tangent[0] + rows_[j].friction[1] * rows_[j].tangent[1];
   // The poses: translated, and turned by the whole rotation as BodySide::turn turns by one
   // correction ([M20] eqs. 8-9: q <- q + 1/2 [theta, 0] q, normalised).
   for (const BodyIndex body : solved_) {
@@ -945,10 +993,24 @@ void BodyContacts::velocityManifold(std::size_t m, const Model& model, State& st
   const BodyContact& first = contacts_[begin];
   BodySide a, b;
   loadSides(model, state, first, a, b);
+  // The rotations once per manifold and I^-1 once per body (velocityPass), not a quaternion per use.
+  const Mat3 rotationA = a.q.toRotationMatrix(), rotationB = b.q.toRotationMatrix();
+  const SolverBody& bodyA = solverBodies_[manifoldSides_[2 * m]];
+  const SolverBody& bodyB = solverBodies_[manifoldSides_[2 * m + 1]];
+  // [M20] eq. 2 for one side: w = 1/m + (r x d)^T I^-1 (r x d) (0 for a side that does not move).
+  const auto weight = [](const SolverBody& s, const Vec3& r, const Vec3& d) {
+    const Vec3 rd = r.cross(d);
+    return s.inverseMass + rd.dot(s.inverseInertia * rd);
+  };
+  const auto push = [&](const BodySide& side, const SolverBody& s, BodyIndex body, const Vec3& r, const Vec3& p) {
+    if (!side.movable) return;
+    state.bodyVelocity[body] += s.inverseMass * p;
+    state.bodyAngularVelocity[body] += s.inverseInertia * r.cross(p);
+  };
   for (std::size_t j = begin; j < end; ++j) {
     const BodyContact& k = contacts_[j];
     if (!(k.lambda > 0.0)) continue;
-    const Vec3 rA = a.q * k.localA, rB = b.q * k.localB;
+    const Vec3 rA = rotationA * k.localA, rB = rotationB * k.localB;
     const Vec3 n = -k.normal;  // from B to A: the relative velocity of A along it is v_n
     const auto relative = [&]() -> Vec3 {
       return pointVelocity(a, state, k.bodyA, rA, h) - pointVelocity(b, state, k.bodyB, rB, h);
@@ -959,10 +1021,10 @@ void BodyContacts::velocityManifold(std::size_t m, const Model& model, State& st
     const double vn = n.dot(relative());
     const double e = resting ? 0.0 : k.material.restitution;
     const double dvn = -vn + std::max(-e * k.normalVelocity, 0.0);
-    const double wn = a.positionalWeight(rA, n) + b.positionalWeight(rB, n);
+    const double wn = weight(bodyA, rA, n) + weight(bodyB, rB, n);
     if (wn > 0.0 && dvn != 0.0) {
-      applyImpulse(a, state, k.bodyA, rA, (dvn / wn) * n);
-      applyImpulse(b, state, k.bodyB, rB, (-dvn / wn) * n);
+      push(a, bodyA, k.bodyA, rA, (dvn / wn) * n);
+      push(b, bodyB, k.bodyB, rB, (-dvn / wn) * n);
     }
     // Dynamic friction ([M20] eqs. 30-31): a tangential impulse against the sliding velocity,
     // in all at most mu_d |f_n| h = mu_d lambda_n / h, and no more than stops it.
@@ -972,7 +1034,7 @@ void BodyContacts::velocityManifold(std::size_t m, const Model& model, State& st
     const double speed = vt.norm();
     if (!(speed > 0.0)) continue;
     const Vec3 t = vt / speed;
-    const double wt = a.positionalWeight(rA, t) + b.positionalWeight(rB, t);
+    const double wt = weight(bodyA, rA, t) + weight(bodyB, rB, t);
     if (!(wt > 0.0)) continue;
     // A contact that slid in the position solve already had its kinetic friction there.
     const double limit =
@@ -982,8 +1044,8 @@ void BodyContacts::velocityManifold(std::size_t m, const Model& model, State& st
     if (size > limit) total *= limit / size;
     const Vec3 impulse = total - dynamicImpulse_[j];
     dynamicImpulse_[j] = total;
-    applyImpulse(a, state, k.bodyA, rA, impulse);
-    applyImpulse(b, state, k.bodyB, rB, -impulse);
+    push(a, bodyA, k.bodyA, rA, impulse);
+    push(b, bodyB, k.bodyB, rB, -impulse);
   }
 }
 
@@ -991,6 +1053,13 @@ void BodyContacts::velocityPass(const Model& model, const SolverSettings& settin
                                 int threads) {
   const double restingSpeed = 2.0 * settings.gravity.norm() * h;  // m/s, below it e = 0 ([M20] eq. 34)
   std::fill(dynamicImpulse_.begin(), dynamicImpulse_.end(), Vec3::Zero());
+  // The moving bodies' world I^-1 at their poses after project() (the solver bodies it loaded for
+  // these contacts; none are loaded when there are none).
+  if (!contacts_.empty())
+    for (const BodyIndex body : solved_) {
+      const Mat3 r = state.bodyRotation[body].toRotationMatrix();
+      solverBodies_[body].inverseInertia = r * model.bodies[body].inverseInertia.asDiagonal() * r.transpose();
+    }
   inPhases(threads, settings.bodyVelocityPasses,
            [&](std::size_t m) { velocityManifold(m, model, state, restingSpeed, h); });
   // The anchors that held, in contact order, for the next substep (and step: they are State).

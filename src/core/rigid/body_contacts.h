@@ -49,8 +49,9 @@ class BodyContacts {
                double substepStart, double substepEnd, int threads);
   // Stage 5: SolverSettings::bodyContactPasses Gauss-Seidel passes over the contacts' manifolds; a large set is cut
   // into regions of space solved on up to `threads` threads, then the manifolds between them (the same result for
-  // any count: the cut depends on the state only). `firstIteration`: the substep's first solver iteration.
-  void project(const Model& model, const SolveContext& ctx, State& state, bool firstIteration, int threads);
+  // any count: the cut depends on the state only). `firstIteration`: the substep's first solver iteration. Contacts are
+  // hard (alpha = 0, stiffness 1) in every solver mode, so the mode does not enter.
+  void project(const Model& model, State& state, bool firstIteration, int threads);
   // Stage 7 (bodyVelocityPasses passes, over project()'s lists on up to `threads` threads): restitution and dynamic
   // friction as velocity changes, after the bodies' velocities; then the anchors that held go into the State.
   void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h, int threads);
@@ -107,7 +108,7 @@ class BodyContacts {
   bool addContacts(const Model& model, State& state, const Pair& pair, const ContactManifold& manifold, double h,
                    double cap, std::size_t& cursor);
   // One Gauss-Seidel visit of manifold `m`: its normal rows, then its static friction.
-  void solveManifold(std::size_t m, const SolveContext& ctx);
+  void solveManifold(std::size_t m);
   // One velocity pass visit of manifold `m` (restitution, then dynamic friction).
   void velocityManifold(std::size_t m, const Model& model, State& state, double restingSpeed, double h);
   // `passes` passes of `visit(m)` over the manifolds in the lists' order, the lists of a phase at
@@ -139,20 +140,29 @@ class BodyContacts {
   };
   // A contact's rows for one project() call, at the poses of its start.
   struct ContactRow {
-    Vec3 crossA = Vec3::Zero(), crossB = Vec3::Zero();    // m, r x n per side (r: the point's world offset)
-    Vec3 turnA = Vec3::Zero(), turnB = Vec3::Zero();      // 1/(kg m), I^-1 (r x n) per side (0: does not move)
-    Vec3 anchorA = Vec3::Zero(), anchorB = Vec3::Zero();  // m, the friction anchor's points' world offsets
-    Vec3 anchorOffset = Vec3::Zero();                     // m, (x_A + anchorA) - (x_B + anchorB) at the start
-    double separation = 0.0;                              // m, C = (p_B - p_A) . n + allowance at the start
-    double weight = 0.0;                                  // 1/kg, w_A + w_B along n ([M20] eq. 2)
-    double tangentMass[6] = {};  // 1/kg, K = sum 1/m 1 + [r]x^T I^-1 [r]x at the anchors (xx xy xz yy yz zz)
+    Vec3 crossA = Vec3::Zero(), crossB = Vec3::Zero();  // m, r x n per side (r: the point's world offset)
+    Vec3 turnA = Vec3::Zero(), turnB = Vec3::Zero();    // 1/(kg m), I^-1 (r x n) per side (0: does not move)
+    double separation = 0.0;                            // m, C = (p_B - p_A) . n + allowance at the start
+    double inverseWeight = 0.0;                         // kg, 1 / (w_A + w_B) along n ([M20] eq. 2)
+    // Static friction's offset as two rows along the tangents t_1, t_2 (unit, orthogonal to n and each
+    // other) at the anchor's points (a_A, a_B: world offsets), and its 2 x 2 generalised mass.
+    Vec3 tangent[2] = {Vec3::Zero(), Vec3::Zero()};
+    Vec3 anchorCrossA[2] = {Vec3::Zero(), Vec3::Zero()};  // m, a_A x t_i
+    Vec3 anchorCrossB[2] = {Vec3::Zero(), Vec3::Zero()};  // m, a_B x t_i
+    Vec3 anchorTurnA[2] = {Vec3::Zero(), Vec3::Zero()};   // 1/(kg m), I_A^-1 (a_A x t_i)
+    Vec3 anchorTurnB[2] = {Vec3::Zero(), Vec3::Zero()};   // 1/(kg m), I_B^-1 (a_B x t_i)
+    double slip[2] = {};                                  // m, t_i . ((x_A + a_A) - (x_B + a_B)) at the start
+    double friction[2] = {};                              // kg m, the accumulated static friction multiplier along t_i
+    double tangentMass[3] = {};  // 1/kg, t_i^T K t_j: 11, 12, 22 (K = sum 1/m + [a]x^T I^-1 [a]x)
   };
   // Cuts the loaded bodies into four regions by two median cuts along the axes of largest spread.
   void cutRegions(const State& state);
   // Loads the rows and the bodies for project() and, in the first iteration, applies the warm start:
   // each contact that kept a held anchor from the last substep starts from that substep's normal
   // multiplier (State::BodyContactAnchor::lambda).
-  void loadRows(const Model& model, const State& state, bool firstIteration);
+  void loadRows(const Model& model, const State& state, bool firstIteration, int threads);
+  // The rest of loadRows: the immovable slot cleared and the passes' order (one list, or the regions' lists).
+  void finishRows(const State& state);
   // The two sides of the manifold whose first contact is `first`, at their poses in `state`.
   void loadSides(const Model& model, const State& state, const BodyContact& first, BodySide& a, BodySide& b) const;
   // The solver body of one side of a contact (the last slot, which never moves, for a side that does not).
