@@ -228,6 +228,7 @@ void BodyContacts::prepare(const Model& model) {
   solved_.reserve(bodies);
   manifoldSides_.reserve(2 * (pairs + 1));
   found_.reserve(pairs);
+  pairContactBegin_.reserve(pairs + 1);
   regionOf_.assign(bodies + 1, 0);
   listOf_.reserve(pairs);
   listOrder_.reserve(pairs);
@@ -523,6 +524,31 @@ void BodyContacts::findManifold(const Model& model, const SolverSettings& settin
 
 bool BodyContacts::addContacts(const Model& model, State& state, const Pair& pair, const ContactManifold& manifold,
                                double h, double cap, std::size_t& cursor) {
+  if (wakesSleeper(state, pair, manifold)) return true;
+  const std::size_t at = contacts_.size();
+  contacts_.resize(at + static_cast<std::size_t>(manifold.count));
+  anchors_.resize(contacts_.size());
+  writeContacts(model, state, pair, manifold, h, cap, cursor, at);
+  return false;
+}
+
+bool BodyContacts::wakesSleeper(State& state, const Pair& pair, const ContactManifold& manifold) const {
+  // A sleeping side that is touched wakes with its island (sleeping.cpp); the contacts are then
+  // found again.
+  const bool asleepA = role_[pair.a] == Role::Asleep, asleepB = !pair.collider && role_[pair.b] == Role::Asleep;
+  if (!asleepA && !asleepB) return false;
+  if (manifold.count == 0) return false;
+  state.wakeBody(asleepA ? pair.a : pair.b);
+  return true;
+}
+
+bool BodyContacts::touchesSleeper(const Pair& pair) const {
+  return role_[pair.a] == Role::Asleep || (!pair.collider && role_[pair.b] == Role::Asleep);
+}
+
+void BodyContacts::writeContacts(const Model& model, const State& state, const Pair& pair,
+                                 const ContactManifold& manifold, double h, double cap, std::size_t& cursor,
+                                 std::size_t at) {
   const RigidBody& bodyA = model.bodies[pair.a];
   const BodySide a = BodySide::load(model, state, pair.a);
   BodySide b;
@@ -535,17 +561,10 @@ bool BodyContacts::addContacts(const Model& model, State& state, const Pair& pai
     b = BodySide::load(model, state, pair.b);
     material = combine(bodyA.material, model.bodies[pair.b].material);
   }
-  // A sleeping side that is touched wakes with its island (sleeping.cpp); the contacts are then
-  // found again.
-  const bool asleepA = role_[pair.a] == Role::Asleep, asleepB = !pair.collider && role_[pair.b] == Role::Asleep;
-  if (asleepA || asleepB) {
-    if (manifold.count == 0) return false;
-    state.wakeBody(asleepA ? pair.a : pair.b);
-    return true;
-  }
   for (int m = 0; m < manifold.count; ++m) {
     const ShapeContactPoint& point = manifold.points[m];
-    BodyContact k;
+    BodyContact& k = contacts_[at + static_cast<std::size_t>(m)];
+    k = BodyContact{};
     k.bodyA = pair.a;
     k.bodyB = pair.collider ? kWorldBody : pair.b;
     k.collider = pair.collider ? static_cast<std::int32_t>(pair.b) : -1;
@@ -554,12 +573,8 @@ bool BodyContacts::addContacts(const Model& model, State& state, const Pair& pai
     k.localA = a.q.conjugate() * rA;
     k.localB = b.q.conjugate() * rB;
     k.material = material;
-    Anchor anchor;
-    startContact(k, anchor, a, b, rA, rB, state, h, cap, cursor);
-    contacts_.push_back(k);
-    anchors_.push_back(anchor);
+    startContact(k, anchors_[at + static_cast<std::size_t>(m)], a, b, rA, rB, state, h, cap, cursor);
   }
-  return false;
 }
 
 void BodyContacts::startContact(BodyContact& k, Anchor& anchor, const BodySide& a, const BodySide& b, const Vec3& rA,
@@ -643,7 +658,6 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
   // Narrow phase per candidate pair; each manifold point becomes a contact.
   const double cap = settings.maxDepenetrationVelocity * h;  // m per substep; infinity: no cap
   bool woke = false;
-  std::size_t cursor = 0;  // into state.bodyContactAnchors, which has the contacts' pair order
   cache_.clear();
   cacheBegin_.clear();
   // The narrow phase of every pair on its own (a pure function of the poses), split over the threads;
@@ -655,14 +669,40 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
   for (std::int64_t p = 0; p < pairCount; ++p)
     findManifold(model, settings, state, pairs_[static_cast<std::size_t>(p)], speculative,
                  found_[static_cast<std::size_t>(p)]);
+  // Sleepers touched wake here, in pair order; the round is then found again with them awake.
+  pairContactBegin_.resize(pairs_.size() + 1);
+  std::size_t total = 0;
   for (std::size_t p = 0; p < pairs_.size(); ++p) {
-    const Pair& pair = pairs_[p];
+    pairContactBegin_[p] = total;
+    if (touchesSleeper(pairs_[p])) woke = wakesSleeper(state, pairs_[p], found_[p]) || woke;
+    else total += static_cast<std::size_t>(found_[p].count);
+  }
+  pairContactBegin_[pairs_.size()] = total;
+  if (woke) return false;
+  // The contacts of each pair at the place the count gave it, on the team (each a function of its
+  // point and the poses; a pair's held anchors found by a search of the sorted list).
+  contacts_.resize(total);
+  anchors_.resize(total);
+  const std::vector<State::BodyContactAnchor>& held = state.bodyContactAnchors;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && pairCount >= kParallelPairs)
+  for (std::int64_t p = 0; p < pairCount; ++p) {
+    const auto i = static_cast<std::size_t>(p);
+    const ContactManifold& manifold = found_[i];
+    if (manifold.count == 0 || touchesSleeper(pairs_[i])) continue;
+    BodyContact key;
+    key.bodyA = pairs_[i].a;
+    key.bodyB = pairs_[i].collider ? kWorldBody : pairs_[i].b;
+    key.collider = pairs_[i].collider ? static_cast<std::int32_t>(pairs_[i].b) : -1;
+    std::size_t cursor =
+        static_cast<std::size_t>(std::lower_bound(held.begin(), held.end(), key, pairBefore) - held.begin());
+    writeContacts(model, state, pairs_[i], manifold, h, cap, cursor, pairContactBegin_[i]);
+  }
+  // Per-step detection keeps the polytope pairs' points for the later substeps.
+  for (std::size_t p = 0; p < pairs_.size(); ++p) {
     cacheBegin_.push_back(static_cast<std::uint32_t>(cache_.size()));
-    const std::size_t first = contacts_.size();
-    woke = addContacts(model, state, pair, found_[p], h, cap, cursor) || woke;
-    // Per-step detection keeps the polytope pairs' points for the later substeps.
-    if (lookahead > 0.0 && !freshEverySubstep(model, pair))
-      cache_.insert(cache_.end(), contacts_.begin() + static_cast<std::ptrdiff_t>(first), contacts_.end());
+    if (lookahead > 0.0 && !freshEverySubstep(model, pairs_[p]))
+      cache_.insert(cache_.end(), contacts_.begin() + static_cast<std::ptrdiff_t>(pairContactBegin_[p]),
+                    contacts_.begin() + static_cast<std::ptrdiff_t>(pairContactBegin_[p + 1]));
   }
   cacheBegin_.push_back(static_cast<std::uint32_t>(cache_.size()));
   dynamicImpulse_.resize(contacts_.size());

@@ -107,6 +107,15 @@ class BodyContacts {
   // The rest: wakes a sleeping side that is touched (true), or appends the manifold's contacts.
   bool addContacts(const Model& model, State& state, const Pair& pair, const ContactManifold& manifold, double h,
                    double cap, std::size_t& cursor);
+  // Wakes the sleeping side of a pair whose manifold has points (true); false when no side sleeps or
+  // nothing touches.
+  bool wakesSleeper(State& state, const Pair& pair, const ContactManifold& manifold) const;
+  // A side of the pair was asleep when this round began.
+  bool touchesSleeper(const Pair& pair) const;
+  // The manifold's contacts and anchors into contacts_[at...] and anchors_[at...]; `cursor` walks
+  // State::bodyContactAnchors from the first entry of the pair or before.
+  void writeContacts(const Model& model, const State& state, const Pair& pair, const ContactManifold& manifold,
+                     double h, double cap, std::size_t& cursor, std::size_t at);
   // One Gauss-Seidel visit of manifold `m`: its normal rows, then its static friction.
   void solveManifold(std::size_t m);
   // One velocity pass visit of manifold `m` (restitution, then dynamic friction).
@@ -219,6 +228,7 @@ class BodyContacts {
   std::vector<std::uint32_t> listBegin_;                 // where each list begins in listOrder_, then the end
   std::vector<std::pair<double, BodyIndex>> splitKeys_;  // scratch of the median cuts
   std::vector<ContactManifold> found_;                   // per candidate pair, its narrow phase's manifold
+  std::vector<std::size_t> pairContactBegin_;            // per candidate pair, where its contacts begin, then the end
   SpinBarrier barrier_;
 };
 
