@@ -395,7 +395,7 @@ bool Solver::predict(StepFrame& f, State& state) {
     f.predictShare(omp_get_thread_num(), omp_get_num_threads());
   }
   for (const KinematicParticle& k : model.kinematicParticles) state.position[k.particle] = k.path(f.substepEnd);
-  detail::predictBodies(model, settings_, state, f.h, f.substepEnd);
+  detail::predictBodies(model, settings_, state, f.h, f.substepEnd, f.team);
   if (f.trace)
     for (std::int64_t i = 0; i < f.particles; ++i)
       if (f.trace->check(state, static_cast<std::size_t>(i), detail::StepTrace::Culprit::Prediction)) return false;
@@ -496,7 +496,7 @@ bool Solver::project(StepFrame& f, State& state) {
 void Solver::updateVelocities(StepFrame& f, State& state) {
   const Model& model = *model_;
   // Bodies every substep: their prediction reads these velocities.
-  detail::updateBodyVelocities(model, settings_, state, f.h, f.pass.dampingFactor);
+  detail::updateBodyVelocities(model, settings_, state, f.h, f.pass.dampingFactor, f.team);
   bodyContacts_->velocityPass(model, settings_, state, f.h, f.team);
   if (f.velocities == StepFrame::Velocities::DeferredWhenNoContact && f.substep + 1 < settings_.substeps &&
       lastContactCount() == 0 && coupling_->contacts().empty()) {

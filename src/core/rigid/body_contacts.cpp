@@ -719,17 +719,13 @@ void BodyContacts::loadSides(const Model& model, const State& state, const BodyC
                           : BodySide::load(model, state, first.bodyB);
 }
 
-std::uint32_t BodyContacts::solverBodyOf(const BodySide& side, BodyIndex body) {
+std::uint32_t BodyContacts::solverBodyOf(const Model& model, const State& state, BodyIndex body) {
   const auto still = static_cast<std::uint32_t>(solverBodies_.size() - 1);
-  if (!side.movable || body == kWorldBody) return still;
+  // As BodySide::load: a sleeping body does not move.
+  if (body == kWorldBody || !model.bodies[body].dynamic() || state.bodyAsleep(body)) return still;
   if (!inSolve_[body]) {
     inSolve_[body] = 1;
     solved_.push_back(body);
-    SolverBody& s = solverBodies_[body];
-    s.dx = Vec3::Zero();
-    s.dtheta = Vec3::Zero();
-    s.inverseInertia = side.inverseInertiaWorld();
-    s.inverseMass = side.inverseMass;
   }
   return body;
 }
@@ -742,13 +738,21 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
   // The solver bodies, in manifold order (solved_ keeps it: the poses are written back in it).
   for (std::size_t m = 0; m < count; ++m) {
     const BodyContact& first = contacts_[manifolds_[m]];
-    BodySide a, b;
-    loadSides(model, state, first, a, b);
-    manifoldSides_.push_back(solverBodyOf(a, first.bodyA));
-    manifoldSides_.push_back(first.collider >= 0 ? solverBodyOf(b, kWorldBody) : solverBodyOf(b, first.bodyB));
+    manifoldSides_.push_back(solverBodyOf(model, state, first.bodyA));
+    manifoldSides_.push_back(solverBodyOf(model, state, first.collider >= 0 ? kWorldBody : first.bodyB));
+  }
+  const int team = threads > 1 && count >= kRegionManifolds ? threads : 1;
+  const auto moving = static_cast<std::int64_t>(solved_.size());
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (std::int64_t i = 0; i < moving; ++i) {
+    const BodyIndex body = solved_[static_cast<std::size_t>(i)];
+    SolverBody& s = solverBodies_[body];
+    s.dx = Vec3::Zero();
+    s.dtheta = Vec3::Zero();
+    s.inverseInertia = BodySide::load(model, state, body).inverseInertiaWorld();
+    s.inverseMass = model.bodies[body].inverseMass;
   }
   // The rows: each a function of its contact and the poses alone, so they are formed on the team.
-  const int team = threads > 1 && count >= kRegionManifolds ? threads : 1;
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
   for (std::size_t m = 0; m < count; ++m) {
     const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
@@ -1095,11 +1099,14 @@ void BodyContacts::velocityPass(const Model& model, const SolverSettings& settin
   std::fill(dynamicImpulse_.begin(), dynamicImpulse_.end(), Vec3::Zero());
   // The moving bodies' world I^-1 at their poses after project() (the solver bodies it loaded for
   // these contacts; none are loaded when there are none).
-  if (!contacts_.empty())
-    for (const BodyIndex body : solved_) {
-      const Mat3 r = state.bodyRotation[body].toRotationMatrix();
-      solverBodies_[body].inverseInertia = r * model.bodies[body].inverseInertia.asDiagonal() * r.transpose();
-    }
+  const auto moving = static_cast<std::int64_t>(contacts_.empty() ? 0 : solved_.size());
+  const int team = threads > 1 && manifolds_.size() > kRegionManifolds ? threads : 1;
+#pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
+  for (std::int64_t i = 0; i < moving; ++i) {
+    const BodyIndex body = solved_[static_cast<std::size_t>(i)];
+    const Mat3 r = state.bodyRotation[body].toRotationMatrix();
+    solverBodies_[body].inverseInertia = r * model.bodies[body].inverseInertia.asDiagonal() * r.transpose();
+  }
   inPhases(threads, settings.bodyVelocityPasses,
            [&](std::size_t m) { velocityManifold(m, model, state, restingSpeed, h); });
   // The anchors that held, in contact order, for the next substep (and step: they are State).

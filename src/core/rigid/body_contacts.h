@@ -175,7 +175,7 @@ class BodyContacts {
   // The two sides of the manifold whose first contact is `first`, at their poses in `state`.
   void loadSides(const Model& model, const State& state, const BodyContact& first, BodySide& a, BodySide& b) const;
   // The solver body of one side of a contact (the last slot, which never moves, for a side that does not).
-  std::uint32_t solverBodyOf(const BodySide& side, BodyIndex body);
+  std::uint32_t solverBodyOf(const Model& model, const State& state, BodyIndex body);
   // One past the last contact of the manifold (the pair's points, contiguous) that starts at `begin`.
   std::size_t manifoldEnd(std::size_t begin) const;
 

@@ -80,19 +80,18 @@ Vec3 angularVelocityFromRotation(const Quat& to, const Quat& from, double h, Qua
   return v * (2.0 * std::atan2(s, dq.w()) / (s * h));
 }
 
-void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h, double substepEnd) {
-  const std::size_t count = model.bodyCount();
-  for (std::size_t b = 0; b < count; ++b) {
+void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h, double substepEnd,
+                   int threads) {
+  const auto count = static_cast<std::int64_t>(model.bodyCount());
+  // Each body alone, so any split gives the same state; kinematic bodies on this thread (their paths
+  // may be the user's functions).
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && count >= kParallelBodyCount)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto b = static_cast<std::size_t>(i);
     const RigidBody& body = model.bodies[b];
-    if (state.bodyAsleep(b)) continue;  // its previous pose is its pose (sleeping.cpp)
+    if (state.bodyAsleep(b) || body.motion == BodyMotion::Kinematic) continue;  // sleeping: pose = previous pose
     state.bodyPreviousPosition[b] = state.bodyPosition[b];
     state.bodyPreviousRotation[b] = state.bodyRotation[b];
-    if (body.motion == BodyMotion::Kinematic) {
-      const ColliderPose pose = bodyPose(model, b, substepEnd);
-      state.bodyPosition[b] = pose.position;
-      state.bodyRotation[b] = pose.rotation;
-      continue;
-    }
     if (!body.dynamic()) continue;
     Vec3& v = state.bodyVelocity[b];
     v += h * settings.gravity;
@@ -104,13 +103,23 @@ void predictBodies(const Model& model, const SolverSettings& settings, State& st
     state.bodyAngularVelocity[b] = omega;
     q = rotateBy(q, omega, h, settings.quaternionUpdate);
   }
+  for (std::size_t b = 0; b < model.bodyCount(); ++b) {
+    if (model.bodies[b].motion != BodyMotion::Kinematic || state.bodyAsleep(b)) continue;
+    state.bodyPreviousPosition[b] = state.bodyPosition[b];
+    state.bodyPreviousRotation[b] = state.bodyRotation[b];
+    const ColliderPose pose = bodyPose(model, b, substepEnd);
+    state.bodyPosition[b] = pose.position;
+    state.bodyRotation[b] = pose.rotation;
+  }
 }
 
 void updateBodyVelocities(const Model& model, const SolverSettings& settings, State& state, double h,
-                          double dampingFactor) {
-  const std::size_t count = model.bodyCount();
+                          double dampingFactor, int threads) {
+  const auto count = static_cast<std::int64_t>(model.bodyCount());
   const double invH = 1.0 / h;
-  for (std::size_t b = 0; b < count; ++b) {
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && count >= kParallelBodyCount)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const auto b = static_cast<std::size_t>(i);
     const RigidBody& body = model.bodies[b];
     if (body.motion == BodyMotion::Static) {
       state.bodyVelocity[b].setZero();

@@ -20,6 +20,8 @@
 // tests/scenario/rigid_rotation_test.cpp measures the four on free bodies (docs/validation.md V16).
 #pragma once
 
+#include <cstdint>
+
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
@@ -28,11 +30,16 @@ namespace pliant::detail {
 
 // Stage 1 for bodies: dynamic bodies x^n = x, v += h g, x += h v, and the rotational update
 // above; kinematic bodies take their paths' pose at `substepEnd` (s); static and sleeping ones stay.
-void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h, double substepEnd);
+// Bodies are independent: from kParallelBodyCount on, up to `threads` threads share them.
+void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h, double substepEnd,
+                   int threads);
 // Stage 6 for bodies: v = (x - x^n) / h and omega from q (q^n)^-1, times `dampingFactor` for
 // dynamic bodies (global velocity damping); static bodies get 0, sleeping ones keep theirs (0).
 void updateBodyVelocities(const Model& model, const SolverSettings& settings, State& state, double h,
-                          double dampingFactor);
+                          double dampingFactor, int threads);
+
+// Below this many bodies the two stages above stay on one thread (a fork would cost more).
+constexpr std::int64_t kParallelBodyCount = 128;
 
 // The angular velocity (rad/s) that turns `from` into `to` in `h` seconds under `update`.
 Vec3 angularVelocityFromRotation(const Quat& to, const Quat& from, double h, QuaternionUpdate update);
