@@ -151,6 +151,10 @@ constexpr std::int64_t kParallelPairs = 64;
 // From this many manifolds the passes cut the bodies into regions (below: one list, in manifold
 // order). The count, not the threads, decides, so the result is the same for any thread count.
 constexpr std::size_t kRegionManifolds = 256;
+// From this many occupied cells the broad phase's grid is searched on the team.
+constexpr std::int64_t kParallelCells = 256;
+// A sweep that gave up (too many candidates: a pile) is tried again after this many searches.
+constexpr int kSweepRetry = 16;
 // The lists of the passes with regions, in the order one thread solves them: the four leaf regions
 // (phase 0: both moving sides in the region), the manifolds between regions 0 and 1 and between 2
 // and 3 (phase 1), and those between the halves {0, 1} and {2, 3} (phase 2, on one thread). Lists
@@ -258,7 +262,7 @@ constexpr double kLargeBody = 4.0;
 constexpr std::size_t kSweepBudget = 8;
 }  // namespace
 
-void BodyContacts::considerPair(BodyIndex a, BodyIndex b) {
+void BodyContacts::considerPair(BodyIndex a, BodyIndex b, std::vector<Pair>& into) const {
   // Pairs with an awake dynamic body are solved; a sleeping body's pair with a kinematic body is
   // only tested, to wake it; the rest (sleeping or static on both sides) costs nothing.
   const Role ra = role_[a], rb = role_[b];
@@ -268,7 +272,7 @@ void BodyContacts::considerPair(BodyIndex a, BodyIndex b) {
   if (!overlap(lower_[a], upper_[a], lower_[b], upper_[b])) return;
   const BodyIndex first = std::min(a, b), second = std::max(a, b);
   if (jointed(first, second)) return;
-  pairs_.push_back({first, second, false});
+  into.push_back({first, second, false});
 }
 
 bool BodyContacts::sweepBodyPairs(std::size_t bodies) {
@@ -297,17 +301,24 @@ bool BodyContacts::sweepBodyPairs(std::size_t bodies) {
       const BodyIndex b = order_[k];
       if (lower_[b][axis] > upper_[a][axis]) break;
       if (++tested > budget) return false;
-      considerPair(a, b);
+      considerPair(a, b, pairs_);
     }
   }
   return true;
 }
 
-void BodyContacts::findBodyPairs(std::size_t bodies) {
+void BodyContacts::findBodyPairs(std::size_t bodies, int threads) {
   const std::size_t before = pairs_.size();
-  for (std::size_t b = 0; b < bodies; ++b) order_[b] = static_cast<BodyIndex>(b);
-  if (sweepBodyPairs(bodies)) return;
-  pairs_.resize(before);
+  // Either search finds the same pairs (sorted afterwards), so the sweep is skipped while it keeps
+  // giving up (a pile), and tried again now and then.
+  if (sweepGaveUp_ == 0) {
+    for (std::size_t b = 0; b < bodies; ++b) order_[b] = static_cast<BodyIndex>(b);
+    if (sweepBodyPairs(bodies)) return;
+    pairs_.resize(before);
+    sweepGaveUp_ = kSweepRetry;
+  } else {
+    --sweepGaveUp_;
+  }
   // A uniform grid of the bounds' centres, cells a little wider than the widest ordinary bounds:
   // two bounds that overlap have centres at most a cell apart along each axis, so they lie in the
   // same or neighbouring cells. (A sweep along x degraded on piles: a box met every box of its
@@ -379,14 +390,14 @@ void BodyContacts::findBodyPairs(std::size_t bodies) {
     }
   };
   const std::uint64_t mask = static_cast<std::uint64_t>(kCellLimit);
-  for (std::size_t c = 0; c < cellKeys_.size(); ++c) {
+  const auto searchCell = [&](std::size_t c, std::vector<Pair>& into) {
     const std::uint64_t key = cellKeys_[c];
     const std::int64_t x = static_cast<std::int64_t>(key >> (2 * kCellBits)),
                        y = static_cast<std::int64_t>((key >> kCellBits) & mask),
                        z = static_cast<std::int64_t>(key & mask);
     const std::uint32_t begin = cellBegin_[c], end = cellBegin_[c + 1];
     for (std::uint32_t i = begin; i < end; ++i)
-      for (std::uint32_t j = i + 1; j < end; ++j) considerPair(cellEntries_[i].body, cellEntries_[j].body);
+      for (std::uint32_t j = i + 1; j < end; ++j) considerPair(cellEntries_[i].body, cellEntries_[j].body, into);
     // The 13 neighbours with a larger key, so that each pair of cells is visited once.
     for (std::int64_t dx = -1; dx <= 1; ++dx)
       for (std::int64_t dy = -1; dy <= 1; ++dy)
@@ -399,13 +410,35 @@ void BodyContacts::findBodyPairs(std::size_t bodies) {
           if (n < 0) continue;
           for (std::uint32_t i = begin; i < end; ++i)
             for (std::uint32_t j = cellBegin_[n]; j < cellBegin_[n + 1]; ++j)
-              considerPair(cellEntries_[i].body, cellEntries_[j].body);
+              considerPair(cellEntries_[i].body, cellEntries_[j].body, into);
         }
+  };
+  const auto cells = static_cast<std::int64_t>(cellKeys_.size());
+  const int team = threads > 1 && cells >= kParallelCells ? threads : 1;
+  if (team == 1) {
+    for (std::size_t c = 0; c < cellKeys_.size(); ++c) searchCell(c, pairs_);
+  } else {
+    // Each thread's share of the cells into its own list; the lists joined in thread order (the
+    // pairs are sorted afterwards, so the split does not show).
+    if (threadPairs_.size() < static_cast<std::size_t>(team)) {  // once per team size, with the room of pairs_
+      threadPairs_.resize(static_cast<std::size_t>(team));
+      for (std::vector<Pair>& list : threadPairs_) list.reserve(pairs_.capacity());
+    }
+#pragma omp parallel num_threads(team)
+    {
+      std::vector<Pair>& mine = threadPairs_[static_cast<std::size_t>(omp_get_thread_num())];
+      mine.clear();
+#pragma omp for schedule(static)
+      for (std::int64_t c = 0; c < cells; ++c) searchCell(static_cast<std::size_t>(c), mine);
+    }
+    for (int t = 0; t < team; ++t)
+      pairs_.insert(pairs_.end(), threadPairs_[static_cast<std::size_t>(t)].begin(),
+                    threadPairs_[static_cast<std::size_t>(t)].end());
   }
   // Large bodies against every other body (a pair of large ones once).
   for (const BodyIndex l : large_)
     for (std::size_t b = 0; b < bodies; ++b)
-      if (b != l && !(isLarge_[b] && b < l)) considerPair(l, static_cast<BodyIndex>(b));
+      if (b != l && !(isLarge_[b] && b < l)) considerPair(l, static_cast<BodyIndex>(b), pairs_);
 }
 
 void BodyContacts::collide(const Model& model, const SolverSettings& settings, State& state, double h, int substep,
@@ -645,7 +678,7 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
       upper_[b].array() += reach_[b];
     }
   }
-  findBodyPairs(bodies);
+  findBodyPairs(bodies, threads);
   std::sort(pairs_.begin(), pairs_.end(),
             [](const Pair& p, const Pair& q) { return p.a < q.a || (p.a == q.a && p.b < q.b); });
   for (std::size_t b = 0; b < bodies; ++b) {

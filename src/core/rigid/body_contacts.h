@@ -130,11 +130,11 @@ class BodyContacts {
                     const Vec3& rB, const State& state, double h, double cap, std::size_t& cursor) const;
   bool jointed(BodyIndex a, BodyIndex b) const;
   // The broad phase: the body pairs whose bounds overlap (unsorted) into pairs_.
-  void findBodyPairs(std::size_t bodies);
+  void findBodyPairs(std::size_t bodies, int threads);
   // Its sweep along one axis; false (pairs_ partly filled) when it gave up for the grid.
   bool sweepBodyPairs(std::size_t bodies);
   // Adds the pair to pairs_ if its bounds overlap, one side can move or wake, and no joint connects it.
-  void considerPair(BodyIndex a, BodyIndex b);
+  void considerPair(BodyIndex a, BodyIndex b, std::vector<Pair>& into) const;
   // The anchor held in the last substep (`held`, in contact order) by a contact of the same pair
   // whose point on A lies within kAnchorDistance of `k`'s, or null. `cursor` walks `held` along.
   static const State::BodyContactAnchor* heldAnchor(const std::vector<State::BodyContactAnchor>& held,
@@ -200,6 +200,8 @@ class BodyContacts {
   std::vector<std::uint8_t> isLarge_;                         // per body
   std::vector<double> extents_;                               // m, the bounds' widths (scratch for their median)
   std::vector<BodyIndex> order_;                              // bodies by lower x (then index), for the sweep
+  int sweepGaveUp_ = 0;                                       // searches left before the sweep is tried again
+  std::vector<std::vector<Pair>> threadPairs_;                // the grid's pairs per thread (scratch)
   std::vector<Role> role_;                                    // per body, this round's
   std::vector<double> reach_;                                 // m, per body: its motion left in the step
   bool kinematicMotion_ = false;                              // a kinematic body or collider: per substep
