@@ -204,6 +204,37 @@ TEST(StepAllocation, BodyContactsAllocateNothing) {
   }
 }
 
+// A pile large enough for the body contacts' parallel paths (the grid's cells, the narrow phase and
+// the contacts' set-up per pair, the rows, the regions' passes and the bodies' prediction on the team):
+// 5 x 8 x 8 boxes settling on the ground, on two threads.
+TEST(StepAllocation, LargeBodyPileOnTwoThreadsAllocatesNothing) {
+  const int saved = threadCount();
+  setThreadCount(2);
+  ModelBuilder b;
+  b.addCollider(Collider::plane(Vec3::Zero(), Vec3::UnitY(), {0.5, 0.5, 0.0}));
+  for (int layer = 0; layer < 5; ++layer)
+    for (int i = 0; i < 8; ++i)
+      for (int k = 0; k < 8; ++k) {
+        BodyDefinition body;
+        body.shape.kind = BodyShapeKind::Box;
+        body.shape.halfExtents = Vec3(0.1, 0.1, 0.1);
+        body.pose.position = Vec3(0.21 * i + 0.01 * layer, 0.1 + 0.201 * layer, 0.21 * k);
+        body.material = {0.5, 0.5, 0.0};
+        b.addBody(body);
+      }
+  const ModelPtr model = b.build();
+  SolverSettings settings = SolverSettings::smallSteps(4);
+  settings.sleeping = false;  // every box in every step
+  Solver solver(model, settings);
+  State state = State::fromModel(*model);
+  ASSERT_TRUE(solver.run(state, 20).ok());
+  const StepResult r = countedRun(solver, state, 10);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_GE(solver.lastBodyContacts().size(), 1024u);  // enough manifolds for the regions
+  setThreadCount(saved);
+}
+
 // Sleeping (rigid/sleeping.h) too: a stack of two boxes falls asleep after 0.5 s, a box dropped
 // from 3 m wakes it at 0.75 s (the islands, the wake-up and the contacts found again), and the three
 // fall asleep again. (A tower of four rocks for seconds after such a hit at some pass counts, which

@@ -152,7 +152,7 @@ constexpr std::int64_t kParallelPairs = 64;
 // order). The count, not the threads, decides, so the result is the same for any thread count.
 constexpr std::size_t kRegionManifolds = 256;
 // From this many occupied cells the broad phase's grid is searched on the team.
-constexpr std::int64_t kParallelCells = 256;
+constexpr std::int64_t kParallelCells = 128;
 // A sweep that gave up (too many candidates: a pile) is tried again after this many searches.
 constexpr int kSweepRetry = 16;
 // The lists of the passes with regions, in the order one thread solves them: the four leaf regions
