@@ -801,35 +801,41 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
       const Vec3 rA = rotationA * k.localA, rB = rotationB * k.localB;
       // [M20] sec. 3.5: the penetration along the frozen normal; C >= 0 grows when A moves along -n.
       row.separation = (b.x + rB - a.x - rA).dot(n) + k.allowance;
+      row.normal = n;
       row.crossA = rA.cross(n);
       row.crossB = rB.cross(n);
-      row.turnA = bodyA.inverseInertia * row.crossA;
-      row.turnB = bodyB.inverseInertia * row.crossB;
+      const Vec3 turnA = bodyA.inverseInertia * row.crossA, turnB = bodyB.inverseInertia * row.crossB;
       // [M20] eq. 2 on both sides.
-      const double weight =
-          bodyA.inverseMass + row.crossA.dot(row.turnA) + bodyB.inverseMass + row.crossB.dot(row.turnB);
+      const double weight = bodyA.inverseMass + row.crossA.dot(turnA) + bodyB.inverseMass + row.crossB.dot(turnB);
       row.inverseWeight = weight > 0.0 ? 1.0 / weight : 0.0;
+      row.lambda = k.lambda;
+      row.staticFriction = k.material.staticFriction;
+      row.dynamicFriction = k.material.dynamicFriction;
+      row.held = false;
       row.friction[0] = row.friction[1] = 0.0;
       if (k.material.staticFriction > 0.0) {
         const Anchor& anchor = anchors_[j];
         const Vec3 anchorA = rotationA * anchor.a, anchorB = rotationB * anchor.b;
         const Vec3 offset = (a.x + anchorA) - (b.x + anchorB);
-        tangentBasis(n, row.tangent[0], row.tangent[1]);
+        Vec3 tangent[2];
+        tangentBasis(n, tangent[0], tangent[1]);
+        row.tangent = tangent[0];
+        Vec3 anchorTurnA[2], anchorTurnB[2];
         for (int i = 0; i < 2; ++i) {
-          const Vec3& t = row.tangent[i];
+          const Vec3& t = tangent[i];
           row.anchorCrossA[i] = anchorA.cross(t);
           row.anchorCrossB[i] = anchorB.cross(t);
-          row.anchorTurnA[i] = bodyA.inverseInertia * row.anchorCrossA[i];
-          row.anchorTurnB[i] = bodyB.inverseInertia * row.anchorCrossB[i];
+          anchorTurnA[i] = bodyA.inverseInertia * row.anchorCrossA[i];
+          anchorTurnB[i] = bodyB.inverseInertia * row.anchorCrossB[i];
           row.slip[i] = t.dot(offset);
           row.friction[i] = t.dot(k.friction);
         }
         // t_i^T K t_j (K = sum 1/m + [a]x^T I^-1 [a]x, [M20] eq. 2).
-        row.tangentMass[0] = bodyA.inverseMass + bodyB.inverseMass + row.anchorCrossA[0].dot(row.anchorTurnA[0]) +
-                             row.anchorCrossB[0].dot(row.anchorTurnB[0]);
-        row.tangentMass[1] = row.anchorCrossA[0].dot(row.anchorTurnA[1]) + row.anchorCrossB[0].dot(row.anchorTurnB[1]);
-        row.tangentMass[2] = bodyA.inverseMass + bodyB.inverseMass + row.anchorCrossA[1].dot(row.anchorTurnA[1]) +
-                             row.anchorCrossB[1].dot(row.anchorTurnB[1]);
+        row.tangentMass[0] = bodyA.inverseMass + bodyB.inverseMass + row.anchorCrossA[0].dot(anchorTurnA[0]) +
+                             row.anchorCrossB[0].dot(anchorTurnB[0]);
+        row.tangentMass[1] = row.anchorCrossA[0].dot(anchorTurnA[1]) + row.anchorCrossB[0].dot(anchorTurnB[1]);
+        row.tangentMass[2] = bodyA.inverseMass + bodyB.inverseMass + row.anchorCrossA[1].dot(anchorTurnA[1]) +
+                             row.anchorCrossB[1].dot(anchorTurnB[1]);
       }
     }
   }
@@ -847,7 +853,7 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
     SolverBody& bodyB = solverBodies_[manifoldSides_[2 * m + 1]];
     for (std::size_t j = manifolds_[m]; j < manifolds_[m + 1]; ++j) {
       BodyContact& k = contacts_[j];
-      const ContactRow& row = rows_[j];
+      ContactRow& row = rows_[j];
       const Anchor& anchor = anchors_[j];
       while (cursor < held.size() && pairBefore(held[cursor], k)) ++cursor;
       std::size_t match = held.size();
@@ -859,10 +865,12 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
       if (match == held.size()) continue;
       used = match;
       k.lambda = held[match].lambda;
+      row.lambda = k.lambda;
       bodyA.dx -= (bodyA.inverseMass * k.lambda) * k.normal;
-      bodyA.dtheta -= k.lambda * row.turnA;
+      const Vec3 turnA = bodyA.inverseInertia * row.crossA, turnB = bodyB.inverseInertia * row.crossB;
+      bodyA.dtheta -= k.lambda * turnA;
       bodyB.dx += (bodyB.inverseMass * k.lambda) * k.normal;
-      bodyB.dtheta += k.lambda * row.turnB;
+      bodyB.dtheta += k.lambda * turnB;
     }
   }
   finishRows(state);
@@ -930,41 +938,43 @@ void BodyContacts::solveManifold(std::size_t m) {
   SolverBody& bodyA = solverBodies_[sideA];
   SolverBody& bodyB = solverBodies_[sideB];
   const double massA = bodyA.inverseMass, massB = bodyB.inverseMass;
+  const Mat3& inertiaA = bodyA.inverseInertia;
+  const Mat3& inertiaB = bodyB.inverseInertia;
   Vec3 dxA = bodyA.dx, dthetaA = bodyA.dtheta, dxB = bodyB.dx, dthetaB = bodyB.dtheta;
   for (std::size_t j = begin; j < end; ++j) {
-    BodyContact& k = contacts_[j];
-    const ContactRow& row = rows_[j];
-    const Vec3& n = k.normal;
+    ContactRow& row = rows_[j];
+    const Vec3& n = row.normal;
     // n . (dtheta x r) = dtheta . (r x n).
     const double C = row.separation + n.dot(dxB - dxA) + dthetaB.dot(row.crossB) - dthetaA.dot(row.crossA);
     // A hard unilateral row (alpha = 0 in XPBD, k = 1 in PBD): dlambda = -C / w, lambda >= 0.
-    if (C >= 0.0 && !(k.lambda > 0.0)) continue;
-    const double deltaLambda = std::max(-C * row.inverseWeight, -k.lambda);
-    k.lambda += deltaLambda;
+    if (C >= 0.0 && !(row.lambda > 0.0)) continue;
+    const double deltaLambda = std::max(-C * row.inverseWeight, -row.lambda);
+    row.lambda += deltaLambda;
     if (deltaLambda == 0.0) continue;
     // [M20] eqs. 6-9: -dlambda n on A, +dlambda n on B.
+    // I^-1 (r x n) as loadRows formed it (a named product: Eigen would fold the scalar into it).
+    const Vec3 turnA = inertiaA * row.crossA, turnB = inertiaB * row.crossB;
     dxA -= (massA * deltaLambda) * n;
-    dthetaA -= deltaLambda * row.turnA;
+    dthetaA -= deltaLambda * turnA;
     dxB += (massB * deltaLambda) * n;
-    dthetaB += deltaLambda * row.turnB;
+    dthetaB += deltaLambda * turnB;
   }
   for (std::size_t j = begin; j < end; ++j) {
-    const BodyContact& k = contacts_[j];
-    Anchor& anchor = anchors_[j];
-    anchor.held = false;
-    if (!(k.material.staticFriction > 0.0)) continue;
     ContactRow& row = rows_[j];
-    const bool pushed = k.lambda > 0.0;
+    row.held = false;
+    if (!(row.staticFriction > 0.0)) continue;
+    const bool pushed = row.lambda > 0.0;
     if (!pushed && row.friction[0] == 0.0 && row.friction[1] == 0.0) continue;
     // [M20] sec. 3.5: the tangential offset of the anchor's material points (their relative
     // motion in the substep, or since the contact began to hold) is undone while the friction
     // multiplier stays within mu_s lambda_n. The offset in the tangents' coordinates comes from the
     // rows as the normal's separation does.
+    const Vec3 tangent[2] = {row.tangent, row.normal.cross(row.tangent)};
     const Vec3 move = dxA - dxB;
     double total[2];
     for (int i = 0; i < 2; ++i)
       total[i] =
-          row.slip[i] + row.tangent[i].dot(move) + dthetaA.dot(row.anchorCrossA[i]) - dthetaB.dot(row.anchorCrossB[i]);
+          row.slip[i] + tangent[i].dot(move) + dthetaA.dot(row.anchorCrossA[i]) - dthetaB.dot(row.anchorCrossB[i]);
     const double slip0 = total[0], slip1 = total[1];
     // Along the offset's direction d with its generalised mass w = d^T K d ([M20] eq. 2), as [M20]
     // sec. 3.5 corrects it (solving both tangent rows at once, exactly, made more contacts of a
@@ -987,11 +997,11 @@ void BodyContacts::solveManifold(std::size_t m) {
     // weight moves between its corners as it turns), so each visit projects the whole sum:
     // friction accumulated under a larger lambda_n is given back, not kept outside the cone.
     const double squared = total[0] * total[0] + total[1] * total[1];
-    const double staticLimit = k.material.staticFriction * k.lambda;
+    const double staticLimit = row.staticFriction * row.lambda;
     if (pushed && squared <= staticLimit * staticLimit) {
-      anchor.held = true;
+      row.held = true;
     } else {
-      const double kinetic = pushed ? k.material.dynamicFriction * k.lambda : 0.0;
+      const double kinetic = pushed ? row.dynamicFriction * row.lambda : 0.0;
       if (squared > kinetic * kinetic) {
         const double scale = kinetic / std::sqrt(squared);
         total[0] *= scale;
@@ -1002,11 +1012,13 @@ void BodyContacts::solveManifold(std::size_t m) {
     if (delta0 == 0.0 && delta1 == 0.0) continue;
     row.friction[0] = total[0];
     row.friction[1] = total[1];
-    const Vec3 deltaLambda = delta0 * row.tangent[0] + delta1 * row.tangent[1];
+    const Vec3 deltaLambda = delta0 * tangent[0] + delta1 * tangent[1];
     dxA += massA * deltaLambda;
-    dthetaA += delta0 * row.anchorTurnA[0] + delta1 * row.anchorTurnA[1];
+    const Vec3 turnA0 = inertiaA * row.anchorCrossA[0], turnA1 = inertiaA * row.anchorCrossA[1];
+    const Vec3 turnB0 = inertiaB * row.anchorCrossB[0], turnB1 = inertiaB * row.anchorCrossB[1];
+    dthetaA += delta0 * turnA0 + delta1 * turnA1;
     dxB -= massB * deltaLambda;
-    dthetaB -= delta0 * row.anchorTurnB[0] + delta1 * row.anchorTurnB[1];
+    dthetaB -= delta0 * turnB0 + delta1 * turnB1;
   }
   if (sideA != still) bodyA.dx = dxA, bodyA.dtheta = dthetaA;
   if (sideB != still) bodyB.dx = dxB, bodyB.dtheta = dthetaB;
@@ -1049,10 +1061,16 @@ void BodyContacts::project(const Model& model, State& state, bool firstIteration
   // poses are turned by the whole rotation once, at the end; the next call starts from them.
   loadRows(model, state, firstIteration, threads);
   inPhases(threads, contactPasses_, [&](std::size_t m) { solveManifold(m); });
-  // The static friction multipliers back to world vectors (the velocity pass and the next call read them).
-  for (std::size_t j = 0; j < contacts_.size(); ++j)
-    if (contacts_[j].material.staticFriction > 0.0)
-      contacts_[j].friction = rows_[j].friction[0] * rows_[j].tangent[0] + rows_[j].friction[1] * rows_[j].tangent[1];
+  // The multipliers back to the contacts (the velocity pass, the next call and the probes read them),
+  // static friction as a world vector, and whether each held.
+  for (std::size_t j = 0; j < contacts_.size(); ++j) {
+    const ContactRow& row = rows_[j];
+    BodyContact& k = contacts_[j];
+    k.lambda = row.lambda;
+    anchors_[j].held = row.held;
+    if (row.staticFriction > 0.0)
+      k.friction = row.friction[0] * row.tangent + row.friction[1] * row.normal.cross(row.tangent);
+  }
   // The poses: translated, and turned by the whole rotation as BodySide::turn turns by one
   // correction ([M20] eqs. 8-9: q <- q + 1/2 [theta, 0] q, normalised).
   for (const BodyIndex body : solved_) {
