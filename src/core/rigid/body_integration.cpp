@@ -80,12 +80,24 @@ Vec3 angularVelocityFromRotation(const Quat& to, const Quat& from, double h, Qua
   return v * (2.0 * std::atan2(s, dq.w()) / (s * h));
 }
 
+namespace {
+
+// Enough awake bodies to share (a sleeping pile would pay only the team's fork and join).
+bool worthTheTeam(const State& state, int threads) {
+  if (threads <= 1) return false;
+  std::int64_t awake = 0;
+  for (const std::int32_t island : state.bodySleepIsland) awake += island < 0;
+  return awake >= kParallelBodyCount;
+}
+
+}  // namespace
+
 void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h, double substepEnd,
                    int threads) {
   const auto count = static_cast<std::int64_t>(model.bodyCount());
   // Each body alone, so any split gives the same state; kinematic bodies on this thread (their paths
   // may be the user's functions).
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && count >= kParallelBodyCount)
+#pragma omp parallel for schedule(static) num_threads(threads) if (worthTheTeam(state, threads))
   for (std::int64_t i = 0; i < count; ++i) {
     const auto b = static_cast<std::size_t>(i);
     const RigidBody& body = model.bodies[b];
@@ -117,7 +129,7 @@ void updateBodyVelocities(const Model& model, const SolverSettings& settings, St
                           double dampingFactor, int threads) {
   const auto count = static_cast<std::int64_t>(model.bodyCount());
   const double invH = 1.0 / h;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && count >= kParallelBodyCount)
+#pragma omp parallel for schedule(static) num_threads(threads) if (worthTheTeam(state, threads))
   for (std::int64_t i = 0; i < count; ++i) {
     const auto b = static_cast<std::size_t>(i);
     const RigidBody& body = model.bodies[b];

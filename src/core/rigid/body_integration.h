@@ -30,7 +30,7 @@ namespace pliant::detail {
 
 // Stage 1 for bodies: dynamic bodies x^n = x, v += h g, x += h v, and the rotational update
 // above; kinematic bodies take their paths' pose at `substepEnd` (s); static and sleeping ones stay.
-// Bodies are independent: from kParallelBodyCount on, up to `threads` threads share them.
+// Bodies are independent: from kParallelBodyCount awake bodies on, up to `threads` threads share them.
 void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h, double substepEnd,
                    int threads);
 // Stage 6 for bodies: v = (x - x^n) / h and omega from q (q^n)^-1, times `dampingFactor` for
@@ -38,7 +38,7 @@ void predictBodies(const Model& model, const SolverSettings& settings, State& st
 void updateBodyVelocities(const Model& model, const SolverSettings& settings, State& state, double h,
                           double dampingFactor, int threads);
 
-// Below this many bodies the two stages above stay on one thread (a fork would cost more).
+// Below this many awake bodies the two stages above stay on one thread (a fork would cost more).
 constexpr std::int64_t kParallelBodyCount = 128;
 
 // The angular velocity (rad/s) that turns `from` into `to` in `h` seconds under `update`.
