@@ -80,7 +80,10 @@ Vec3 angularVelocityFromRotation(const Quat& to, const Quat& from, double h, Qua
   return v * (2.0 * std::atan2(s, dq.w()) / (s * h));
 }
 
-void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h, double substepEnd) {
+// Flattened (every call inlined, the same operations): the gyroscopic solve's calls per body and
+// substep showed in the hinge chain's profile (docs/performance.md, issue 17, session 29).
+[[gnu::flatten]] void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h,
+                                    double substepEnd) {
   const std::size_t count = model.bodyCount();
   for (std::size_t b = 0; b < count; ++b) {
     const RigidBody& body = model.bodies[b];

@@ -144,13 +144,15 @@ inline Vec3 solveAngular(BodySide& a, BodySide& b, const Vec3& n, double C, doub
 // pivot is not clearly positive (a block that is singular, or nearly so, or not finite): the
 // caller then falls back on Eigen's pivoted LDLT, which treats zero pivots as it always did.
 template <int N>
-bool solveSymmetricPositive(const double (&m)[N][N], const double (&rhs)[N], double (&x)[N]) {
+[[gnu::always_inline]] inline bool solveSymmetricPositive(const double (&m)[N][N], const double (&rhs)[N], double (&x)[N]) {
   double lower[N][N];  // unit lower factor L (below the diagonal)
   double pivots[N];
   double inversePivot[N];
+  #pragma GCC unroll 8
   for (int j = 0; j < N; ++j) {
     double pivot = m[j][j];
     double scaled[N];  // L(j, k) d_k
+    #pragma GCC unroll 8
     for (int k = 0; k < j; ++k) {
       scaled[k] = lower[j][k] * pivots[k];
       pivot -= lower[j][k] * scaled[k];
@@ -158,20 +160,26 @@ bool solveSymmetricPositive(const double (&m)[N][N], const double (&rhs)[N], dou
     if (!(pivot > 1e-12 * m[j][j])) return false;
     pivots[j] = pivot;
     inversePivot[j] = 1.0 / pivot;
+    #pragma GCC unroll 8
     for (int i = j + 1; i < N; ++i) {
       double v = m[i][j];
+      #pragma GCC unroll 8
       for (int k = 0; k < j; ++k) v -= lower[i][k] * scaled[k];
       lower[i][j] = v * inversePivot[j];
     }
   }
   double y[N];
+  #pragma GCC unroll 8
   for (int i = 0; i < N; ++i) {
     double v = rhs[i];
+    #pragma GCC unroll 8
     for (int k = 0; k < i; ++k) v -= lower[i][k] * y[k];
     y[i] = v;
   }
+  #pragma GCC unroll 8
   for (int i = N - 1; i >= 0; --i) {
     double v = y[i] * inversePivot[i];
+    #pragma GCC unroll 8
     for (int k = i + 1; k < N; ++k) v -= lower[k][i] * x[k];
     x[i] = v;
   }
@@ -213,16 +221,19 @@ Eigen::Matrix<double, P + K, 1> solveJointBlock(
   using Vector = Eigen::Matrix<double, N, 1>;
   // One side's rotation R_s and the columns diag(I_s^-1) G_s^b.
   struct Side {
-    Mat3 rotation = Mat3::Zero();
-    double weighted[N][3] = {};
+    Mat3 rotation;  // set, with `weighted`, by load() for a side that moves (read only then)
+    double weighted[N][3];
   };
-  double effective[N][N] = {};
+  double effective[N][N];  // lower triangle
   const double inverseMass = (a.movable ? a.inverseMass : 0.0) + (b.movable ? b.inverseMass : 0.0);
   // P = 3 (anchors together) always comes with D = 1: D^T D = 1, and r x e_i needs no product.
   for (int i = 0; i < P; ++i)
     for (int j = 0; j <= i; ++j)
       effective[i][j] = P == 3 ? (i == j ? inverseMass : 0.0) : inverseMass * D.col(i).dot(D.col(j));
-  const auto load = [&](const BodySide& s, const Vec3& r, Side& side) {
+  for (int i = P; i < N; ++i)
+    for (int j = 0; j <= i; ++j) effective[i][j] = 0.0;
+  // Inlined: called out of line (twice), every entry of `effective` went through memory.
+  const auto load = [&](const BodySide& s, const Vec3& r, Side& side) __attribute__((always_inline)) {
     side.rotation = s.q.toRotationMatrix();
     const Mat3& R = side.rotation;
     double body[N][3];
@@ -293,7 +304,7 @@ Eigen::Matrix<double, P + K, 1> solveJointBlock(
   if constexpr (P == 3) p = deltaLambda.template head<3>();
   else p = D * deltaLambda.template head<P>();
   // The body-frame turn diag(I^-1) G^b dlambda, then into world axes.
-  const auto turnOf = [&](const Side& side) {
+  const auto turnOf = [&](const Side& side) __attribute__((always_inline)) {
     Vec3 t = Vec3::Zero();
     for (int i = 0; i < N; ++i)
       for (int c = 0; c < 3; ++c) t[c] += side.weighted[i][c] * deltaLambda[i];
