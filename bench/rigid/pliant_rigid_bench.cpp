@@ -76,8 +76,8 @@ struct Options {
   int velocityPasses = 4;
   bool sleeping = true;
   bool collidePerSubstep = true;
-  bool trace = false;  // --trace: the pile's motion each simulated second on stderr
-  int layers = 10;     // --layers: the pile's lowest layers only (100 boxes each), for quick studies
+  bool trace = false;      // --trace: the pile's motion each simulated second on stderr
+  int layers = 10;         // --layers: the pile's lowest layers only (100 boxes each), for quick studies
   bool stateHash = false;  // --state-hash: FNV-1a of the final body poses on stderr (bit-identity checks)
 };
 
@@ -312,12 +312,12 @@ int main(int argc, char** argv) {
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--scene" && value) only = value, ++i;
     else {
-      std::fprintf(
-          stderr,
-          "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
-          "[--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace] [--state-hash] [--threads N] [--csv "
-          "FILE] [--scene pile|chain]\nPliant on issue 17's rigid "
-          "scenes (bench/bullet/README.md).\n");
+      std::fprintf(stderr,
+                   "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
+                   "[--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace] [--state-hash] "
+                   "[--threads N] [--csv "
+                   "FILE] [--scene pile|chain]\nPliant on issue 17's rigid "
+                   "scenes (bench/bullet/README.md).\n");
       return arg == "--help" ? 0 : 2;
     }
   }

@@ -612,8 +612,8 @@ double BodyContacts::reachOver(const State& state, std::size_t b, double time, d
   // point at distance r from it |omega| T r more.
   const Vec3& x = state.bodyPosition[b];
   const double radius = 0.5 * (upper_[b] - lower_[b]).norm() + (0.5 * (lower_[b] + upper_[b]) - x).norm();
-  return kReachFactor *
-             ((state.bodyVelocity[b].norm() + gravity * time) * time + state.bodyAngularVelocity[b].norm() * time * radius) +
+  return kReachFactor * ((state.bodyVelocity[b].norm() + gravity * time) * time +
+                         state.bodyAngularVelocity[b].norm() * time * radius) +
          margin;
 }
 
@@ -659,8 +659,7 @@ void BodyContacts::sortPairs() {
 }
 
 bool BodyContacts::collideOnce(const Model& model, const SolverSettings& settings, State& state, double h,
-                               double lookahead, double stepLeft, double substepStart, double substepEnd,
-                               int threads) {
+                               double lookahead, double stepLeft, double substepStart, double substepEnd, int threads) {
   pairs_.clear();
   contacts_.clear();
   anchors_.clear();

@@ -189,12 +189,12 @@ class BodyContacts {
   std::vector<std::uint32_t> cellTable_;  // cell index + 1, or 0
   int cellTableBits_ = 1;                 // log2 of its size
   std::vector<BodyIndex> large_;
-  std::vector<std::uint8_t> isLarge_;                         // per body
-  std::vector<double> extents_;                               // m, the bounds' widths (scratch for their median)
-  std::vector<BodyIndex> order_;                              // bodies by lower x (then index), for the sweep
-  std::vector<Role> role_;                                    // per body, this round's
-  std::vector<double> reach_;                                 // m, per body: its motion left in the step
-  bool kinematicMotion_ = false;                              // a kinematic body or collider: per substep
+  std::vector<std::uint8_t> isLarge_;  // per body
+  std::vector<double> extents_;        // m, the bounds' widths (scratch for their median)
+  std::vector<BodyIndex> order_;       // bodies by lower x (then index), for the sweep
+  std::vector<Role> role_;             // per body, this round's
+  std::vector<double> reach_;          // m, per body: its motion left in the step
+  bool kinematicMotion_ = false;       // a kinematic body or collider: per substep
   // Per-substep detection's candidates for the step: body pairs whose bounds grown by their reach over
   // the rest of the step overlap (sorted), those bounds, and the roles they were found with.
   std::vector<Pair> stepPairs_;

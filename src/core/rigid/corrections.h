@@ -144,15 +144,16 @@ inline Vec3 solveAngular(BodySide& a, BodySide& b, const Vec3& n, double C, doub
 // pivot is not clearly positive (a block that is singular, or nearly so, or not finite): the
 // caller then falls back on Eigen's pivoted LDLT, which treats zero pivots as it always did.
 template <int N>
-[[gnu::always_inline]] inline bool solveSymmetricPositive(const double (&m)[N][N], const double (&rhs)[N], double (&x)[N]) {
+[[gnu::always_inline]] inline bool solveSymmetricPositive(const double (&m)[N][N], const double (&rhs)[N],
+                                                          double (&x)[N]) {
   double lower[N][N];  // unit lower factor L (below the diagonal)
   double pivots[N];
   double inversePivot[N];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int j = 0; j < N; ++j) {
     double pivot = m[j][j];
     double scaled[N];  // L(j, k) d_k
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int k = 0; k < j; ++k) {
       scaled[k] = lower[j][k] * pivots[k];
       pivot -= lower[j][k] * scaled[k];
@@ -160,26 +161,26 @@ template <int N>
     if (!(pivot > 1e-12 * m[j][j])) return false;
     pivots[j] = pivot;
     inversePivot[j] = 1.0 / pivot;
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int i = j + 1; i < N; ++i) {
       double v = m[i][j];
-      #pragma GCC unroll 8
+#pragma GCC unroll 8
       for (int k = 0; k < j; ++k) v -= lower[i][k] * scaled[k];
       lower[i][j] = v * inversePivot[j];
     }
   }
   double y[N];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int i = 0; i < N; ++i) {
     double v = rhs[i];
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int k = 0; k < i; ++k) v -= lower[i][k] * y[k];
     y[i] = v;
   }
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int i = N - 1; i >= 0; --i) {
     double v = y[i] * inversePivot[i];
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int k = i + 1; k < N; ++k) v -= lower[k][i] * x[k];
     x[i] = v;
   }
