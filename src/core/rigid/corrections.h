@@ -220,10 +220,11 @@ Eigen::Matrix<double, P + K, 1> solveJointBlock(
     const ConstraintParameters& params, Eigen::Matrix<double, P + K, 1>& lambda, const SolveContext& ctx) {
   constexpr int N = P + K;
   using Vector = Eigen::Matrix<double, N, 1>;
-  // One side's rotation R_s and the columns diag(I_s^-1) G_s^b.
+  // One side's rotation R_s and the columns diag(I_s^-1) G_s^b, by component (weighted[c][i]: component c
+  // of column i), so that the loops over the columns run on packed pairs.
   struct Side {
     Mat3 rotation;  // set, with `weighted`, by load() for a side that moves (read only then)
-    double weighted[N][3];
+    double weighted[3][N];
   };
   double effective[N][N];  // lower triangle
   const double inverseMass = (a.movable ? a.inverseMass : 0.0) + (b.movable ? b.inverseMass : 0.0);
@@ -237,26 +238,33 @@ Eigen::Matrix<double, P + K, 1> solveJointBlock(
   const auto load = [&](const BodySide& s, const Vec3& r, Side& side) __attribute__((always_inline)) {
     side.rotation = s.q.toRotationMatrix();
     const Mat3& R = side.rotation;
-    double body[N][3];
-    const auto column = [&](int i, const Vec3& g) {
-      for (int c = 0; c < 3; ++c) {
-        body[i][c] = R(0, c) * g.x() + R(1, c) * g.y() + R(2, c) * g.z();
-        side.weighted[i][c] = s.inverseInertia[c] * body[i][c];
-      }
+    double g[3][N];  // the world columns r x D_i, then U_k, by component
+    const auto put = [&](int i, const Vec3& v) {
+      g[0][i] = v.x();
+      g[1][i] = v.y();
+      g[2][i] = v.z();
     };
     if constexpr (P == 3) {
-      column(0, Vec3(0.0, r.z(), -r.y()));  // r x e_x
-      column(1, Vec3(-r.z(), 0.0, r.x()));  // r x e_y
-      column(2, Vec3(r.y(), -r.x(), 0.0));  // r x e_z
+      put(0, Vec3(0.0, r.z(), -r.y()));  // r x e_x
+      put(1, Vec3(-r.z(), 0.0, r.x()));  // r x e_y
+      put(2, Vec3(r.y(), -r.x(), 0.0));  // r x e_z
     } else {
-      for (int i = 0; i < P; ++i) column(i, r.cross(D.col(i)));
+      for (int i = 0; i < P; ++i) put(i, r.cross(D.col(i)));
     }
     if constexpr (K > 0)
-      for (int k = 0; k < K; ++k) column(P + k, U.col(k));
+      for (int k = 0; k < K; ++k) put(P + k, U.col(k));
+    double body[3][N];  // G^b = R^T G
+    for (int c = 0; c < 3; ++c) {
+      const double r0 = R(0, c), r1 = R(1, c), r2 = R(2, c), inverseInertia = s.inverseInertia[c];
+      for (int i = 0; i < N; ++i) {
+        body[c][i] = r0 * g[0][i] + r1 * g[1][i] + r2 * g[2][i];
+        side.weighted[c][i] = inverseInertia * body[c][i];
+      }
+    }
     for (int i = 0; i < N; ++i)
       for (int j = 0; j <= i; ++j)
         effective[i][j] +=
-            body[i][0] * side.weighted[j][0] + body[i][1] * side.weighted[j][1] + body[i][2] * side.weighted[j][2];
+            body[0][i] * side.weighted[0][j] + body[1][i] * side.weighted[1][j] + body[2][i] * side.weighted[2][j];
   };
   Side sideA, sideB;
   if (a.movable) load(a, rA, sideA);
@@ -307,8 +315,8 @@ Eigen::Matrix<double, P + K, 1> solveJointBlock(
   // The body-frame turn diag(I^-1) G^b dlambda, then into world axes.
   const auto turnOf = [&](const Side& side) __attribute__((always_inline)) {
     Vec3 t = Vec3::Zero();
-    for (int i = 0; i < N; ++i)
-      for (int c = 0; c < 3; ++c) t[c] += side.weighted[i][c] * deltaLambda[i];
+    for (int c = 0; c < 3; ++c)
+      for (int i = 0; i < N; ++i) t[c] += side.weighted[c][i] * deltaLambda[i];
     return Vec3(side.rotation * t);
   };
   if (a.movable) {
