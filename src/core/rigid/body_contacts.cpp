@@ -547,6 +547,8 @@ void BodyContacts::findManifold(const Model& model, const SolverSettings& settin
 
 bool BodyContacts::addContacts(const Model& model, State& state, const Pair& pair, const ContactManifold& manifold,
                                double h, double cap, std::size_t& cursor) {
+  // No points: nothing to add and nothing touched to wake (most candidate pairs of a chain or a pile).
+  if (manifold.count == 0) return false;
   const RigidBody& bodyA = model.bodies[pair.a];
   const BodySide a = BodySide::load(model, state, pair.a);
   BodySide b;
@@ -563,7 +565,6 @@ bool BodyContacts::addContacts(const Model& model, State& state, const Pair& pai
   // found again.
   const bool asleepA = role_[pair.a] == Role::Asleep, asleepB = !pair.collider && role_[pair.b] == Role::Asleep;
   if (asleepA || asleepB) {
-    if (manifold.count == 0) return false;
     state.wakeBody(asleepA ? pair.a : pair.b);
     return true;
   }

@@ -109,8 +109,9 @@ Vec3 angularVelocityFromRotation(const Quat& to, const Quat& from, double h, Qua
   }
 }
 
-void updateBodyVelocities(const Model& model, const SolverSettings& settings, State& state, double h,
-                          double dampingFactor) {
+// Flattened as predictBodies (the rotation's angular velocity was a call per body and substep).
+[[gnu::flatten]] void updateBodyVelocities(const Model& model, const SolverSettings& settings, State& state, double h,
+                                           double dampingFactor) {
   const std::size_t count = model.bodyCount();
   const double invH = 1.0 / h;
   for (std::size_t b = 0; b < count; ++b) {
