@@ -7,7 +7,10 @@
 //   spread, or, when that tests too many candidates (a pile), puts their centres in a uniform grid
 //   and tests neighbouring cells, for overlapping pairs with at least one dynamic body that no joint
 //   connects; each dynamic body is tested against each collider's bounds. Pairs are sorted by
-//   index, so the order (and the Gauss-Seidel result) depends on nothing but the state. The narrow
+//   index, so the order (and the Gauss-Seidel result) depends on nothing but the state. The search
+//   itself runs once per step ([M20] sec. 3.5), over the bounds grown by each body's reach over the
+//   step; each substep keeps the candidates whose own bounds overlap (the same list a search would
+//   give while every body stays inside its grown bounds; else it searches again). The narrow
 //   phase (collideShapes) gives up to four points per pair; each becomes a contact that keeps its
 //   two material points in its sides' frames and the normal n (A to B), frozen for the substep.
 // - Or, with SolverSettings::bodyCollisionPerSubstep false, once per step ([M20] sec. 3.5): in the
