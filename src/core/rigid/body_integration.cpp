@@ -41,11 +41,18 @@ Vec3 gyroscopicStep(const Vec3& omega, const Vec3& inertia, const Vec3& inverseI
   // invariant of Euler's equations: the energy m.I m / 2 and |I m| are those of omega to the
   // solve's tolerance.
   Vec3 w = omega;
+  const double halfStep = 0.5 * h;
   for (int iteration = 0; iteration < 8; ++iteration) {
     const Vec3 mid = 0.5 * (omega + w);
     const Vec3 midMomentum = inertia.cwiseProduct(mid);
     const Vec3 residual = inertia.cwiseProduct(w - omega) + h * mid.cross(midMomentum);
-    const Mat3 jacobian = Mat3(inertia.asDiagonal()) + 0.5 * h * (skew(mid) * inertia.asDiagonal() - skew(midMomentum));
+    // I + h/2 (skew(m) I - skew(I m)) entry by entry, each as Eigen's expression evaluated it (the
+    // diagonal's zeros included), without the temporaries.
+    const Mat3 s = skew(mid), t = skew(midMomentum);
+    Mat3 jacobian;
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 3; ++i)
+        jacobian(i, j) = (i == j ? inertia[i] : 0.0) + halfStep * (s(i, j) * inertia[j] - t(i, j));
     const Vec3 step = solve3(jacobian, residual);
     w -= step;
     if (!(step.squaredNorm() > 1e-30 * w.squaredNorm())) break;
