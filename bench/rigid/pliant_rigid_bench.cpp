@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -75,9 +76,24 @@ struct Options {
   int velocityPasses = 4;
   bool sleeping = true;
   bool collidePerSubstep = true;
-  bool trace = false;  // --trace: the pile's motion each simulated second on stderr
-  int layers = 10;     // --layers: the pile's lowest layers only (100 boxes each), for quick studies
+  bool trace = false;      // --trace: the pile's motion each simulated second on stderr
+  int layers = 10;         // --layers: the pile's lowest layers only (100 boxes each), for quick studies
+  bool stateHash = false;  // --state-hash: FNV-1a of the final body poses on stderr (bit-identity checks)
 };
+
+// FNV-1a 64 over the bodies' positions and rotations: equal hashes, the same bits.
+void printStateHash(const char* scene, const State& state) {
+  std::uint64_t hash = 14695981039346656037ull;
+  const auto add = [&](const double* values, std::size_t count) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(values);
+    for (std::size_t i = 0; i < count * sizeof(double); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+  };
+  for (std::size_t b = 0; b < state.bodyPosition.size(); ++b) {
+    add(state.bodyPosition[b].data(), 3);
+    add(state.bodyRotation[b].coeffs().data(), 4);
+  }
+  std::fprintf(stderr, "%s state hash %016llx\n", scene, static_cast<unsigned long long>(hash));
+}
 
 SolverSettings settings(const Options& o, double frameRate, double gravity) {
   SolverSettings s = SolverSettings::smallSteps(o.substeps, 1.0 / frameRate);
@@ -201,6 +217,7 @@ Row runPile(int frames, int restFrames, const Options& options) {
       options.collidePerSubstep ? "substep" : "step", static_cast<long>(asleep), boxes, seconds.c_str());
   for (std::size_t b = 0; b < rest.size(); ++b)
     row.drift = std::max(row.drift, (state.bodyPosition[b] - rest[b]).norm());
+  if (options.stateHash) printStateHash(row.scene.c_str(), state);
   return row;
 }
 
@@ -264,6 +281,7 @@ Row runChain(int frames, int restFrames, const Options& options) {
   for (int f = 0; f < restFrames; ++f) stepTimed(solver, state);
   for (std::size_t b = 0; b < rest.size(); ++b)
     row.drift = std::max(row.drift, (state.bodyPosition[b] - rest[b]).norm());
+  if (options.stateHash) printStateHash(row.scene.c_str(), state);
   return row;
 }
 
@@ -289,16 +307,17 @@ int main(int argc, char** argv) {
     else if (arg == "--no-sleep") options.sleeping = false;
     else if (arg == "--collide-per-step") options.collidePerSubstep = false;
     else if (arg == "--trace") options.trace = true;
+    else if (arg == "--state-hash") options.stateHash = true;
     else if (arg == "--threads" && value) threads = parseCount("pliant_rigid_bench", "--threads", value, 1), ++i;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--scene" && value) only = value, ++i;
     else {
-      std::fprintf(
-          stderr,
-          "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
-          "[--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace] [--threads N] [--csv "
-          "FILE] [--scene pile|chain]\nPliant on issue 17's rigid "
-          "scenes (bench/bullet/README.md).\n");
+      std::fprintf(stderr,
+                   "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
+                   "[--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace] [--state-hash] "
+                   "[--threads N] [--csv "
+                   "FILE] [--scene pile|chain]\nPliant on issue 17's rigid "
+                   "scenes (bench/bullet/README.md).\n");
       return arg == "--help" ? 0 : 2;
     }
   }

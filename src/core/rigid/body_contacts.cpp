@@ -7,7 +7,10 @@
 //   spread, or, when that tests too many candidates (a pile), puts their centres in a uniform grid
 //   and tests neighbouring cells, for overlapping pairs with at least one dynamic body that no joint
 //   connects; each dynamic body is tested against each collider's bounds. Pairs are sorted by
-//   index, so the order (and the Gauss-Seidel result) depends on nothing but the state. The narrow
+//   index, so the order (and the Gauss-Seidel result) depends on nothing but the state. The search
+//   itself runs once per step ([M20] sec. 3.5), over the bounds grown by each body's reach over the
+//   step; each substep keeps the candidates whose own bounds overlap (the same list a search would
+//   give while every body stays inside its grown bounds; else it searches again). The narrow
 //   phase (collideShapes) gives up to four points per pair; each becomes a contact that keeps its
 //   two material points in its sides' frames and the normal n (A to B), frozen for the substep.
 // - Or, with SolverSettings::bodyCollisionPerSubstep false, once per step ([M20] sec. 3.5): in the
@@ -190,6 +193,10 @@ void BodyContacts::prepare(const Model& model) {
   role_.resize(bodies);
   order_.resize(bodies);
   reach_.resize(bodies);
+  stepLower_.resize(bodies);
+  stepUpper_.resize(bodies);
+  stepRoles_.resize(bodies);
+  stepPairsValid_ = false;
   large_.reserve(bodies);
   isLarge_.resize(bodies);
   extents_.reserve(bodies);
@@ -217,6 +224,8 @@ void BodyContacts::prepare(const Model& model) {
   const std::size_t pairs = active_ ? std::min(bodies * (bodies - 1) / 2, 8 * bodies) + dynamic * colliders : 0;
   pairs_.clear();
   pairs_.reserve(pairs);
+  stepPairs_.clear();
+  stepPairs_.reserve(pairs);
   contacts_.clear();
   contacts_.reserve(kMaxManifoldPoints * pairs);
   anchors_.clear();
@@ -454,10 +463,12 @@ void BodyContacts::collide(const Model& model, const SolverSettings& settings, S
     refresh(model, settings, state, h, substepStart, substepEnd);
     return;
   }
-  const double lookahead = perStep ? (settings.substeps - substep) * h : 0.0;  // s
+  const double stepLeft = (settings.substeps - substep) * h;  // s
+  const double lookahead = perStep ? stepLeft : 0.0;
+  if (substep == 0) stepPairsValid_ = false;  // a new step: its candidate pairs are found anew
   // Until no sleeping island is touched: one that is wakes, and the contacts are found again with
   // its bodies awake (once per island woken, so rarely more than twice).
-  while (!collideOnce(model, settings, state, h, lookahead, substepStart, substepEnd, threads)) {
+  while (!collideOnce(model, settings, state, h, lookahead, stepLeft, substepStart, substepEnd, threads)) {
   }
   detected_ = true;
 }
@@ -557,6 +568,8 @@ void BodyContacts::findManifold(const Model& model, const SolverSettings& settin
 
 bool BodyContacts::addContacts(const Model& model, State& state, const Pair& pair, const ContactManifold& manifold,
                                double h, double cap, std::size_t& cursor) {
+  // No points: nothing to add and nothing touched to wake (most candidate pairs of a chain or a pile).
+  if (manifold.count == 0) return false;
   if (wakesSleeper(state, pair, manifold)) return true;
   const std::size_t at = contacts_.size();
   contacts_.resize(at + static_cast<std::size_t>(manifold.count));
@@ -631,8 +644,59 @@ void BodyContacts::startContact(BodyContact& k, Anchor& anchor, const BodySide& 
   anchor.held = false;
 }
 
+double BodyContacts::reachOver(const State& state, std::size_t b, double time, double gravity, double margin) const {
+  // How far (m) any point of the body can move in `time`: its centre at most (|v| + |g| T) T, and a
+  // point at distance r from it |omega| T r more.
+  const Vec3& x = state.bodyPosition[b];
+  const double radius = 0.5 * (upper_[b] - lower_[b]).norm() + (0.5 * (lower_[b] + upper_[b]) - x).norm();
+  return kReachFactor * ((state.bodyVelocity[b].norm() + gravity * time) * time +
+                         state.bodyAngularVelocity[b].norm() * time * radius) +
+         margin;
+}
+
+bool BodyContacts::insideStepBounds(std::size_t bodies) const {
+  for (std::size_t b = 0; b < bodies; ++b)
+    if (!((lower_[b].array() >= stepLower_[b].array()).all() && (upper_[b].array() <= stepUpper_[b].array()).all()))
+      return false;
+  return true;
+}
+
+void BodyContacts::findStepPairs(const State& state, std::size_t bodies, double stepLeft, double gravity, double margin,
+                                 int threads) {
+  // [M20] sec. 3.5: candidates once per step over bounds grown by each body's reach over the rest of
+  // the step; each substep keeps those whose own bounds overlap. The candidates come sorted and the
+  // filter keeps their order, so pairs_ is what a search of this substep's bounds would give, as
+  // long as every body's bounds stay inside its grown ones and no body changed role (checked each
+  // substep: else the candidates are found again).
+  if (!stepPairsValid_ || stepRoles_ != role_ || !insideStepBounds(bodies)) {
+    for (std::size_t b = 0; b < bodies; ++b) {
+      const double reach = role_[b] == Role::Awake ? reachOver(state, b, stepLeft, gravity, margin) : 0.0;
+      stepLower_[b] = lower_[b].array() - reach;
+      stepUpper_[b] = upper_[b].array() + reach;
+    }
+    lower_.swap(stepLower_);
+    upper_.swap(stepUpper_);
+    pairs_.clear();
+    findBodyPairs(bodies, threads);
+    sortPairs();
+    lower_.swap(stepLower_);
+    upper_.swap(stepUpper_);
+    stepPairs_.swap(pairs_);
+    stepRoles_ = role_;
+    stepPairsValid_ = true;
+  }
+  pairs_.clear();
+  for (const Pair& pair : stepPairs_)
+    if (overlap(lower_[pair.a], upper_[pair.a], lower_[pair.b], upper_[pair.b])) pairs_.push_back(pair);
+}
+
+void BodyContacts::sortPairs() {
+  std::sort(pairs_.begin(), pairs_.end(),
+            [](const Pair& p, const Pair& q) { return p.a < q.a || (p.a == q.a && p.b < q.b); });
+}
+
 bool BodyContacts::collideOnce(const Model& model, const SolverSettings& settings, State& state, double h,
-                               double lookahead, double substepStart, double substepEnd, int threads) {
+                               double lookahead, double stepLeft, double substepStart, double substepEnd, int threads) {
   pairs_.clear();
   contacts_.clear();
   anchors_.clear();
@@ -667,20 +731,19 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
     shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), margin, lower_[b], upper_[b]);
     reach_[b] = 0.0;
     if (lookahead > 0.0 && role_[b] == Role::Awake) {
-      // How far (m) any point of the body can move in the rest of the step: its centre at most
-      // (|v| + |g| T) T, and a point at distance r from it |omega| T r more.
-      const Vec3& x = state.bodyPosition[b];
-      const double radius = 0.5 * (upper_[b] - lower_[b]).norm() + (0.5 * (lower_[b] + upper_[b]) - x).norm();
-      reach_[b] = kReachFactor * ((state.bodyVelocity[b].norm() + gravity * lookahead) * lookahead +
-                                  state.bodyAngularVelocity[b].norm() * lookahead * radius) +
-                  margin;
+      reach_[b] = reachOver(state, b, lookahead, gravity, margin);
       lower_[b].array() -= reach_[b];
       upper_[b].array() += reach_[b];
     }
   }
-  findBodyPairs(bodies, threads);
-  std::sort(pairs_.begin(), pairs_.end(),
-            [](const Pair& p, const Pair& q) { return p.a < q.a || (p.a == q.a && p.b < q.b); });
+  // Per-substep detection takes its pairs from the step's candidates; kinematic paths, which no
+  // reach bounds, and per-step detection (once per step anyway) search the bounds themselves.
+  if (lookahead == 0.0 && !kinematicMotion_) {
+    findStepPairs(state, bodies, stepLeft, gravity, margin, threads);
+  } else {
+    findBodyPairs(bodies, threads);
+    sortPairs();
+  }
   for (std::size_t b = 0; b < bodies; ++b) {
     if (role_[b] != Role::Awake && role_[b] != Role::Asleep) continue;
     for (std::uint32_t c = 0; c < model.colliders.size(); ++c)

@@ -85,8 +85,20 @@ class BodyContacts {
   enum class Role : std::uint8_t { Static, Awake, Kinematic, Asleep };
   // One round of collide(); false when it woke an island (the contacts are then incomplete).
   // `lookahead` (s): how long the contacts serve (0: this substep only; bounds grow by the reach).
+  // `stepLeft` (s): the rest of the step (per-substep detection keeps candidate pairs over it).
   bool collideOnce(const Model& model, const SolverSettings& settings, State& state, double h, double lookahead,
-                   double substepStart, double substepEnd, int threads);
+                   double stepLeft, double substepStart, double substepEnd, int threads);
+  // How far (m) any point of awake body `b` (bounds in lower_, upper_) can move in `time` (s), times
+  // kReachFactor, plus `margin`.
+  double reachOver(const State& state, std::size_t b, double time, double gravity, double margin) const;
+  // Per-substep detection's broad phase: pairs_ from the step's candidate pairs (found again when
+  // stale), those whose bounds overlap now.
+  void findStepPairs(const State& state, std::size_t bodies, double stepLeft, double gravity, double margin,
+                     int threads);
+  // Every body's bounds inside those the step's candidates were found for.
+  bool insideStepBounds(std::size_t bodies) const;
+  // pairs_ by (a, b).
+  void sortPairs();
   // Per-step detection, substeps after the first: the same contacts at this substep's poses
   // (allowance, normal velocity and anchor anew; multipliers zero).
   void refresh(const Model& model, const SolverSettings& settings, State& state, double h, double substepStart,
@@ -200,14 +212,20 @@ class BodyContacts {
   std::vector<std::uint32_t> cellTable_;  // cell index + 1, or 0
   int cellTableBits_ = 1;                 // log2 of its size
   std::vector<BodyIndex> large_;
-  std::vector<std::uint8_t> isLarge_;                         // per body
-  std::vector<double> extents_;                               // m, the bounds' widths (scratch for their median)
-  std::vector<BodyIndex> order_;                              // bodies by lower x (then index), for the sweep
-  int sweepGaveUp_ = 0;                                       // searches left before the sweep is tried again
-  std::vector<std::vector<Pair>> threadPairs_;                // the grid's pairs per thread (scratch)
-  std::vector<Role> role_;                                    // per body, this round's
-  std::vector<double> reach_;                                 // m, per body: its motion left in the step
-  bool kinematicMotion_ = false;                              // a kinematic body or collider: per substep
+  std::vector<std::uint8_t> isLarge_;           // per body
+  std::vector<double> extents_;                 // m, the bounds' widths (scratch for their median)
+  std::vector<BodyIndex> order_;                // bodies by lower x (then index), for the sweep
+  int sweepGaveUp_ = 0;                         // searches left before the sweep is tried again
+  std::vector<std::vector<Pair>> threadPairs_;  // the grid's pairs per thread (scratch)
+  std::vector<Role> role_;                      // per body, this round's
+  std::vector<double> reach_;                   // m, per body: its motion left in the step
+  bool kinematicMotion_ = false;                // a kinematic body or collider: per substep
+  // Per-substep detection's candidates for the step: body pairs whose bounds grown by their reach over
+  // the rest of the step overlap (sorted), those bounds, and the roles they were found with.
+  std::vector<Pair> stepPairs_;
+  std::vector<Vec3> stepLower_, stepUpper_;  // m
+  std::vector<Role> stepRoles_;
+  bool stepPairsValid_ = false;
   bool detected_ = false;                                     // contacts_ hold a detection
   int contactPasses_ = 16;                                    // this substep's (SolverSettings)
   std::vector<std::pair<BodyIndex, BodyIndex>> joinedPairs_;  // sorted, (lower, higher)

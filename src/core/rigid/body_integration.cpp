@@ -1,5 +1,7 @@
 #include "rigid/body_integration.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -41,11 +43,18 @@ Vec3 gyroscopicStep(const Vec3& omega, const Vec3& inertia, const Vec3& inverseI
   // invariant of Euler's equations: the energy m.I m / 2 and |I m| are those of omega to the
   // solve's tolerance.
   Vec3 w = omega;
+  const double halfStep = 0.5 * h;
   for (int iteration = 0; iteration < 8; ++iteration) {
     const Vec3 mid = 0.5 * (omega + w);
     const Vec3 midMomentum = inertia.cwiseProduct(mid);
     const Vec3 residual = inertia.cwiseProduct(w - omega) + h * mid.cross(midMomentum);
-    const Mat3 jacobian = Mat3(inertia.asDiagonal()) + 0.5 * h * (skew(mid) * inertia.asDiagonal() - skew(midMomentum));
+    // I + h/2 (skew(m) I - skew(I m)) entry by entry, each as Eigen's expression evaluated it (the
+    // diagonal's zeros included), without the temporaries.
+    const Mat3 s = skew(mid), t = skew(midMomentum);
+    Mat3 jacobian;
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 3; ++i)
+        jacobian(i, j) = (i == j ? inertia[i] : 0.0) + halfStep * (s(i, j) * inertia[j] - t(i, j));
     const Vec3 step = solve3(jacobian, residual);
     w -= step;
     if (!(step.squaredNorm() > 1e-30 * w.squaredNorm())) break;
@@ -90,16 +99,24 @@ bool worthTheTeam(const State& state, int threads) {
   return awake >= kParallelBodyCount;
 }
 
-}  // namespace
+// Runs range(begin, end) over [0, count) on this thread, or in equal shares on the team (each body
+// alone, so any split gives the same state).
+template <class Range>
+void overBodies(const State& state, std::size_t count, int threads, const Range& range) {
+  if (!worthTheTeam(state, threads)) return range(std::size_t{0}, count);
+#pragma omp parallel num_threads(threads)
+  {
+    const auto team = static_cast<std::size_t>(omp_get_num_threads());
+    const auto t = static_cast<std::size_t>(omp_get_thread_num());
+    range(count * t / team, count * (t + 1) / team);
+  }
+}
 
-void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h, double substepEnd,
-                   int threads) {
-  const auto count = static_cast<std::int64_t>(model.bodyCount());
-  // Each body alone, so any split gives the same state; kinematic bodies on this thread (their paths
-  // may be the user's functions).
-#pragma omp parallel for schedule(static) num_threads(threads) if (worthTheTeam(state, threads))
-  for (std::int64_t i = 0; i < count; ++i) {
-    const auto b = static_cast<std::size_t>(i);
+// Flattened (every call inlined, the same operations): the gyroscopic solve's calls per body and
+// substep showed in the hinge chain's profile (docs/performance.md, issue 17, session 29).
+[[gnu::flatten]] void predictRange(const Model& model, const SolverSettings& settings, State& state, double h,
+                                   std::size_t begin, std::size_t end) {
+  for (std::size_t b = begin; b < end; ++b) {
     const RigidBody& body = model.bodies[b];
     if (state.bodyAsleep(b) || body.motion == BodyMotion::Kinematic) continue;  // sleeping: pose = previous pose
     state.bodyPreviousPosition[b] = state.bodyPosition[b];
@@ -115,6 +132,15 @@ void predictBodies(const Model& model, const SolverSettings& settings, State& st
     state.bodyAngularVelocity[b] = omega;
     q = rotateBy(q, omega, h, settings.quaternionUpdate);
   }
+}
+
+}  // namespace
+
+void predictBodies(const Model& model, const SolverSettings& settings, State& state, double h, double substepEnd,
+                   int threads) {
+  overBodies(state, model.bodyCount(), threads,
+             [&](std::size_t begin, std::size_t end) { predictRange(model, settings, state, h, begin, end); });
+  // Kinematic bodies on this thread (their paths may be the user's functions).
   for (std::size_t b = 0; b < model.bodyCount(); ++b) {
     if (model.bodies[b].motion != BodyMotion::Kinematic || state.bodyAsleep(b)) continue;
     state.bodyPreviousPosition[b] = state.bodyPosition[b];
@@ -125,13 +151,13 @@ void predictBodies(const Model& model, const SolverSettings& settings, State& st
   }
 }
 
-void updateBodyVelocities(const Model& model, const SolverSettings& settings, State& state, double h,
-                          double dampingFactor, int threads) {
-  const auto count = static_cast<std::int64_t>(model.bodyCount());
+namespace {
+
+// Flattened as predictRange (the rotation's angular velocity was a call per body and substep).
+[[gnu::flatten]] void velocityRange(const Model& model, const SolverSettings& settings, State& state, double h,
+                                    double dampingFactor, std::size_t begin, std::size_t end) {
   const double invH = 1.0 / h;
-#pragma omp parallel for schedule(static) num_threads(threads) if (worthTheTeam(state, threads))
-  for (std::int64_t i = 0; i < count; ++i) {
-    const auto b = static_cast<std::size_t>(i);
+  for (std::size_t b = begin; b < end; ++b) {
     const RigidBody& body = model.bodies[b];
     if (body.motion == BodyMotion::Static) {
       state.bodyVelocity[b].setZero();
@@ -149,6 +175,15 @@ void updateBodyVelocities(const Model& model, const SolverSettings& settings, St
     state.bodyVelocity[b] = v;
     state.bodyAngularVelocity[b] = omega;
   }
+}
+
+}  // namespace
+
+void updateBodyVelocities(const Model& model, const SolverSettings& settings, State& state, double h,
+                          double dampingFactor, int threads) {
+  overBodies(state, model.bodyCount(), threads, [&](std::size_t begin, std::size_t end) {
+    velocityRange(model, settings, state, h, dampingFactor, begin, end);
+  });
 }
 
 }  // namespace pliant::detail

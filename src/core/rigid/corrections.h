@@ -144,13 +144,16 @@ inline Vec3 solveAngular(BodySide& a, BodySide& b, const Vec3& n, double C, doub
 // pivot is not clearly positive (a block that is singular, or nearly so, or not finite): the
 // caller then falls back on Eigen's pivoted LDLT, which treats zero pivots as it always did.
 template <int N>
-bool solveSymmetricPositive(const double (&m)[N][N], const double (&rhs)[N], double (&x)[N]) {
+[[gnu::always_inline]] inline bool solveSymmetricPositive(const double (&m)[N][N], const double (&rhs)[N],
+                                                          double (&x)[N]) {
   double lower[N][N];  // unit lower factor L (below the diagonal)
   double pivots[N];
   double inversePivot[N];
+#pragma GCC unroll 8
   for (int j = 0; j < N; ++j) {
     double pivot = m[j][j];
     double scaled[N];  // L(j, k) d_k
+#pragma GCC unroll 8
     for (int k = 0; k < j; ++k) {
       scaled[k] = lower[j][k] * pivots[k];
       pivot -= lower[j][k] * scaled[k];
@@ -158,20 +161,26 @@ bool solveSymmetricPositive(const double (&m)[N][N], const double (&rhs)[N], dou
     if (!(pivot > 1e-12 * m[j][j])) return false;
     pivots[j] = pivot;
     inversePivot[j] = 1.0 / pivot;
+#pragma GCC unroll 8
     for (int i = j + 1; i < N; ++i) {
       double v = m[i][j];
+#pragma GCC unroll 8
       for (int k = 0; k < j; ++k) v -= lower[i][k] * scaled[k];
       lower[i][j] = v * inversePivot[j];
     }
   }
   double y[N];
+#pragma GCC unroll 8
   for (int i = 0; i < N; ++i) {
     double v = rhs[i];
+#pragma GCC unroll 8
     for (int k = 0; k < i; ++k) v -= lower[i][k] * y[k];
     y[i] = v;
   }
+#pragma GCC unroll 8
   for (int i = N - 1; i >= 0; --i) {
     double v = y[i] * inversePivot[i];
+#pragma GCC unroll 8
     for (int k = i + 1; k < N; ++k) v -= lower[k][i] * x[k];
     x[i] = v;
   }
@@ -211,40 +220,51 @@ Eigen::Matrix<double, P + K, 1> solveJointBlock(
     const ConstraintParameters& params, Eigen::Matrix<double, P + K, 1>& lambda, const SolveContext& ctx) {
   constexpr int N = P + K;
   using Vector = Eigen::Matrix<double, N, 1>;
-  // One side's rotation R_s and the columns diag(I_s^-1) G_s^b.
+  // One side's rotation R_s and the columns diag(I_s^-1) G_s^b, by component (weighted[c][i]: component c
+  // of column i), so that the loops over the columns run on packed pairs.
   struct Side {
-    Mat3 rotation = Mat3::Zero();
-    double weighted[N][3] = {};
+    Mat3 rotation;  // set, with `weighted`, by load() for a side that moves (read only then)
+    double weighted[3][N];
   };
-  double effective[N][N] = {};
+  double effective[N][N];  // lower triangle
   const double inverseMass = (a.movable ? a.inverseMass : 0.0) + (b.movable ? b.inverseMass : 0.0);
   // P = 3 (anchors together) always comes with D = 1: D^T D = 1, and r x e_i needs no product.
   for (int i = 0; i < P; ++i)
     for (int j = 0; j <= i; ++j)
       effective[i][j] = P == 3 ? (i == j ? inverseMass : 0.0) : inverseMass * D.col(i).dot(D.col(j));
-  const auto load = [&](const BodySide& s, const Vec3& r, Side& side) {
+  for (int i = P; i < N; ++i)
+    for (int j = 0; j <= i; ++j) effective[i][j] = 0.0;
+  // Inlined: called out of line (twice), every entry of `effective` went through memory.
+  const auto load = [&](const BodySide& s, const Vec3& r, Side& side) __attribute__((always_inline)) {
     side.rotation = s.q.toRotationMatrix();
     const Mat3& R = side.rotation;
-    double body[N][3];
-    const auto column = [&](int i, const Vec3& g) {
-      for (int c = 0; c < 3; ++c) {
-        body[i][c] = R(0, c) * g.x() + R(1, c) * g.y() + R(2, c) * g.z();
-        side.weighted[i][c] = s.inverseInertia[c] * body[i][c];
-      }
+    double g[3][N];  // the world columns r x D_i, then U_k, by component
+    const auto put = [&](int i, const Vec3& v) {
+      g[0][i] = v.x();
+      g[1][i] = v.y();
+      g[2][i] = v.z();
     };
     if constexpr (P == 3) {
-      column(0, Vec3(0.0, r.z(), -r.y()));  // r x e_x
-      column(1, Vec3(-r.z(), 0.0, r.x()));  // r x e_y
-      column(2, Vec3(r.y(), -r.x(), 0.0));  // r x e_z
+      put(0, Vec3(0.0, r.z(), -r.y()));  // r x e_x
+      put(1, Vec3(-r.z(), 0.0, r.x()));  // r x e_y
+      put(2, Vec3(r.y(), -r.x(), 0.0));  // r x e_z
     } else {
-      for (int i = 0; i < P; ++i) column(i, r.cross(D.col(i)));
+      for (int i = 0; i < P; ++i) put(i, r.cross(D.col(i)));
     }
     if constexpr (K > 0)
-      for (int k = 0; k < K; ++k) column(P + k, U.col(k));
+      for (int k = 0; k < K; ++k) put(P + k, U.col(k));
+    double body[3][N];  // G^b = R^T G
+    for (int c = 0; c < 3; ++c) {
+      const double r0 = R(0, c), r1 = R(1, c), r2 = R(2, c), inverseInertia = s.inverseInertia[c];
+      for (int i = 0; i < N; ++i) {
+        body[c][i] = r0 * g[0][i] + r1 * g[1][i] + r2 * g[2][i];
+        side.weighted[c][i] = inverseInertia * body[c][i];
+      }
+    }
     for (int i = 0; i < N; ++i)
       for (int j = 0; j <= i; ++j)
         effective[i][j] +=
-            body[i][0] * side.weighted[j][0] + body[i][1] * side.weighted[j][1] + body[i][2] * side.weighted[j][2];
+            body[0][i] * side.weighted[0][j] + body[1][i] * side.weighted[1][j] + body[2][i] * side.weighted[2][j];
   };
   Side sideA, sideB;
   if (a.movable) load(a, rA, sideA);
@@ -293,10 +313,10 @@ Eigen::Matrix<double, P + K, 1> solveJointBlock(
   if constexpr (P == 3) p = deltaLambda.template head<3>();
   else p = D * deltaLambda.template head<P>();
   // The body-frame turn diag(I^-1) G^b dlambda, then into world axes.
-  const auto turnOf = [&](const Side& side) {
+  const auto turnOf = [&](const Side& side) __attribute__((always_inline)) {
     Vec3 t = Vec3::Zero();
-    for (int i = 0; i < N; ++i)
-      for (int c = 0; c < 3; ++c) t[c] += side.weighted[i][c] * deltaLambda[i];
+    for (int c = 0; c < 3; ++c)
+      for (int i = 0; i < N; ++i) t[c] += side.weighted[c][i] * deltaLambda[i];
     return Vec3(side.rotation * t);
   };
   if (a.movable) {
