@@ -8,23 +8,23 @@ namespace pliant::detail {
 
 namespace {
 
-// The threads that share a parallel batch of `length` constraints: at most one per block.
-std::uint64_t batchParts(std::uint64_t length, std::uint64_t block, int threads) {
-  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), length / block));
+// The threads that share a parallel batch of `length` constraints: at most one per `partSize`.
+std::uint64_t batchParts(std::uint64_t length, std::uint64_t partSize, int threads) {
+  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), length / partSize));
 }
 
 }  // namespace
 
 void ConstraintProjection::plan(const Model& model, std::uint32_t blockSize) {
-  blockSize_ = std::max<std::uint32_t>(blockSize, 1);
-  plan_ = planSolve(model, blockSize_);
+  plan_ = planSolve(model, std::max<std::uint32_t>(blockSize, 1));
+  partSize_ = plan_.partSize;
   parallel_ = plan_.hasParallelBatch();
   splitThreads_ = 0;  // the cuts were made for the old plan
 }
 
 void ConstraintProjection::prepare(int threads) {
   if (threads == splitThreads_) return;
-  const std::uint64_t block = blockSize_;
+  const std::uint64_t partSize = partSize_;
   const auto stride = static_cast<std::size_t>(threads);
   cuts_.clear();
   for (const std::vector<SolveBatch>& batches : plan_.batches)
@@ -32,7 +32,7 @@ void ConstraintProjection::prepare(int threads) {
       if (!batch.parallel) continue;
       // Even cuts to start with; a thread beyond the batch's parts gets an empty range at its end.
       const std::uint64_t length = batch.end - batch.begin;
-      const std::uint64_t parts = batchParts(length, block, threads);
+      const std::uint64_t parts = batchParts(length, partSize, threads);
       for (std::uint64_t t = 0; t <= stride; ++t)
         cuts_.push_back(static_cast<std::uint32_t>(batch.begin + length * std::min(t, parts) / parts));
     }
@@ -99,7 +99,7 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
         barrier_->wait(team);
         // The cuts are read again only in the next pass, which a join or barrier separates from here.
         if (thread == 0) {
-          const std::size_t parts = batchParts(batch.end - batch.begin, blockSize_, threads);
+          const std::size_t parts = batchParts(batch.end - batch.begin, partSize_, threads);
           rebalanceCuts({cuts, parts + 1}, {partTicks, parts}, {cutScratch_.data(), parts + 1});
         }
         continue;

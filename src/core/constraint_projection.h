@@ -42,7 +42,7 @@ class ConstraintProjection {
 
  private:
   SolvePlan plan_;
-  std::uint32_t blockSize_ = 1;
+  std::uint32_t partSize_ = 1;  // plan_.partSize
   bool parallel_ = false;
   // Where each thread's part of each parallel batch begins (threads + 1 cuts per batch, in plan
   // order) and the ticks it took last time.
