@@ -1,5 +1,7 @@
 #include "constraint_projection.h"
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include "batch_split.h"
@@ -16,7 +18,8 @@ std::uint64_t batchParts(std::uint64_t length, std::uint64_t partSize, int threa
 }  // namespace
 
 void ConstraintProjection::plan(const Model& model, std::uint32_t blockSize) {
-  plan_ = planSolve(model, std::max<std::uint32_t>(blockSize, 1));
+  blockSize_ = std::max<std::uint32_t>(blockSize, 1);
+  plan_ = planSolve(model, blockSize_);
   partSize_ = plan_.partSize;
   parallel_ = plan_.hasParallelBatch();
   splitThreads_ = 0;  // the cuts were made for the old plan
@@ -24,12 +27,13 @@ void ConstraintProjection::plan(const Model& model, std::uint32_t blockSize) {
 
 void ConstraintProjection::prepare(int threads) {
   if (threads == splitThreads_) return;
+  shareShort_ = threads <= omp_get_num_procs();
   const std::uint64_t partSize = partSize_;
   const auto stride = static_cast<std::size_t>(threads);
   cuts_.clear();
   for (const std::vector<SolveBatch>& batches : plan_.batches)
     for (const SolveBatch& batch : batches) {
-      if (!batch.parallel) continue;
+      if (!splitOverTeam(batch)) continue;
       // Even cuts to start with; a thread beyond the batch's parts gets an empty range at its end.
       const std::uint64_t length = batch.end - batch.begin;
       const std::uint64_t parts = batchParts(length, partSize, threads);
@@ -78,7 +82,7 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
     ctx.lambda = lambda + model.lambdaOffset[f];
     const std::uint32_t perEntry = constraintsPerEntry(static_cast<ConstraintFamily>(f));
     for (const SolveBatch& batch : batches) {
-      if (batch.parallel) {
+      if (splitOverTeam(batch)) {
         if (serialWorkPending) {
           barrier_->wait(team);
           serialWorkPending = false;
