@@ -135,10 +135,12 @@ struct SolverSettings {
   // particle at the start of a substep is pushed out at most this fast (m/s), so a deep initial
   // overlap resolves over several substeps instead of exploding. Infinity pushes it out at once.
   double maxDepenetrationVelocity = 3.0;
-  // Fewest constraints (>= 1) a thread is given of a batch split across threads: an independent run
-  // shorter than twice this is projected by one thread, since each split costs a barrier and moves
-  // cache lines between cores. 512 splits a 100 x 100 cloth and keeps models of a few hundred
-  // particles serial (tests use small values to exercise the parallel path on small models).
+  // Decides which models project their constraints on several threads: those with an independent
+  // run (a colour) of at least twice this; a split costs a barrier and moves cache lines between
+  // cores. Such a model then shares every run of at least half this, a thread taking at least a
+  // quarter of it (shorter runs would keep the other threads waiting while one projects them).
+  // 512 splits a 100 x 100 cloth and keeps models of a few hundred particles serial (tests use small
+  // values to exercise the parallel path on small models).
   std::uint32_t parallelBlockSize = 512;
   // Where dynamic friction acts. false (default): in the position solve, on contacts that leave the
   // static cone (Macklin et al. 2014), so it reaches a whole body; true: in the velocity pass as a

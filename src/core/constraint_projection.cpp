@@ -1,5 +1,7 @@
 #include "constraint_projection.h"
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include "batch_split.h"
@@ -8,9 +10,9 @@ namespace pliant::detail {
 
 namespace {
 
-// The threads that share a parallel batch of `length` constraints: at most one per block.
-std::uint64_t batchParts(std::uint64_t length, std::uint64_t block, int threads) {
-  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), length / block));
+// The threads that share a parallel batch of `length` constraints: at most one per `partSize`.
+std::uint64_t batchParts(std::uint64_t length, std::uint64_t partSize, int threads) {
+  return std::max<std::uint64_t>(1, std::min<std::uint64_t>(static_cast<std::uint64_t>(threads), length / partSize));
 }
 
 }  // namespace
@@ -18,21 +20,23 @@ std::uint64_t batchParts(std::uint64_t length, std::uint64_t block, int threads)
 void ConstraintProjection::plan(const Model& model, std::uint32_t blockSize) {
   blockSize_ = std::max<std::uint32_t>(blockSize, 1);
   plan_ = planSolve(model, blockSize_);
+  partSize_ = plan_.partSize;
   parallel_ = plan_.hasParallelBatch();
   splitThreads_ = 0;  // the cuts were made for the old plan
 }
 
 void ConstraintProjection::prepare(int threads) {
   if (threads == splitThreads_) return;
-  const std::uint64_t block = blockSize_;
+  shareShort_ = threads <= omp_get_num_procs();
+  const std::uint64_t partSize = partSize_;
   const auto stride = static_cast<std::size_t>(threads);
   cuts_.clear();
   for (const std::vector<SolveBatch>& batches : plan_.batches)
     for (const SolveBatch& batch : batches) {
-      if (!batch.parallel) continue;
+      if (!splitOverTeam(batch)) continue;
       // Even cuts to start with; a thread beyond the batch's parts gets an empty range at its end.
       const std::uint64_t length = batch.end - batch.begin;
-      const std::uint64_t parts = batchParts(length, block, threads);
+      const std::uint64_t parts = batchParts(length, partSize, threads);
       for (std::uint64_t t = 0; t <= stride; ++t)
         cuts_.push_back(static_cast<std::uint32_t>(batch.begin + length * std::min(t, parts) / parts));
     }
@@ -78,7 +82,7 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
     ctx.lambda = lambda + model.lambdaOffset[f];
     const std::uint32_t perEntry = constraintsPerEntry(static_cast<ConstraintFamily>(f));
     for (const SolveBatch& batch : batches) {
-      if (batch.parallel) {
+      if (splitOverTeam(batch)) {
         if (serialWorkPending) {
           barrier_->wait(team);
           serialWorkPending = false;
@@ -99,7 +103,7 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
         barrier_->wait(team);
         // The cuts are read again only in the next pass, which a join or barrier separates from here.
         if (thread == 0) {
-          const std::size_t parts = batchParts(batch.end - batch.begin, blockSize_, threads);
+          const std::size_t parts = batchParts(batch.end - batch.begin, partSize_, threads);
           rebalanceCuts({cuts, parts + 1}, {partTicks, parts}, {cutScratch_.data(), parts + 1});
         }
         continue;

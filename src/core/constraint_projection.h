@@ -43,7 +43,15 @@ class ConstraintProjection {
  private:
   SolvePlan plan_;
   std::uint32_t blockSize_ = 1;
+  std::uint32_t partSize_ = 1;  // plan_.partSize
   bool parallel_ = false;
+  // The batches shorter than 2 x blockSize_ are shared only while each thread has a processor of
+  // its own: a barrier between threads that share a core costs a time slice, not a microsecond
+  // (contact-fold-64 at 3 threads on 2 cores: 3x slower with them shared).
+  bool shareShort_ = true;
+  bool splitOverTeam(const SolveBatch& batch) const {
+    return batch.parallel && (shareShort_ || batch.end - batch.begin >= 2 * std::uint64_t{blockSize_});
+  }
   // Where each thread's part of each parallel batch begins (threads + 1 cuts per batch, in plan
   // order) and the ticks it took last time.
   std::vector<std::uint32_t> cuts_;

@@ -13,6 +13,12 @@ namespace {
 // costs one kernel call, not one per constraint).
 constexpr std::uint32_t kMinIndependentRun = 16;
 
+// A plan with a parallel batch shares its independent batches down to 2 x blockSize / this, in
+// parts of at least blockSize / this: a batch left to thread 0 keeps the others waiting at the
+// barrier before the next parallel batch, so sharing it costs no more than a barrier of its own
+// (issue 14: 8 of contact-sphere-80's 18 bending colours were one thread's).
+constexpr std::uint32_t kPartsPerBlock = 4;
+
 // Cuts one family's array into batches (kernels.particles lists each constraint's particles). A
 // run ends where a constraint touches a movable particle that an earlier constraint of the run
 // touched; particles of inverse mass 0 are never written by a projection, so sharing them does not
@@ -58,6 +64,7 @@ std::vector<SolveBatch> planFamily(const Model& model, const FamilyKernels& kern
 SolvePlan planSolve(const Model& model, std::uint32_t blockSize) {
   SolvePlan plan;
   const std::uint32_t block = std::max<std::uint32_t>(blockSize, 1);
+  plan.partSize = std::max<std::uint32_t>(block / kPartsPerBlock, 1);
   std::vector<std::uint32_t> runOf;
   for (int f = 0; f < kConstraintFamilyCount; ++f) {
     const auto family = static_cast<ConstraintFamily>(f);
@@ -67,6 +74,9 @@ SolvePlan planSolve(const Model& model, std::uint32_t blockSize) {
     if (kernels.particles == nullptr) plan.batches[f].push_back({0, count, false, false});
     else plan.batches[f] = planFamily(model, kernels, count, block, runOf);
   }
+  if (!plan.hasParallelBatch()) return plan;
+  for (auto& family : plan.batches)
+    for (SolveBatch& b : family) b.parallel = b.independent && b.end - b.begin >= 2 * std::uint64_t{plan.partSize};
   return plan;
 }
 

@@ -21,7 +21,8 @@ struct SolveBatch {
   // kernels never write a particle of inverse mass 0). They may then be projected in any order, in
   // SIMD lanes or on several threads, and the result is bit-identical to projecting them in order.
   bool independent = false;
-  // Independent and at least 2 x the block size long: split across the worker threads.
+  // Independent and split across the worker threads: at least 2 x the block size long, or, in a plan
+  // that has such a batch, at least 2 x SolvePlan::partSize (see planSolve).
   bool parallel = false;
   bool operator==(const SolveBatch&) const = default;
 };
@@ -31,12 +32,16 @@ struct SolvePlan {
   // order, so a run is a colour) and dependent leftovers. Families without a particle list
   // (global volume, generic: shared scratch, user code) form one serial batch.
   std::array<std::vector<SolveBatch>, kConstraintFamilyCount> batches;
+  // Fewest constraints a thread is given of a parallel batch.
+  std::uint32_t partSize = 1;
   bool hasParallelBatch() const;  // some batch is split across threads
 };
 
-// Plans `model` with its inverse masses; `blockSize` (>= 1) is the fewest constraints a thread is
-// given of a parallel batch (SolverSettings::parallelBlockSize). A particle index out of range
-// gives the trivial plan for its family (Model::validate reports the error).
+// Plans `model` with its inverse masses and `blockSize` (>= 1, SolverSettings::parallelBlockSize): a
+// model goes on the threads when some independent batch is at least 2 x blockSize long; then every
+// independent batch of at least 2 x partSize (blockSize / 4) is split too (a batch left to thread 0
+// keeps the others waiting at the barrier before the next parallel batch). A particle index out of
+// range gives the trivial plan for its family (Model::validate reports the error).
 SolvePlan planSolve(const Model& model, std::uint32_t blockSize);
 
 // Fills Model::lambdaOffset from the family sizes (ModelBuilder::build).

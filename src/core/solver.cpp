@@ -257,9 +257,14 @@ std::size_t Solver::lastSurfaceSkippedTriangles() const { return surfaceContacts
 
 namespace {
 
-// Below this many particles a parallel loop costs more than it saves (a fork and join costs as
-// much as predicting a few thousand particles).
-constexpr std::int64_t kParallelParticles = 4096;
+// A per-particle stage is split over the team from the size where its one-thread time is about six
+// forks and joins of the team. Measured on the 2-core machine (session 29, lower quartiles): a
+// fork and join of two threads 0.84 - 0.95 us; the prediction 3.0 - 3.4 ns per particle and the
+// velocity update 1.7 - 1.9 (split with it: the fused variant forms the velocities in the
+// prediction), so from 2,048 particles (6 us); the collider contacts' collide stage 14 - 18 ns per
+// particle (7 - 9 per collider, the screen), so the contact stages from 1,024 (8 us or more).
+constexpr std::int64_t kParallelParticles = 2048;
+constexpr std::int64_t kParallelContactParticles = 1024;
 
 }  // namespace
 
@@ -391,7 +396,7 @@ bool Solver::predict(StepFrame& f, State& state) {
   f.pass.storeVelocities = !f.velocitiesPending || f.velocitiesReadInSubstep;
   f.velocitiesPending = false;
   if (f.prediction == StepFrame::Prediction::OwnPass) {
-#pragma omp parallel num_threads(f.team) if (f.particles > kParallelParticles)
+#pragma omp parallel num_threads(f.team) if (f.particles >= kParallelParticles)
     f.predictShare(omp_get_thread_num(), omp_get_num_threads());
   }
   for (const KinematicParticle& k : model.kinematicParticles) state.position[k.particle] = k.path(f.substepEnd);
@@ -415,8 +420,8 @@ void Solver::updateTargets(StepFrame& f, State& state) {
 // 3. collide: contacts at the predicted positions (their multipliers start at 0).
 bool Solver::collide(StepFrame& f, State& state) {
   const Model& model = *model_;
-  colliderContacts_->collide(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
-  particleContacts_->collide(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
+  colliderContacts_->collide(model, settings_, state, f.h, f.particles >= kParallelContactParticles ? f.team : 1);
+  particleContacts_->collide(model, settings_, state, f.h, f.particles >= kParallelContactParticles ? f.team : 1);
   surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
   // Particles on bodies first: a sleeping body a particle touches wakes (rigid/sleeping.cpp), and
   // then has its own contacts found.
@@ -457,7 +462,7 @@ bool Solver::project(StepFrame& f, State& state) {
           const int thread = omp_get_thread_num();
           const int team = omp_get_num_threads();
           if (predictHere) {
-            if (f.particles > kParallelParticles) f.predictShare(thread, team);
+            if (f.particles >= kParallelParticles) f.predictShare(thread, team);
             else if (thread == 0) f.predictShare(0, 1);
             constraints.barrier().wait(team);
           }
@@ -484,7 +489,8 @@ bool Solver::project(StepFrame& f, State& state) {
     f.projections += lastContactCount();
     if (!particleContacts_->project(model, settings_, state, f.trace)) return false;
     if (!surfaceContacts_->project(model, settings_, state, f.trace)) return false;
-    if (!colliderContacts_->project(model, settings_, state, f.trace, f.particles > kParallelParticles ? f.team : 1))
+    if (!colliderContacts_->project(model, settings_, state, f.trace,
+                                    f.particles >= kParallelContactParticles ? f.team : 1))
       return false;
   }
   return true;
@@ -510,12 +516,12 @@ void Solver::updateVelocities(StepFrame& f, State& state) {
   const double* const w = model.inverseMass.data();
   const double invH = f.pass.invH;
   const double dampingFactor = f.pass.dampingFactor;
-#pragma omp parallel for schedule(static) num_threads(f.team) if (f.particles > kParallelParticles)
+#pragma omp parallel for schedule(static) num_threads(f.team) if (f.particles >= kParallelParticles)
   for (std::int64_t i = 0; i < f.particles; ++i)
     v[i] = detail::velocityFromMotion(x[i], xPrev[i], invH, dampingFactor, w[i]);
   particleContacts_->velocityPass(model, settings_, state, f.h);
   surfaceContacts_->velocityPass(model, settings_, state, f.h);
-  colliderContacts_->velocityPass(model, settings_, state, f.h, f.particles > kParallelParticles ? f.team : 1);
+  colliderContacts_->velocityPass(model, settings_, state, f.h, f.particles >= kParallelContactParticles ? f.team : 1);
   coupling_->velocityPass(model, settings_, state, f.h);
   state.time = f.substepEnd;
   if (substepObserver_ && !f.trace) {
@@ -576,8 +582,8 @@ StepResult Solver::step(State& state) {
   // The fastest particle and the largest external acceleration at the start, for the divergence
   // bound (below).
   double speed2 = 0.0, acceleration = 0.0;
-#pragma omp parallel for schedule(static) num_threads(team) if (particleTotal > kParallelParticles) \
-    reduction(max                                                                                   \
+#pragma omp parallel for schedule(static) num_threads(team) if (particleTotal >= kParallelParticles) \
+    reduction(max                                                                                    \
               : speed2, acceleration)
   for (std::int64_t i = 0; i < particleTotal; ++i) {
     backup_.position[i] = state.position[i];
@@ -625,7 +631,7 @@ StepResult Solver::step(State& state) {
   const double bound = stepBound_;
   const double prescribedBound = settings_.maxDisplacementPerStep;
   const std::uint8_t* prescribed = prescribed_.data();
-#pragma omp parallel for schedule(static) reduction(|| : bad) num_threads(team) if (particleTotal > kParallelParticles)
+#pragma omp parallel for schedule(static) reduction(|| : bad) num_threads(team) if (particleTotal >= kParallelParticles)
   for (std::int64_t i = 0; i < particleTotal; ++i)
     bad = bad || detail::particleBad(state, backup_.position, static_cast<std::size_t>(i),
                                      prescribed[i] ? prescribedBound : bound);
@@ -655,8 +661,9 @@ StepResult Solver::step(State& state) {
     const double floor = 1e-3 * modelExtent_;
     const double factor = 1.0 + settings_.maxStrain;
     std::int64_t first = distanceCount;
-#pragma omp parallel for schedule(static) reduction(min \
-                                                    : first) num_threads(team) if (distanceCount > kParallelParticles)
+#pragma omp parallel for schedule(static) reduction(min      \
+                                                    : first) \
+    num_threads(team) if (distanceCount >= kParallelParticles)
     for (std::int64_t c = 0; c < distanceCount; ++c) {
       // Squared lengths: no square root per constraint on this once-per-step pass.
       const DistanceConstraint& d = model.distances[c];
@@ -728,8 +735,10 @@ StepResult Solver::overflowRefusal(const State& state) const {
 }
 
 int Solver::maxStepThreads() const {
-  const bool worthSplitting = constraints_->parallel() ||
-                              static_cast<std::int64_t>(model_->particleCount()) > kParallelParticles ||
+  const auto particles = static_cast<std::int64_t>(model_->particleCount());
+  const bool contactStages = !model_->colliders.empty() || particleContacts_->active();
+  const bool worthSplitting = constraints_->parallel() || particles >= kParallelParticles ||
+                              (contactStages && particles >= kParallelContactParticles) ||
                               surfaceContacts_->parallel() || bodyContacts_->parallel();
   return worthSplitting ? threadCount() : 1;
 }

@@ -61,6 +61,12 @@ const std::uint32_t kDefaultBlock = SolverSettings{}.parallelBlockSize;
 // number of constraints in parallel batches.
 std::size_t checkPlan(const Model& m, const SolvePlan& plan, std::uint32_t blockSize) {
   std::size_t inParallel = 0;
+  // A plan goes parallel only for a batch of 2 x blockSize; then shorter ones down to 2 x partSize.
+  bool longBatch = false;
+  for (const auto& batches : plan.batches)
+    for (const SolveBatch& b : batches) longBatch = longBatch || (b.independent && b.end - b.begin >= 2u * blockSize);
+  EXPECT_EQ(plan.hasParallelBatch(), longBatch);
+  EXPECT_EQ(plan.partSize, std::max(blockSize / 4, 1u));
   for (int f = 0; f < kConstraintFamilyCount; ++f) {
     const auto family = static_cast<ConstraintFamily>(f);
     const auto& batches = plan.batches[f];
@@ -77,8 +83,12 @@ std::size_t checkPlan(const Model& m, const SolvePlan& plan, std::uint32_t block
       next = b.end;
       if (b.parallel) {
         EXPECT_TRUE(b.independent);
-        EXPECT_GE(b.end - b.begin, 2u * blockSize);
+        EXPECT_GE(b.end - b.begin, 2u * plan.partSize);
         inParallel += b.end - b.begin;
+      }
+      // Every independent batch long enough for two parts is shared once the plan is parallel.
+      if (b.independent && longBatch) {
+        EXPECT_EQ(b.parallel, b.end - b.begin >= 2u * plan.partSize);
       }
       if (!b.independent) continue;
       std::set<ParticleIndex> seen;
@@ -136,6 +146,19 @@ TEST(SolvePlan, DefaultBlockSizeKeepsSmallModelsSerial) {
   const SolvePlan split = planSolve(*m, 16);
   EXPECT_GT(checkPlan(*m, split, 16), m->totalConstraintCount() / 2);
   EXPECT_TRUE(split.hasParallelBatch());
+}
+
+TEST(SolvePlan, ShortColoursAreSharedOnceTheModelIsParallel) {
+  // 48 x 48 nodes: the first distance colours (1,152) reach 2 x 512, the bending colours (306 -
+  // 576, issue 14) do not; before, they ran on thread 0 while the other threads waited.
+  const ModelPtr m = pinnedCloth(48);
+  const SolvePlan plan = planSolve(*m, kDefaultBlock);
+  checkPlan(*m, plan, kDefaultBlock);
+  ASSERT_TRUE(plan.hasParallelBatch());
+  std::size_t shortShared = 0;
+  for (const SolveBatch& b : plan.batches[static_cast<int>(ConstraintFamily::IsometricBending)])
+    if (b.parallel && b.end - b.begin < 2 * kDefaultBlock) ++shortShared;
+  EXPECT_GE(shortShared, 10u);
 }
 
 TEST(SolvePlan, TetBoxVolumesAndEdgesAreColoured) {

@@ -143,10 +143,14 @@ void ParticleContacts::growThreadScratch(int team) {
   threadFlag_.resize(size);
 }
 
-void ParticleContacts::buildGrid(const State& state, double cellSize) {
+void ParticleContacts::buildGrid(const State& state, double cellSize, int team) {
   const double inverseCellSize = 1.0 / cellSize;
   const std::size_t buckets = gridStart_.size() - 1;
   const std::uint64_t mask = buckets - 1;
+  if (team > 1) {
+    buildGridSplit(state, inverseCellSize, team);
+    return;
+  }
   // Counting sort of the particles by bucket; within a bucket they stay in index order.
   std::fill(gridStart_.begin(), gridStart_.end(), 0u);
   std::size_t used = 0;
@@ -166,9 +170,13 @@ void ParticleContacts::buildGrid(const State& state, double cellSize) {
     const GridEntry& e = gridScratch_[k];
     gridEntries_[--gridStart_[keyHash(e.key) & mask]] = e;
   }
-  // Cells that share a bucket are made runs (a stable insertion sort by key; most buckets hold one
-  // cell, which it leaves after one comparison per entry).
-  for (std::size_t b = 0; b < buckets; ++b)
+  sortBucketRuns(0, buckets);
+}
+
+// Cells that share a bucket are made runs (a stable insertion sort by key; most buckets hold one
+// cell, which it leaves after one comparison per entry).
+void ParticleContacts::sortBucketRuns(std::size_t firstBucket, std::size_t endBucket) {
+  for (std::size_t b = firstBucket; b < endBucket; ++b)
     for (std::uint32_t s = gridStart_[b] + 1; s < gridStart_[b + 1]; ++s) {
       if (!(gridEntries_[s].key < gridEntries_[s - 1].key)) continue;
       const GridEntry moving = gridEntries_[s];
@@ -176,6 +184,59 @@ void ParticleContacts::buildGrid(const State& state, double cellSize) {
       for (; t > gridStart_[b] && moving.key < gridEntries_[t - 1].key; --t) gridEntries_[t] = gridEntries_[t - 1];
       gridEntries_[t] = moving;
     }
+}
+
+// The grid built by `team` threads, entry for entry the serial build's: each thread computes the
+// cells of a fixed share of the particles and counts them per bucket in its own row; one thread
+// turns the rows into starts (bucket by bucket, the threads in order, so a bucket holds its
+// particles in index order as the serial counting sort leaves them); each thread places its share;
+// each sorts the runs of a fixed share of the buckets.
+void ParticleContacts::buildGridSplit(const State& state, double inverseCellSize, int team) {
+  const std::size_t buckets = gridStart_.size() - 1;
+  const std::uint64_t mask = buckets - 1;
+  const std::size_t n = collidingParticles_.size();
+  if (threadBucketStart_.size() < buckets * static_cast<std::size_t>(team))
+    threadBucketStart_.resize(buckets * static_cast<std::size_t>(team));
+#pragma omp parallel num_threads(team)
+  {
+    const auto part = static_cast<std::size_t>(omp_get_thread_num());
+    const auto parts = static_cast<std::size_t>(omp_get_num_threads());
+    const std::size_t begin = n * part / parts, end = n * (part + 1) / parts;
+    std::uint32_t* row = threadBucketStart_.data() + buckets * part;
+    std::fill(row, row + buckets, 0u);
+    for (std::size_t i = begin; i < end; ++i) {
+      const Vec3& x = state.position[collidingParticles_[i]];
+      if (!x.allFinite()) continue;
+      GridEntry& e = gridScratch_[i];
+      e.position = x;
+      e.particle = collidingParticles_[i];
+      for (int k = 0; k < 3; ++k) e.cell[k] = cellCoordinate(x[k], inverseCellSize);
+      e.key = cellKey(e.cell[0], e.cell[1], e.cell[2]);
+      ++row[keyHash(e.key) & mask];
+    }
+#pragma omp barrier
+#pragma omp single
+    {
+      std::uint32_t next = 0;
+      for (std::size_t b = 0; b < buckets; ++b) {
+        gridStart_[b] = next;
+        for (std::size_t t = 0; t < parts; ++t) {
+          std::uint32_t& slot = threadBucketStart_[buckets * t + b];
+          const std::uint32_t count = slot;
+          slot = next;
+          next += count;
+        }
+      }
+      gridStart_[buckets] = next;
+    }
+    for (std::size_t i = begin; i < end; ++i) {
+      if (!state.position[collidingParticles_[i]].allFinite()) continue;
+      const GridEntry& e = gridScratch_[i];
+      gridEntries_[row[keyHash(e.key) & mask]++] = e;
+    }
+#pragma omp barrier
+    sortBucketRuns(buckets * part / parts, buckets * (part + 1) / parts);
+  }
 }
 
 template <class Visit>
@@ -279,7 +340,7 @@ bool ParticleContacts::buildCandidates(const Model& model, const State& state, d
   // the particles move fast relative to each other.
   skin_ = 0.5 * (2.0 * maxRadius_ + margin);
   const double skins = 2.0 * skin_;
-  buildGrid(state, 2.0 * maxRadius_ + margin + skins);
+  buildGrid(state, 2.0 * maxRadius_ + margin + skins, team);
   const std::size_t capacity = pairScratch_.size();
   const std::size_t buckets = gridStart_.size() - 1;
   // Each thread searches a fixed share of the buckets into its own part of the scratch; a part

@@ -55,8 +55,14 @@ class ParticleContacts {
   std::vector<std::uint32_t> gridStart_;
   std::vector<GridEntry> gridEntries_;
   std::vector<GridEntry> gridScratch_;
-  // The grid of the colliding particles' positions in cells of `cellSize` (m).
-  void buildGrid(const State& state, double cellSize);
+  // The grid of the colliding particles' positions in cells of `cellSize` (m); `team` threads each
+  // take a fixed share of the particles and of the buckets, with the one thread's result.
+  void buildGrid(const State& state, double cellSize, int team = 1);
+  // The split build's count of each thread's particles per bucket, then where they go (threads x
+  // buckets, grown to the largest team seen).
+  std::vector<std::uint32_t> threadBucketStart_;
+  void buildGridSplit(const State& state, double inverseCellSize, int team);
+  void sortBucketRuns(std::size_t firstBucket, std::size_t endBucket);
   // Every pair of particles in the same or neighbouring cells whose first cell is in buckets
   // [firstBucket, endBucket), each unordered pair visited once as (a, b) (cells far enough apart to
   // share a key may repeat a pair). `visit` returns false to stop.
