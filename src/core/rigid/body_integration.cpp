@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "inline_hints.h"
+
 namespace pliant::detail {
 
 namespace {
@@ -114,8 +116,8 @@ void overBodies(const State& state, std::size_t count, int threads, const Range&
 
 // Flattened (every call inlined, the same operations): the gyroscopic solve's calls per body and
 // substep showed in the hinge chain's profile (docs/performance.md, issue 17, session 29).
-[[gnu::flatten]] void predictRange(const Model& model, const SolverSettings& settings, State& state, double h,
-                                   std::size_t begin, std::size_t end) {
+PLIANT_FLATTEN void predictRange(const Model& model, const SolverSettings& settings, State& state, double h,
+                                 std::size_t begin, std::size_t end) {
   for (std::size_t b = begin; b < end; ++b) {
     const RigidBody& body = model.bodies[b];
     if (state.bodyAsleep(b) || body.motion == BodyMotion::Kinematic) continue;  // sleeping: pose = previous pose
@@ -154,8 +156,8 @@ void predictBodies(const Model& model, const SolverSettings& settings, State& st
 namespace {
 
 // Flattened as predictRange (the rotation's angular velocity was a call per body and substep).
-[[gnu::flatten]] void velocityRange(const Model& model, const SolverSettings& settings, State& state, double h,
-                                    double dampingFactor, std::size_t begin, std::size_t end) {
+PLIANT_FLATTEN void velocityRange(const Model& model, const SolverSettings& settings, State& state, double h,
+                                  double dampingFactor, std::size_t begin, std::size_t end) {
   const double invH = 1.0 / h;
   for (std::size_t b = begin; b < end; ++b) {
     const RigidBody& body = model.bodies[b];

@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "constraints/families.h"
+#include "inline_hints.h"
 #include "pliant/model.h"
 #include "pliant/state.h"
 
@@ -144,8 +145,8 @@ inline Vec3 solveAngular(BodySide& a, BodySide& b, const Vec3& n, double C, doub
 // pivot is not clearly positive (a block that is singular, or nearly so, or not finite): the
 // caller then falls back on Eigen's pivoted LDLT, which treats zero pivots as it always did.
 template <int N>
-[[gnu::always_inline]] inline bool solveSymmetricPositive(const double (&m)[N][N], const double (&rhs)[N],
-                                                          double (&x)[N]) {
+PLIANT_ALWAYS_INLINE inline bool solveSymmetricPositive(const double (&m)[N][N], const double (&rhs)[N],
+                                                        double (&x)[N]) {
   double lower[N][N];  // unit lower factor L (below the diagonal)
   double pivots[N];
   double inversePivot[N];
@@ -235,7 +236,7 @@ Eigen::Matrix<double, P + K, 1> solveJointBlock(
   for (int i = P; i < N; ++i)
     for (int j = 0; j <= i; ++j) effective[i][j] = 0.0;
   // Inlined: called out of line (twice), every entry of `effective` went through memory.
-  const auto load = [&](const BodySide& s, const Vec3& r, Side& side) __attribute__((always_inline)) {
+  const auto load = [&](const BodySide& s, const Vec3& r, Side& side) PLIANT_ALWAYS_INLINE {
     side.rotation = s.q.toRotationMatrix();
     const Mat3& R = side.rotation;
     double g[3][N];  // the world columns r x D_i, then U_k, by component
@@ -313,7 +314,7 @@ Eigen::Matrix<double, P + K, 1> solveJointBlock(
   if constexpr (P == 3) p = deltaLambda.template head<3>();
   else p = D * deltaLambda.template head<P>();
   // The body-frame turn diag(I^-1) G^b dlambda, then into world axes.
-  const auto turnOf = [&](const Side& side) __attribute__((always_inline)) {
+  const auto turnOf = [&](const Side& side) PLIANT_ALWAYS_INLINE {
     Vec3 t = Vec3::Zero();
     for (int c = 0; c < 3; ++c)
       for (int i = 0; i < N; ++i) t[c] += side.weighted[c][i] * deltaLambda[i];

@@ -124,7 +124,7 @@ struct JointSolve {
 
   // Flattened (every call inlined, the same operations): the quaternion rotations and turns were
   // out-of-line calls per joint and pass (docs/performance.md, issue 17, session 29).
-  [[gnu::flatten]] void hinge() {
+  PLIANT_FLATTEN void hinge() {
     const auto angleNow = [&] {
       return signedAngle(frameA() * Vec3::UnitY(), frameB() * Vec3::UnitY(), frameA() * Vec3::UnitX());
     };
