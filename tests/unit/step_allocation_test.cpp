@@ -95,6 +95,14 @@ ModelPtr scene(bool contacts) {
   return b.build();
 }
 
+// Steps `warmUp` steps (scratch sized, thread pool started), then counts allocations over `counted` more.
+void expectNoAllocationAfter(Solver& solver, State& state, int warmUp, int counted) {
+  ASSERT_TRUE(solver.run(state, warmUp).ok());
+  const StepResult r = countedRun(solver, state, counted);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(allocations.load(), 0);
+}
+
 TEST(StepAllocation, StepsAfterTheFirstAllocateNothing) {
   const int saved = threadCount();
   for (bool contacts : {false, true})
@@ -110,10 +118,7 @@ TEST(StepAllocation, StepsAfterTheFirstAllocateNothing) {
       // The first steps size the solver's scratch (the backup state, contact lists) and start
       // OpenMP's thread pool. Surface-contact candidate lists keep growing (by doubling) while the
       // swinging cloth folds into more contact: about 80 steps here; after that, nothing.
-      ASSERT_TRUE(solver.run(state, 83).ok());
-      const StepResult r = countedRun(solver, state, 40);
-      ASSERT_TRUE(r.ok()) << r.message;
-      EXPECT_EQ(allocations.load(), 0);
+      expectNoAllocationAfter(solver, state, 83, 40);
       if (contacts) {
         EXPECT_GT(solver.lastContactCount(), 0u);
         EXPECT_GT(model->collisionTriangles.size(), 0u);
@@ -227,10 +232,7 @@ TEST(StepAllocation, LargeBodyPileOnTwoThreadsAllocatesNothing) {
   settings.sleeping = false;  // every box in every step
   Solver solver(model, settings);
   State state = State::fromModel(*model);
-  ASSERT_TRUE(solver.run(state, 20).ok());
-  const StepResult r = countedRun(solver, state, 10);
-  ASSERT_TRUE(r.ok()) << r.message;
-  EXPECT_EQ(allocations.load(), 0);
+  expectNoAllocationAfter(solver, state, 20, 10);
   EXPECT_GE(solver.lastBodyContacts().size(), 1024u);  // enough manifolds for the regions
   setThreadCount(saved);
 }
