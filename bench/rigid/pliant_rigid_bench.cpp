@@ -5,7 +5,7 @@
 //
 // Pliant as its users run it: SolverSettings::smallSteps (XPBD, one iteration per substep) with
 // --substeps substeps per 1/60 s frame (default 20, as the built-in body scenes), one thread
-// (the bodies' contacts and joints are solved on one thread), the default contact margin (5 mm),
+// unless --threads says more (a large pile's contacts then run on the team), the default contact margin (5 mm),
 // friction 0.5 static and dynamic, restitution 0.
 //
 // Output (CSV on stdout or --csv FILE):

@@ -68,12 +68,14 @@
 //   what a contact that slid in the position solve already took there.
 // - Colliders are sides with no inverse mass whose pose follows their paths; static and kinematic
 //   bodies likewise (they push dynamic bodies and are not pushed).
-// - Threads: the narrow phase of each candidate pair is a pure function of the poses and runs on the
-//   team; the contacts are then formed in pair order on one thread. The passes over a large set
-//   (kRegionManifolds) cut the moving bodies into four regions of space by median cuts, solve the
-//   manifolds inside each region at once (they share no moving body), then those between regions;
-//   in each list the manifold order is kept. The cut and the lists depend on the state alone, so
-//   any thread count gives the same bits; the velocity pass and the rest run on one thread.
+// - Threads: the broad phase's grid cells, the narrow phase of each candidate pair and the contacts of
+//   each pair (placed by a count over the pairs) run on the team, each a pure function of the poses;
+//   so do the rows of a large set. The passes over a large set (kRegionManifolds) cut the moving
+//   bodies into four regions of space by median cuts, solve the manifolds inside each region at once
+//   (they share no moving body), then those between regions; in each list the manifold order is
+//   kept, and the velocity pass uses the same lists. The cut and the lists depend on the state
+//   alone, so any thread count gives the same bits; waking sleepers and the warm start run in pair
+//   and contact order on one thread.
 #include "rigid/body_contacts.h"
 
 #include <omp.h>
