@@ -27,6 +27,7 @@
 #include <utility>
 
 #include "collision/cell_hash.h"
+#include "collision/counting_sort.h"
 #include "collision/friction.h"
 
 namespace pliant::detail {
@@ -216,19 +217,7 @@ void ParticleContacts::buildGridSplit(const State& state, double inverseCellSize
     }
 #pragma omp barrier
 #pragma omp single
-    {
-      std::uint32_t next = 0;
-      for (std::size_t b = 0; b < buckets; ++b) {
-        gridStart_[b] = next;
-        for (std::size_t t = 0; t < parts; ++t) {
-          std::uint32_t& slot = threadBucketStart_[buckets * t + b];
-          const std::uint32_t count = slot;
-          slot = next;
-          next += count;
-        }
-      }
-      gridStart_[buckets] = next;
-    }
+    partCountsToStarts(threadBucketStart_.data(), parts, buckets, gridStart_.data());
     for (std::size_t i = begin; i < end; ++i) {
       if (!state.position[collidingParticles_[i]].allFinite()) continue;
       const GridEntry& e = gridScratch_[i];

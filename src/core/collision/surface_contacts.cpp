@@ -72,6 +72,7 @@
 
 #include "collision/ccd.h"
 #include "collision/closest_on_triangle.h"
+#include "collision/counting_sort.h"
 #include "collision/friction.h"
 #include "constraints/avx2_lanes.h"
 #include "step_check.h"
@@ -107,20 +108,9 @@ void sortPairs(const std::vector<std::vector<T>>& lists, int count, std::size_t 
     for (const T& pair : lists[l]) ++counts[first(pair)];
   }
 #pragma omp barrier
+  // Bucket k holds list 0's pairs, then list 1's, ...: start[k] runs from its beginning.
 #pragma omp single
-  {
-    // Bucket k holds list 0's pairs, then list 1's, ...: start[k] runs from its beginning.
-    std::uint32_t running = 0;
-    for (std::size_t k = 0; k < keys; ++k) {
-      start[k] = running;
-      for (std::size_t l = 0; l < listCount; ++l) {
-        const std::uint32_t pairs = place[l * keys + k];
-        place[l * keys + k] = running;
-        running += pairs;
-      }
-    }
-    start[keys] = running;
-  }
+  partCountsToStarts(place, listCount, keys, start);
   for (std::size_t l = thread; l < listCount; l += team) {
     std::uint32_t* next = place + l * keys;
     for (const T& pair : lists[l]) out[next[first(pair)]++] = pair;
