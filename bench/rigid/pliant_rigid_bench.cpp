@@ -23,14 +23,16 @@
 // bodyVelocityPasses; 16 and 4 by default), --no-sleep (SolverSettings::sleeping off),
 // --collide-per-step (SolverSettings::bodyCollisionPerSubstep false: contacts found once per step). The pile's
 // line on stderr gives the settings, the bodies asleep at the end and the mean ms of each second;
-// --trace adds the pile's motion each simulated second (kinetic energy, fastest box, top height).
+// --trace adds the pile's motion each simulated second (kinetic energy, fastest box, top height);
+// --frame-trace each frame's ms, awake boxes, body contacts of the last substep, and the fastest and
+// fastest-turning boxes (what keeps the pile from sleeping).
 // --layers N (1-10) builds the pile's lowest N layers only (100 N boxes; scene box-pile-1000 keeps
 // its name), for quick studies of how a shorter stack settles. --threads N (default 1, as Bullet's
 // btDiscreteDynamicsWorld runs on one): Pliant's threads (the pile's narrow phase and contact passes).
 //
 // Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N]
 //                           [--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace]
-//                           [--threads N] [--csv FILE] [--scene pile|chain]
+//                           [--frame-trace] [--state-hash] [--threads N] [--csv FILE] [--scene pile|chain]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -76,9 +78,10 @@ struct Options {
   int velocityPasses = 4;
   bool sleeping = true;
   bool collidePerSubstep = true;
-  bool trace = false;      // --trace: the pile's motion each simulated second on stderr
-  int layers = 10;         // --layers: the pile's lowest layers only (100 boxes each), for quick studies
-  bool stateHash = false;  // --state-hash: FNV-1a of the final body poses on stderr (bit-identity checks)
+  bool trace = false;       // --trace: the pile's motion each simulated second on stderr
+  int layers = 10;          // --layers: the pile's lowest layers only (100 boxes each), for quick studies
+  bool stateHash = false;   // --state-hash: FNV-1a of the final body poses on stderr (bit-identity checks)
+  bool frameTrace = false;  // --frame-trace: the pile's frame, ms, awake boxes and body contacts, each frame
 };
 
 // FNV-1a 64 over the bodies' positions and rotations: equal hashes, the same bits.
@@ -191,6 +194,22 @@ Row runPile(int frames, int restFrames, const Options& options) {
     const double ms = stepTimed(solver, state);
     total += ms;
     second += ms;
+    if (options.frameTrace) {
+      const auto awake = std::count_if(state.bodySleepIsland.begin(), state.bodySleepIsland.end(),
+                                       [](std::int32_t island) { return island < 0; });
+      // The fastest box's speed and the fastest turning one's rate: what keeps the pile awake.
+      double fastest = 0.0, turning = 0.0;
+      std::size_t fastBox = 0, turnBox = 0;
+      for (std::size_t b = 0; b < state.bodyVelocity.size(); ++b) {
+        if (state.bodyVelocity[b].norm() > fastest) fastest = state.bodyVelocity[b].norm(), fastBox = b;
+        if (state.bodyAngularVelocity[b].norm() > turning) turning = state.bodyAngularVelocity[b].norm(), turnBox = b;
+      }
+      std::fprintf(stderr,
+                   "frame %d: %.2f ms, %ld awake, %zu contacts, fastest box %zu %.3g m/s, turning box %zu %.3g "
+                   "rad/s\n",
+                   f + 1, ms, static_cast<long>(awake), solver.lastBodyContacts().size(), fastBox, fastest, turnBox,
+                   turning);
+    }
     if ((f + 1) % static_cast<int>(PileScene::kFrameRate) == 0 || f + 1 == frames) {
       const int count = f % static_cast<int>(PileScene::kFrameRate) + 1;
       seconds += " " + std::to_string(static_cast<int>(std::lround(second / count)));
@@ -308,6 +327,7 @@ int main(int argc, char** argv) {
     else if (arg == "--collide-per-step") options.collidePerSubstep = false;
     else if (arg == "--trace") options.trace = true;
     else if (arg == "--state-hash") options.stateHash = true;
+    else if (arg == "--frame-trace") options.frameTrace = true;
     else if (arg == "--threads" && value) threads = parseCount("pliant_rigid_bench", "--threads", value, 1), ++i;
     else if (arg == "--csv" && value) csvPath = value, ++i;
     else if (arg == "--scene" && value) only = value, ++i;
@@ -315,7 +335,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
                    "[--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace] [--state-hash] "
-                   "[--threads N] [--csv "
+                   "[--frame-trace] [--threads N] [--csv "
                    "FILE] [--scene pile|chain]\nPliant on issue 17's rigid "
                    "scenes (bench/bullet/README.md).\n");
       return arg == "--help" ? 0 : 2;
