@@ -849,6 +849,7 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
     s.dtheta = Vec3::Zero();
     s.inverseInertia = BodySide::load(model, state, body).inverseInertiaWorld();
     s.inverseMass = model.bodies[body].inverseMass;
+    s.isotropic = BodySide::isotropic(model.bodies[body].inverseInertia);
   }
   // The rows: each a function of its contact and the poses alone, so they are formed on the team.
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
@@ -997,6 +998,13 @@ void BodyContacts::cutRegions(const State& state) {
 }
 
 void BodyContacts::solveManifold(std::size_t m) {
+  if (solverBodies_[manifoldSides_[2 * m]].isotropic && solverBodies_[manifoldSides_[2 * m + 1]].isotropic)
+    solveManifoldWith<true>(m);
+  else solveManifoldWith<false>(m);
+}
+
+template <bool Isotropic>
+void BodyContacts::solveManifoldWith(std::size_t m) {
   const std::uint32_t still = static_cast<std::uint32_t>(solverBodies_.size() - 1);
   const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
   const std::uint32_t sideA = manifoldSides_[2 * m], sideB = manifoldSides_[2 * m + 1];
@@ -1005,6 +1013,16 @@ void BodyContacts::solveManifold(std::size_t m) {
   const double massA = bodyA.inverseMass, massB = bodyB.inverseMass;
   const Mat3& inertiaA = bodyA.inverseInertia;
   const Mat3& inertiaB = bodyB.inverseInertia;
+  // I^-1 v for side A and side B (a named product: Eigen would fold a scalar factor into it).
+  const double scalarA = inertiaA(0, 0), scalarB = inertiaB(0, 0);
+  const auto turnOfA = [&](const Vec3& v) -> Vec3 {
+    if constexpr (Isotropic) return scalarA * v;
+    else return inertiaA * v;
+  };
+  const auto turnOfB = [&](const Vec3& v) -> Vec3 {
+    if constexpr (Isotropic) return scalarB * v;
+    else return inertiaB * v;
+  };
   Vec3 dxA = bodyA.dx, dthetaA = bodyA.dtheta, dxB = bodyB.dx, dthetaB = bodyB.dtheta;
   for (std::size_t j = begin; j < end; ++j) {
     ContactRow& row = rows_[j];
@@ -1017,8 +1035,8 @@ void BodyContacts::solveManifold(std::size_t m) {
     row.lambda += deltaLambda;
     if (deltaLambda == 0.0) continue;
     // [M20] eqs. 6-9: -dlambda n on A, +dlambda n on B.
-    // I^-1 (r x n) as loadRows formed it (a named product: Eigen would fold the scalar into it).
-    const Vec3 turnA = inertiaA * row.crossA, turnB = inertiaB * row.crossB;
+    // I^-1 (r x n) as loadRows formed it.
+    const Vec3 turnA = turnOfA(row.crossA), turnB = turnOfB(row.crossB);
     dxA -= (massA * deltaLambda) * n;
     dthetaA -= deltaLambda * turnA;
     dxB += (massB * deltaLambda) * n;
@@ -1079,8 +1097,8 @@ void BodyContacts::solveManifold(std::size_t m) {
     row.friction[1] = total[1];
     const Vec3 deltaLambda = delta0 * tangent[0] + delta1 * tangent[1];
     dxA += massA * deltaLambda;
-    const Vec3 turnA0 = inertiaA * row.anchorCrossA[0], turnA1 = inertiaA * row.anchorCrossA[1];
-    const Vec3 turnB0 = inertiaB * row.anchorCrossB[0], turnB1 = inertiaB * row.anchorCrossB[1];
+    const Vec3 turnA0 = turnOfA(row.anchorCrossA[0]), turnA1 = turnOfA(row.anchorCrossA[1]);
+    const Vec3 turnB0 = turnOfB(row.anchorCrossB[0]), turnB1 = turnOfB(row.anchorCrossB[1]);
     dthetaA += delta0 * turnA0 + delta1 * turnA1;
     dxB -= massB * deltaLambda;
     dthetaB -= delta0 * turnB0 + delta1 * turnB1;
@@ -1220,8 +1238,8 @@ void BodyContacts::velocityPass(const Model& model, const SolverSettings& settin
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
   for (std::int64_t i = 0; i < moving; ++i) {
     const BodyIndex body = solved_[static_cast<std::size_t>(i)];
-    const Mat3 r = state.bodyRotation[body].toRotationMatrix();
-    solverBodies_[body].inverseInertia = r * model.bodies[body].inverseInertia.asDiagonal() * r.transpose();
+    solverBodies_[body].inverseInertia =
+        BodySide::worldInverseInertia(state.bodyRotation[body], model.bodies[body].inverseInertia);
   }
   inPhases(threads, settings.bodyVelocityPasses,
            [&](std::size_t m) { velocityManifold(m, model, state, restingSpeed, h); });

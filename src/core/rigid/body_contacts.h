@@ -130,6 +130,10 @@ class BodyContacts {
                      double h, double cap, std::size_t& cursor, std::size_t at);
   // One Gauss-Seidel visit of manifold `m`: its normal rows, then its static friction.
   void solveManifold(std::size_t m);
+  // Its body: with `Isotropic` (both sides' I^-1 multiples of the identity) I^-1 v is one scalar
+  // product, the same bits as the matrix's (s x + 0 y + 0 z), for a third of a cube pile's flops.
+  template <bool Isotropic>
+  void solveManifoldWith(std::size_t m);
   // One velocity pass visit of manifold `m` (restitution, then dynamic friction).
   void velocityManifold(std::size_t m, const Model& model, State& state, double restingSpeed, double h);
   // `passes` passes of `visit(m)` over the manifolds in the lists' order, the lists of a phase at
@@ -158,6 +162,7 @@ class BodyContacts {
     Vec3 dtheta = Vec3::Zero();          // rad, rotation vector (world)
     Mat3 inverseInertia = Mat3::Zero();  // 1/(kg m^2), world axes (0: does not move)
     double inverseMass = 0.0;            // 1/kg (0: does not move)
+    bool isotropic = true;               // inverseInertia is a multiple of the identity (a sphere, a cube, 0)
   };
   // A contact's rows for one project() call, at the poses of its start.
   // Everything a pass reads of a contact, in one place (a pile's passes stream every contact's row:

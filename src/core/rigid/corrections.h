@@ -54,8 +54,17 @@ struct BodySide {
   // I^-1 in world axes as a matrix (0 for a side that does not move).
   Mat3 inverseInertiaWorld() const {
     if (!movable) return Mat3::Zero();
+    return worldInverseInertia(q, inverseInertia);
+  }
+  // R diag(principal) R^T for the rotation q; exactly s times the identity when the three principal
+  // values are one s (a sphere, a cube), which the product would only give to rounding.
+  static Mat3 worldInverseInertia(const Quat& q, const Vec3& principal) {
+    if (isotropic(principal)) return principal.x() * Mat3::Identity();
     const Mat3 r = q.toRotationMatrix();
-    return r * inverseInertia.asDiagonal() * r.transpose();
+    return r * principal.asDiagonal() * r.transpose();
+  }
+  static bool isotropic(const Vec3& principal) {
+    return principal.x() == principal.y() && principal.y() == principal.z();
   }
   // [M20] eq. 2: w = 1/m + (r x n)^T I^-1 (r x n), r the point's offset from the centre of mass.
   double positionalWeight(const Vec3& r, const Vec3& n) const {
