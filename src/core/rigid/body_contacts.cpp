@@ -19,9 +19,11 @@
 //   the step are present (a speculative one, C > 0, pushes nothing); later substeps re-evaluate each
 //   contact's allowance, approach velocity and anchor at the same material points and normal.
 //   Pairs with a sphere or capsule are collided anew every substep (a rolling contact moves over
-//   the surface), and everything is found again when a body leaves the bounds grown by its reach
-//   or a sleeping island wakes. Cheaper with many substeps, but manifolds a step old: a pile of
-//   1,000 boxes that stands with per-substep detection collapsed (docs/performance.md, issue 17).
+//   the surface), and so are pairs with a body that is not settled (its points would move more than
+//   kSettledMotion of the margin over the step at its velocities: a tumbling box's next corner would
+//   be met only after it sank in, and pushing it out gave energy; a 1,000-box pile was thrown up);
+//   everything is found again when a body leaves the bounds grown by its reach or a sleeping island
+//   wakes. A resting pile's narrow phase then runs once per step (docs/performance.md, issue 17).
 // - Position solve, after the joints: C = (p_B - p_A) . n with p = x + q r evaluated at the current
 //   poses ([M20] sec. 3.5, d = (p1 - p2) . n with the sign of our normal), a hard unilateral constraint (alpha = 0)
 //   whose correction uses the generalised inverse masses w = 1/m + (r x n)^T I^-1 (r x n) ([M20] eqs. 2-9,
@@ -107,6 +109,9 @@ ContactMaterial combine(const ContactMaterial& a, const ContactMaterial& b) {
 // k dt v), since collisions and corrections in the step move it too; one that still leaves its
 // grown bounds makes the contacts be found again.
 constexpr double kReachFactor = 2.0;
+// Per-step detection keeps a pair's manifold for the step only while both bodies move less than this
+// fraction of the contact margin over it (BodyContacts::freshEverySubstep).
+constexpr double kSettledMotion = 0.25;
 
 // How far (m) a contact's material point on A may lie from the last substep's held anchor to keep
 // it: a resting contact stays within a small fraction of it, a rolling one leaves it in a substep or
@@ -195,6 +200,7 @@ void BodyContacts::prepare(const Model& model) {
   role_.resize(bodies);
   order_.resize(bodies);
   reach_.resize(bodies);
+  settled_.assign(bodies, 1);
   stepLower_.resize(bodies);
   stepUpper_.resize(bodies);
   stepRoles_.resize(bodies);
@@ -523,8 +529,10 @@ bool BodyContacts::freshEverySubstep(const Model& model, const Pair& pair) const
   const auto round = [](const BodyShape& shape) {
     return shape.kind == BodyShapeKind::Sphere || shape.kind == BodyShapeKind::Capsule;
   };
-  return round(model.bodies[pair.a].shape) ||
-         (pair.collider ? round(colliderShapes_[pair.b]) : round(model.bodies[pair.b].shape));
+  // So is the manifold of a body that moves or turns enough in the step to bring other features
+  // into contact (a tumbling box's next corner): kept a step, it would be met only after it sank in.
+  return round(model.bodies[pair.a].shape) || !settled_[pair.a] ||
+         (pair.collider ? round(colliderShapes_[pair.b]) : round(model.bodies[pair.b].shape) || !settled_[pair.b]);
 }
 
 bool BodyContacts::escapedReach(const Model& model, const SolverSettings& settings, const State& state) const {
@@ -732,7 +740,14 @@ bool BodyContacts::collideOnce(const Model& model, const SolverSettings& setting
     const RigidBody& body = model.bodies[b];
     shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), margin, lower_[b], upper_[b]);
     reach_[b] = 0.0;
+    settled_[b] = 1;
     if (lookahead > 0.0 && role_[b] == Role::Awake) {
+      // Settled: no point of the body moves more than kSettledMotion of the margin at its velocities
+      // over the step (gravity left out: contacts hold a resting body against it).
+      const double radius =
+          0.5 * (upper_[b] - lower_[b]).norm() + (0.5 * (lower_[b] + upper_[b]) - state.bodyPosition[b]).norm();
+      settled_[b] = (state.bodyVelocity[b].norm() + state.bodyAngularVelocity[b].norm() * radius) * lookahead <=
+                    kSettledMotion * margin;
       reach_[b] = reachOver(state, b, lookahead, gravity, margin);
       lower_[b].array() -= reach_[b];
       upper_[b].array() += reach_[b];

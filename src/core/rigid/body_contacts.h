@@ -107,7 +107,8 @@ class BodyContacts {
   bool wokenSinceDetection(const State& state) const;
   // An awake body's bounds now are not inside those grown by its reach at the detection.
   bool escapedReach(const Model& model, const SolverSettings& settings, const State& state) const;
-  // Pairs with a sphere or capsule: their manifold is found every substep even with per-step detection.
+  // Pairs with a sphere or capsule or a body that is not settled: their manifold is found every substep
+  // even with per-step detection.
   bool freshEverySubstep(const Model& model, const Pair& pair) const;
   // Appends the pair's contacts at the current poses (within contactMargin, plus the sides' reach
   // when `speculative`); true when it woke a sleeping side instead.
@@ -224,6 +225,7 @@ class BodyContacts {
   std::vector<std::vector<Pair>> threadPairs_;  // the grid's pairs per thread (scratch)
   std::vector<Role> role_;                      // per body, this round's
   std::vector<double> reach_;                   // m, per body: its motion left in the step
+  std::vector<std::uint8_t> settled_;           // per body: slow enough to keep its manifolds a step
   bool kinematicMotion_ = false;                // a kinematic body or collider: per substep
   // Per-substep detection's candidates for the step: body pairs whose bounds grown by their reach over
   // the rest of the step overlap (sorted), those bounds, and the roles they were found with.
