@@ -885,7 +885,7 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
       row.normal = n;
       row.crossA = rA.cross(n);
       row.crossB = rB.cross(n);
-      const Vec3 turnA = bodyA.inverseInertia * row.crossA, turnB = bodyB.inverseInertia * row.crossB;
+      const Vec3 turnA = bodyA.inverseInertiaTimes(row.crossA), turnB = bodyB.inverseInertiaTimes(row.crossB);
       // [M20] eq. 2 on both sides.
       const double weight = bodyA.inverseMass + row.crossA.dot(turnA) + bodyB.inverseMass + row.crossB.dot(turnB);
       row.inverseWeight = weight > 0.0 ? 1.0 / weight : 0.0;
@@ -906,8 +906,8 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
           const Vec3& t = tangent[i];
           row.anchorCrossA[i] = anchorA.cross(t);
           row.anchorCrossB[i] = anchorB.cross(t);
-          anchorTurnA[i] = bodyA.inverseInertia * row.anchorCrossA[i];
-          anchorTurnB[i] = bodyB.inverseInertia * row.anchorCrossB[i];
+          anchorTurnA[i] = bodyA.inverseInertiaTimes(row.anchorCrossA[i]);
+          anchorTurnB[i] = bodyB.inverseInertiaTimes(row.anchorCrossB[i]);
           row.slip[i] = t.dot(offset);
           row.friction[i] = t.dot(k.friction);
         }
@@ -948,7 +948,7 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
       k.lambda = held[match].lambda;
       row.lambda = k.lambda;
       bodyA.dx -= (bodyA.inverseMass * k.lambda) * k.normal;
-      const Vec3 turnA = bodyA.inverseInertia * row.crossA, turnB = bodyB.inverseInertia * row.crossB;
+      const Vec3 turnA = bodyA.inverseInertiaTimes(row.crossA), turnB = bodyB.inverseInertiaTimes(row.crossB);
       bodyA.dtheta -= k.lambda * turnA;
       bodyB.dx += (bodyB.inverseMass * k.lambda) * k.normal;
       bodyB.dtheta += k.lambda * turnB;
@@ -1193,12 +1193,12 @@ void BodyContacts::velocityManifold(std::size_t m, const Model& model, State& st
   // [M20] eq. 2 for one side: w = 1/m + (r x d)^T I^-1 (r x d) (0 for a side that does not move).
   const auto weight = [](const SolverBody& s, const Vec3& r, const Vec3& d) {
     const Vec3 rd = r.cross(d);
-    return s.inverseMass + rd.dot(s.inverseInertia * rd);
+    return s.inverseMass + rd.dot(s.inverseInertiaTimes(rd));
   };
   const auto push = [&](const BodySide& side, const SolverBody& s, BodyIndex body, const Vec3& r, const Vec3& p) {
     if (!side.movable) return;
     state.bodyVelocity[body] += s.inverseMass * p;
-    state.bodyAngularVelocity[body] += s.inverseInertia * r.cross(p);
+    state.bodyAngularVelocity[body] += s.inverseInertiaTimes(r.cross(p));
   };
   for (std::size_t j = begin; j < end; ++j) {
     const BodyContact& k = contacts_[j];

@@ -164,6 +164,10 @@ class BodyContacts {
     Mat3 inverseInertia = Mat3::Zero();  // 1/(kg m^2), world axes (0: does not move)
     double inverseMass = 0.0;            // 1/kg (0: does not move)
     bool isotropic = true;               // inverseInertia is a multiple of the identity (a sphere, a cube, 0)
+    // I^-1 v (1/(kg m^2) times v): for an isotropic body one scalar product, the matrix product's bits.
+    Vec3 inverseInertiaTimes(const Vec3& v) const {
+      return isotropic ? Vec3(inverseInertia(0, 0) * v) : Vec3(inverseInertia * v);
+    }
   };
   // A contact's rows for one project() call, at the poses of its start.
   // Everything a pass reads of a contact, in one place (a pile's passes stream every contact's row:
