@@ -366,6 +366,8 @@ class Solver {
   // Force (N) that body attachment `attachment` exerted on its particle in the last substep
   // (lambda n / h^2, [M20] sec. 3.2); the body feels the opposite. Zero before the first step.
   Vec3 bodyAttachmentForce(std::size_t attachment) const;
+  // The particles' contacts of the last substep: with colliders, between particles and between
+  // surfaces (the bodies' are lastBodyContacts(), particles on bodies lastParticleBodyContacts()).
   std::size_t lastContactCount() const;
   // Surface contact work of the last step: how many times the broad phase ran (1 per step unless a
   // particle left the box it was given, see surface_contacts.cpp) and how many candidate pairs the

@@ -53,7 +53,7 @@ constexpr GoldenRow kGolden[] = {
     // A soft body embedded from a closed surface (issue 18), landing on its slope.
     {"bunny-slope", 30, 1, 0xccf5a6a4c5bf284a},
     // A car on hinged sphere wheels driving over two bumps (issue 17): the whole run. Its contacts
-    // are body contacts, which lastContactCount does not count.
+    // are body contacts, which lastContactCount (particle contacts) does not count.
     {"car", 240, 0, 0xb134153867118e2d},
     // Particles coupled with bodies (issue 17): a cloth landing on a falling box, and a rope
     // carrying a box through a body attachment, the whole swing.
