@@ -197,6 +197,8 @@ void BodyContacts::prepare(const Model& model) {
   colliderUpper_.resize(colliders);
   lower_.resize(bodies);
   upper_.resize(bodies);
+  nowLower_.resize(bodies);
+  nowUpper_.resize(bodies);
   role_.resize(bodies);
   order_.resize(bodies);
   reach_.resize(bodies);
@@ -498,12 +500,26 @@ void BodyContacts::refresh(const Model& model, const SolverSettings& settings, S
   std::size_t cursor = 0;
   contacts_.clear();
   anchors_.clear();
+  // The awake bodies' bounds now (with the margin): a pair found anew whose bounds do not meet has
+  // no contact within the margin, so its narrow phase is skipped, as per-substep detection's
+  // candidates are filtered. Others keep the detection's bounds (they do not move).
+  nowLower_ = lower_;
+  nowUpper_ = upper_;
+  for (std::size_t b = 0; b < role_.size(); ++b) {
+    if (role_[b] != Role::Awake) continue;
+    const RigidBody& body = model.bodies[b];
+    shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), settings.contactMargin,
+                nowLower_[b], nowUpper_[b]);
+  }
   for (std::size_t p = 0; p < pairs_.size(); ++p) {
     const Pair& pair = pairs_[p];
     // A sleeping side was only tested (and not touched) at the detection.
     if (role_[pair.a] == Role::Asleep || (!pair.collider && role_[pair.b] == Role::Asleep)) continue;
     if (freshEverySubstep(model, pair)) {
-      pairContacts(model, settings, state, pair, false, h, cap, cursor);
+      const bool meet =
+          pair.collider ? overlap(nowLower_[pair.a], nowUpper_[pair.a], colliderLower_[pair.b], colliderUpper_[pair.b])
+                        : overlap(nowLower_[pair.a], nowUpper_[pair.a], nowLower_[pair.b], nowUpper_[pair.b]);
+      if (meet) pairContacts(model, settings, state, pair, false, h, cap, cursor);
       continue;
     }
     if (cacheBegin_[p] == cacheBegin_[p + 1]) continue;

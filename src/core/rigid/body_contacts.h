@@ -210,6 +210,7 @@ class BodyContacts {
   std::vector<Frame> colliderFrames_;                // this substep's collider poses
   std::vector<Vec3> colliderLower_, colliderUpper_;  // m, their bounds (a plane's are infinite)
   std::vector<Vec3> lower_, upper_;                  // m, each body's bounds at its prediction
+  std::vector<Vec3> nowLower_, nowUpper_;            // m, per-step detection's refresh: the bounds this substep
   // The broad phase's grid (findBodyPairs): bodies by cell key, the occupied cells, a hash table
   // from key to cell, and the bodies too wide for the grid.
   struct CellEntry {
