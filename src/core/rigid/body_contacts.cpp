@@ -500,25 +500,19 @@ void BodyContacts::refresh(const Model& model, const SolverSettings& settings, S
   std::size_t cursor = 0;
   contacts_.clear();
   anchors_.clear();
-  // The awake bodies' bounds now (with the margin): a pair found anew whose bounds do not meet has
-  // no contact within the margin, so its narrow phase is skipped, as per-substep detection's
-  // candidates are filtered. Others keep the detection's bounds (they do not move).
-  nowLower_ = lower_;
-  nowUpper_ = upper_;
-  for (std::size_t b = 0; b < role_.size(); ++b) {
-    if (role_[b] != Role::Awake) continue;
-    const RigidBody& body = model.bodies[b];
-    shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), settings.contactMargin,
-                nowLower_[b], nowUpper_[b]);
-  }
+  // A pair found anew whose bounds now (with the margin; escapedReach measured the awake bodies', the
+  // others do not move) do not meet has no contact within the margin: its narrow phase is skipped,
+  // as per-substep detection's candidates are filtered.
+  const auto lowerNow = [&](BodyIndex b) -> const Vec3& { return role_[b] == Role::Awake ? nowLower_[b] : lower_[b]; };
+  const auto upperNow = [&](BodyIndex b) -> const Vec3& { return role_[b] == Role::Awake ? nowUpper_[b] : upper_[b]; };
   for (std::size_t p = 0; p < pairs_.size(); ++p) {
     const Pair& pair = pairs_[p];
     // A sleeping side was only tested (and not touched) at the detection.
     if (role_[pair.a] == Role::Asleep || (!pair.collider && role_[pair.b] == Role::Asleep)) continue;
     if (freshEverySubstep(model, pair)) {
       const bool meet =
-          pair.collider ? overlap(nowLower_[pair.a], nowUpper_[pair.a], colliderLower_[pair.b], colliderUpper_[pair.b])
-                        : overlap(nowLower_[pair.a], nowUpper_[pair.a], nowLower_[pair.b], nowUpper_[pair.b]);
+          pair.collider ? overlap(lowerNow(pair.a), upperNow(pair.a), colliderLower_[pair.b], colliderUpper_[pair.b])
+                        : overlap(lowerNow(pair.a), upperNow(pair.a), lowerNow(pair.b), upperNow(pair.b));
       if (meet) pairContacts(model, settings, state, pair, false, h, cap, cursor);
       continue;
     }
@@ -551,11 +545,12 @@ bool BodyContacts::freshEverySubstep(const Model& model, const Pair& pair) const
          (pair.collider ? round(colliderShapes_[pair.b]) : round(model.bodies[pair.b].shape) || !settled_[pair.b]);
 }
 
-bool BodyContacts::escapedReach(const Model& model, const SolverSettings& settings, const State& state) const {
+bool BodyContacts::escapedReach(const Model& model, const SolverSettings& settings, const State& state) {
   for (std::size_t b = 0; b < role_.size(); ++b) {
     if (role_[b] != Role::Awake) continue;
     const RigidBody& body = model.bodies[b];
-    Vec3 lower, upper;
+    Vec3& lower = nowLower_[b];
+    Vec3& upper = nowUpper_[b];
     shapeBounds(body.shape, body.shapePose(state.bodyPosition[b], state.bodyRotation[b]), settings.contactMargin, lower,
                 upper);
     if (!((lower.array() >= lower_[b].array()).all() && (upper.array() <= upper_[b].array()).all())) return true;

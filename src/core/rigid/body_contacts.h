@@ -105,8 +105,9 @@ class BodyContacts {
                double substepEnd);
   // A sleeping body of the last detection has woken since (a particle touched it): detect again.
   bool wokenSinceDetection(const State& state) const;
-  // An awake body's bounds now are not inside those grown by its reach at the detection.
-  bool escapedReach(const Model& model, const SolverSettings& settings, const State& state) const;
+  // An awake body's bounds now are not inside those grown by its reach at the detection. The bounds
+  // now go into nowLower_, nowUpper_ (all the awake bodies' when it returns false).
+  bool escapedReach(const Model& model, const SolverSettings& settings, const State& state);
   // Pairs with a sphere or capsule or a body that is not settled: their manifold is found every substep
   // even with per-step detection.
   bool freshEverySubstep(const Model& model, const Pair& pair) const;
@@ -210,7 +211,7 @@ class BodyContacts {
   std::vector<Frame> colliderFrames_;                // this substep's collider poses
   std::vector<Vec3> colliderLower_, colliderUpper_;  // m, their bounds (a plane's are infinite)
   std::vector<Vec3> lower_, upper_;                  // m, each body's bounds at its prediction
-  std::vector<Vec3> nowLower_, nowUpper_;            // m, per-step detection's refresh: the bounds this substep
+  std::vector<Vec3> nowLower_, nowUpper_;            // m, per-step detection: awake bodies' bounds this substep
   // The broad phase's grid (findBodyPairs): bodies by cell key, the occupied cells, a hash table
   // from key to cell, and the bodies too wide for the grid.
   struct CellEntry {
