@@ -1037,18 +1037,9 @@ void BodyContacts::solveManifoldWith(std::size_t m) {
   SolverBody& bodyA = solverBodies_[sideA];
   SolverBody& bodyB = solverBodies_[sideB];
   const double massA = bodyA.inverseMass, massB = bodyB.inverseMass;
-  const Mat3& inertiaA = bodyA.inverseInertia;
-  const Mat3& inertiaB = bodyB.inverseInertia;
   // I^-1 v for side A and side B (a named product: Eigen would fold a scalar factor into it).
-  const double scalarA = inertiaA(0, 0), scalarB = inertiaB(0, 0);
-  const auto turnOfA = [&](const Vec3& v) -> Vec3 {
-    if constexpr (Isotropic) return scalarA * v;
-    else return inertiaA * v;
-  };
-  const auto turnOfB = [&](const Vec3& v) -> Vec3 {
-    if constexpr (Isotropic) return scalarB * v;
-    else return inertiaB * v;
-  };
+  const auto turnOfA = [&](const Vec3& v) { return bodyA.template inverseInertiaTimesAs<Isotropic>(v); };
+  const auto turnOfB = [&](const Vec3& v) { return bodyB.template inverseInertiaTimesAs<Isotropic>(v); };
   Vec3 dxA = bodyA.dx, dthetaA = bodyA.dtheta, dxB = bodyB.dx, dthetaB = bodyB.dtheta;
   for (std::size_t j = begin; j < end; ++j) {
     ContactRow& row = rows_[j];

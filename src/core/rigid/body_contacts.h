@@ -133,7 +133,7 @@ class BodyContacts {
   // One Gauss-Seidel visit of manifold `m`: its normal rows, then its static friction.
   void solveManifold(std::size_t m);
   // Its body: with `Isotropic` (both sides' I^-1 multiples of the identity) I^-1 v is one scalar
-  // product, the same bits as the matrix's (s x + 0 y + 0 z), for a third of a cube pile's flops.
+  // product (SolverBody::inverseInertiaTimesAs), for a third of a cube pile's flops.
   template <bool Isotropic>
   void solveManifoldWith(std::size_t m);
   // One velocity pass visit of manifold `m` (restitution, then dynamic friction).
@@ -165,9 +165,15 @@ class BodyContacts {
     Mat3 inverseInertia = Mat3::Zero();  // 1/(kg m^2), world axes (0: does not move)
     double inverseMass = 0.0;            // 1/kg (0: does not move)
     bool isotropic = true;               // inverseInertia is a multiple of the identity (a sphere, a cube, 0)
-    // I^-1 v (1/(kg m^2) times v): for an isotropic body one scalar product, the matrix product's bits.
+    // I^-1 v (1/(kg m^2) times v): for an isotropic body one scalar product, the matrix product's bits
+    // (s x + 0 y + 0 z). The template for callers that know which (solveManifoldWith).
+    template <bool Isotropic>
+    Vec3 inverseInertiaTimesAs(const Vec3& v) const {
+      if constexpr (Isotropic) return inverseInertia(0, 0) * v;
+      else return inverseInertia * v;
+    }
     Vec3 inverseInertiaTimes(const Vec3& v) const {
-      return isotropic ? Vec3(inverseInertia(0, 0) * v) : Vec3(inverseInertia * v);
+      return isotropic ? inverseInertiaTimesAs<true>(v) : inverseInertiaTimesAs<false>(v);
     }
   };
   // A contact's rows for one project() call, at the poses of its start.
