@@ -274,6 +274,42 @@ TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
   }
 }
 
+// Damped cloth (every constraint damped, as a Vellum-like stretch is): four damped constraints per
+// AVX2 instruction, against the scalar loop; some lanes undamped (compliance 0) or immovable (the
+// pins) or of zero length take the scalar kernel inside the SIMD one, so every group kind meets.
+TEST(SolvePlan, SimdDampedDistanceKernelGivesTheScalarBits) {
+  const auto m = std::make_shared<Model>(*pinnedCloth(17));
+  for (std::size_t c = 0; c < m->distances.size(); ++c) {
+    m->distances[c].params.compliance = c % 29 == 0 ? 0.0 : 1e-7 * (1.0 + static_cast<double>(c % 5));
+    m->distances[c].params.damping = 0.5 + static_cast<double>(c % 4);
+  }
+  State s = State::fromModel(*m);
+  std::mt19937 random(13);
+  std::uniform_real_distribution<double> jitter(-0.02, 0.02);
+  for (Vec3& x : s.position) x += Vec3(jitter(random), jitter(random), jitter(random));
+  s.previousPosition = State::fromModel(*m).position;
+  for (Vec3& x : s.previousPosition) x += Vec3(jitter(random), jitter(random), jitter(random));
+  const SolvePlan plan = planSolve(*m, 4096);
+  const auto& batches = plan.batches[static_cast<int>(ConstraintFamily::Distance)];
+  ASSERT_FALSE(batches.empty());
+  const SolveBatch batch = batches.front();
+  ASSERT_TRUE(batch.independent);
+  ASSERT_GT(batch.end - batch.begin, 40u);
+  s.position[m->distances[batch.begin + 9].particles[1]] = s.position[m->distances[batch.begin + 9].particles[0]];
+  for (const double lambda0 : {0.0, -0.125}) {
+    std::fill(s.lambda.begin(), s.lambda.end(), lambda0);
+    auto context = [&](State& state) { return xpbdContext(*m, state, ConstraintFamily::Distance); };
+    const auto& kernels = detail::familyKernels(ConstraintFamily::Distance);
+    for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
+      State a = s, b = s;
+      kernels.project(*m, context(a), start, batch.end);
+      detail::projectDistanceLanes(4, *m, context(b), start, batch.end);
+      EXPECT_EQ(a.hash(), b.hash()) << "lambda0 " << lambda0 << ", start " << start;
+      EXPECT_NE(a.hash(), s.hash());
+    }
+  }
+}
+
 // The same for isometric bending: scalar kernel in order, the independent kernel, and 1 or 4 lanes.
 TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
   const auto m = std::make_shared<Model>(*pinnedCloth(17));  // a copy, given mixed materials
@@ -299,6 +335,36 @@ TEST(SolvePlan, SimdIsometricBendingKernelGivesTheScalarBits) {
     detail::projectIsometricBendingLanes(1, *m, context(c), start, batch.end);
     EXPECT_EQ(a.hash(), b.hash()) << "start " << start;
     EXPECT_EQ(a.hash(), c.hash()) << "start " << start;
+    EXPECT_NE(a.hash(), s.hash());
+  }
+}
+
+// Damped bending (every stencil damped but a few with compliance 0, so damped, undamped and mixed
+// groups of four meet): the AVX2 lanes against the scalar loop, from a start that moved.
+TEST(SolvePlan, SimdDampedIsometricBendingKernelGivesTheScalarBits) {
+  const auto m = std::make_shared<Model>(*pinnedCloth(17));
+  for (std::size_t c = 0; c < m->isometricBendings.size(); ++c) {
+    m->isometricBendings[c].params.compliance = c % 23 == 0 ? 0.0 : 0.01 * (1.0 + static_cast<double>(c % 3));
+    m->isometricBendings[c].params.damping = 0.25 + 0.5 * static_cast<double>(c % 3);
+  }
+  State s = State::fromModel(*m);
+  std::mt19937 random(17);
+  std::uniform_real_distribution<double> jitter(-0.03, 0.03);
+  for (Vec3& x : s.position) x += Vec3(jitter(random), jitter(random), jitter(random));
+  s.previousPosition = State::fromModel(*m).position;
+  for (Vec3& x : s.previousPosition) x += Vec3(jitter(random), jitter(random), jitter(random));
+  const int family = static_cast<int>(ConstraintFamily::IsometricBending);
+  const SolveBatch batch = planSolve(*m, 4096).batches[family].front();
+  ASSERT_TRUE(batch.independent);
+  ASSERT_GT(batch.end - batch.begin, 40u);
+  std::fill(s.lambda.begin(), s.lambda.end(), 0.0625);
+  auto context = [&](State& state) { return xpbdContext(*m, state, ConstraintFamily::IsometricBending); };
+  const auto& kernels = detail::familyKernels(ConstraintFamily::IsometricBending);
+  for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
+    State a = s, b = s;
+    kernels.project(*m, context(a), start, batch.end);
+    detail::projectIsometricBendingLanes(4, *m, context(b), start, batch.end);
+    EXPECT_EQ(a.hash(), b.hash()) << "start " << start;
     EXPECT_NE(a.hash(), s.hash());
   }
 }

@@ -106,8 +106,9 @@ void projectIsometricBendingRange(const Model& model, const SolveContext& ctx, s
 #if defined(PLIANT_HAVE_AVX2_KERNELS)
 static_assert(offsetof(ConstraintParameters, damping) == offsetof(ConstraintParameters, compliance) + sizeof(double),
               "projectQuads loads params.compliance and params.damping as one pair");
-// Four independent undamped XPBD stencils c .. c + 3 in the lanes of AVX registers: the scalar
-// kernel's operations lane by lane (so the same bits), for ranges that share no movable particle.
+// Four independent XPBD stencils c .. c + 3 in the lanes of AVX registers, undamped or (all four)
+// damped: the scalar kernel's operations lane by lane (so the same bits), for ranges that share no
+// movable particle.
 __attribute__((target("avx2"))) void projectQuads(const Model& model, const SolveContext& ctx, std::uint32_t begin,
                                                   std::uint32_t end) {
   const IsometricBendingConstraint* constraints = model.isometricBendings.data();
@@ -123,7 +124,11 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
                                              &con[2].params.compliance, &con[3].params.compliance};
     __m256d compliance, damping;
     gatherPairs4(complianceAndDamping, compliance, damping);
-    if (!allUndamped(compliance, damping, invH)) {
+    const bool damped = !allUndamped(compliance, damping, invH);
+    const __m256d gamma = _mm256_mul_pd(_mm256_mul_pd(compliance, damping), invH);
+    // A damped group is solved in the lanes only when every lane is damped (each lane must take
+    // the scalar kernel's branch); a mixed group goes lane by lane.
+    if (damped && nonzeroLanes(gamma) != 0xf) {
       for (std::uint32_t lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + lane, ctx, x, w, lambda);
       continue;
     }
@@ -151,7 +156,9 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
                                     _mm256_mul_pd(wK[2], K[2])),
                       _mm256_mul_pd(wK[3], K[3]));
     const __m256d alphaTilde = _mm256_mul_pd(compliance, invH2);
-    const __m256d denominator = _mm256_add_pd(wSum, alphaTilde);
+    const __m256d denominator =
+        damped ? _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_set1_pd(1.0), gamma), wSum), alphaTilde)
+               : _mm256_add_pd(wSum, alphaTilde);
     const int solved = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(C, _mm256_set1_pd(kMinCurvature), _CMP_NLT_UQ),
                                                         _mm256_cmp_pd(denominator, _mm256_setzero_pd(), _CMP_GT_OQ)));
     // A lane that is skipped (flat, nothing movable) or has an immovable vertex is rare: such a group
@@ -166,9 +173,30 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(C, denominator));
     const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
     const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
-    const __m256d dLambda =
-        _mm256_mul_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)), _mm256_mul_pd(C, r));
-    const __m256d scale = _mm256_mul_pd(dLambda, _mm256_mul_pd(denominator, r));
+    __m256d numerator = _mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda));
+    const __m256d inverseC = _mm256_mul_pd(denominator, r);
+    if (damped) {
+      // The damping term gamma (k . (k - k^n)) / C with k^n from the positions at the substep's
+      // start, summed from 0.0 as the scalar kernel sums it.
+      __m256d previous[4][3];
+      for (int i = 0; i < 4; ++i) {
+        const double* starts[4];
+        for (int lane = 0; lane < 4; ++lane) starts[lane] = ctx.xPrev[con[lane].particles[i]].data();
+        gather4(starts, previous[i][0], previous[i][1], previous[i][2]);
+      }
+      __m256d motion = _mm256_setzero_pd();
+      for (int j = 0; j < 3; ++j) {
+        const __m256d kPrevious =
+            _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(K[0], previous[0][j]), _mm256_mul_pd(K[1], previous[1][j])),
+                          _mm256_add_pd(_mm256_mul_pd(K[2], previous[2][j]), _mm256_mul_pd(K[3], previous[3][j])));
+        motion = _mm256_add_pd(motion, _mm256_mul_pd(k[j], _mm256_sub_pd(k[j], kPrevious)));
+      }
+      numerator = _mm256_sub_pd(numerator, _mm256_mul_pd(gamma, _mm256_mul_pd(motion, inverseC)));
+    }
+    const __m256d dLambda = _mm256_mul_pd(numerator, _mm256_mul_pd(C, r));
+    // dLambda / C: the undamped kernel forms it as dLambda (denominator r), the damped one as
+    // dLambda inverseC, the same product.
+    const __m256d scale = _mm256_mul_pd(dLambda, inverseC);
     for (int i = 0; i < 4; ++i) {
       const __m256d s = _mm256_mul_pd(scale, wK[i]);
       __m256d moved[3];
