@@ -19,9 +19,12 @@ namespace pliant {
 // one meets the other triangle, or, when coplanar, iff an edge of one crosses an edge of the other
 // or one holds a vertex of the other. Touching counts as intersecting. A point within 1e-12 times
 // the largest coordinate of a triangle's plane counts as on it, so that coordinates rounded off a
-// plane (a flat mesh laid out in a tilted plane) do not make flat neighbours cross; otherwise the
-// answer is exact up to the rounding of the determinants. A zero-area triangle is treated as the
-// segment it is.
+// plane (a flat mesh laid out in a tilted plane) do not make flat neighbours cross; an edge with one
+// end on a plane in that sense and the other off it meets the plane where its signed distance
+// crosses zero (or at that end), and whether that point lies over the triangle decides (a flat
+// cloth a rounding off its plane had neighbours side by side counted as crossing when its nearly
+// parallel edges were judged as lines); otherwise the answer is exact up to the rounding of the
+// determinants. A zero-area triangle is treated as the segment it is.
 bool trianglesIntersect(const Vec3& a0, const Vec3& a1, const Vec3& a2, const Vec3& b0, const Vec3& b1, const Vec3& b2);
 
 // The number of pairs of `triangles` (indices into `positions`, m) that intersect, by

@@ -87,6 +87,55 @@ TEST(TrianglesIntersect, DegenerateTriangleActsAsItsSegment) {
   EXPECT_FALSE(intersectAnyOrder(kFloor, {Vec3(2, -1, 2), Vec3(2, 1, 2), Vec3(2, 0, 2)}));
 }
 
+// Two neighbours of a flat cloth 0.77 m up, side by side (4.4 mm apart in their plane), whose points
+// the solver left a rounding (up to 1.2e-12 m) off one plane: one of b's corners counts as on a's
+// plane, the others as below it. They were counted as crossing (contact-drape-256 at frame 13).
+TEST(TrianglesIntersect, FlatNeighboursARoundingOffTheirPlaneDoNotCross) {
+  const std::array<Vec3, 3> a = {Vec3(0.090980392158562962, 0.7685582630421175, -0.29803921568857755),
+                                 Vec3(0.084705882350615713, 0.76855826304139618, -0.29176470587639758),
+                                 Vec3(0.090980392153381245, 0.76855826304208441, -0.2917647058784813)};
+  const std::array<Vec3, 3> b = {Vec3(0.097254901959725706, 0.76855826304159258, -0.2917647058809163),
+                                 Vec3(0.090980392148199515, 0.76855826304205133, -0.28549019606838494),
+                                 Vec3(0.09725490196347028, 0.76855826304204233, -0.28549019608375309)};
+  EXPECT_FALSE(intersectAnyOrder(a, b));
+  // A corner within the tolerance of the other's plane still touches where it lies over it.
+  const Vec3 over = (a[0] + a[1] + a[2]) / 3.0 + Vec3(0.0, 1e-13, 0.0);
+  EXPECT_TRUE(intersectAnyOrder(a, {over, over + Vec3(0.001, 0.005, 0.0), over + Vec3(0.0, 0.005, 0.001)}));
+  // An edge all but parallel to a's plane from 3 mm beside the triangle to 3 mm beyond it, one end
+  // 7e-13 m above the plane (within the tolerance, 7.7e-13 m here), the other 9e-13 m below it: it
+  // crosses the plane over the triangle, 0.44 of the way along (its ends are not over it).
+  const Vec3 normal = (a[1] - a[0]).cross(a[2] - a[0]).normalized();
+  const Vec3 along = 0.006 * (a[2] - a[1]).cross(normal).normalized().cross(normal);
+  const Vec3 middle = (a[0] + a[1] + a[2]) / 3.0;
+  // (A zero-area triangle, so that this edge alone decides.)
+  const Vec3 start = middle - 0.5 * along + 7e-13 * normal, end = middle + 0.5 * along - 9e-13 * normal;
+  EXPECT_TRUE(intersectAnyOrder(a, {start, end, end}));
+  // Moved 2.5 mm further back, it crosses the plane beside the triangle.
+  EXPECT_FALSE(intersectAnyOrder(a, {start - 0.4 * along, end - 0.4 * along, end - 0.4 * along}));
+}
+
+// A flat cloth high above the origin with its heights jittered by a few roundings: no pair crosses,
+// wherever the jitter puts points relative to the tolerance.
+TEST(CountIntersectingTrianglePairs, FlatClothARoundingOffItsPlaneHasNone) {
+  ModelBuilder b;
+  ClothGridDef def;
+  def.nodesX = def.nodesY = 40;
+  def.sizeX = def.sizeY = 0.25;
+  def.origin = Vec3(0.05, 0.77, -0.3);
+  const GeneratedObject cloth = addClothGrid(b, def);
+  // Half the points exactly on the plane, the others up to 2e-12 m off it (the tolerance is 1e-12
+  // of the largest coordinate, 7.7e-13 m here): lines of the grid pass through points on the plane.
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<double> jitter(-2e-12, 2e-12);
+  std::bernoulli_distribution moved(0.5);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<Vec3> positions = b.model().initialPosition;
+    for (Vec3& x : positions)
+      if (moved(random)) x.y() += jitter(random);
+    EXPECT_EQ(countIntersectingTrianglePairs(positions, cloth.triangles), 0u) << "round " << round;
+  }
+}
+
 TEST(CountIntersectingTrianglePairs, FlatClothHasNoneAndAFoldedOneThroughItselfHas) {
   ModelBuilder b;
   ClothGridDef def;

@@ -64,16 +64,28 @@ int side(double distance, double tolerance) { return distance > tolerance ? 1 : 
 // The closed segment pq against the closed triangle abc of unit normal n.
 bool segmentMeetsTriangle(const Vec3& p, const Vec3& q, const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& n,
                           double tolerance) {
-  const int sp = side(n.dot(p - a), tolerance), sq = side(n.dot(q - a), tolerance);
+  const double dp = n.dot(p - a), dq = n.dot(q - a);
+  const int sp = side(dp, tolerance), sq = side(dq, tolerance);
   if (sp * sq > 0) return false;
-  if (sp != 0 || sq != 0) return sameSignOrZero(orient3d(p, q, a, b), orient3d(p, q, b, c), orient3d(p, q, c, a));
-  // In the plane: drop the coordinate along which the normal is largest.
+  // Strictly on opposite sides: the segment crosses the plane between p and q, where the line does.
+  if (sp != 0 && sq != 0) return sameSignOrZero(orient3d(p, q, a, b), orient3d(p, q, b, c), orient3d(p, q, c, a));
+  // At least one end in the plane (within the tolerance): decided on the coordinate plane the
+  // triangle projects to best.
   int drop = 0;
   if (std::abs(n.y()) > std::abs(n[drop])) drop = 1;
   if (std::abs(n.z()) > std::abs(n[drop])) drop = 2;
   const int i = drop == 0 ? 1 : 0, j = drop == 2 ? 1 : 2;
   auto flat = [&](const Vec3& x) { return Vec2{x[i], x[j]}; };
   const Vec2 p2 = flat(p), q2 = flat(q), a2 = flat(a), b2 = flat(b), c2 = flat(c);
+  // One end on the plane (within the tolerance) and the other off it: the segment meets the plane
+  // where its signed distance crosses zero, or at that end if it does not: that point, over the
+  // triangle or not, decides. (The 3D test above judges the infinite line, whose crossing can lie
+  // anywhere along a line this close to parallel to the plane: a flat cloth whose points are a
+  // rounding off its plane had neighbours side by side counted as crossing.)
+  if (sp != 0 || sq != 0) {
+    const double t = std::clamp(dp / (dp - dq), 0.0, 1.0);  // |dp - dq| > tolerance: one is beyond it
+    return pointInTriangle2d(flat(p + t * (q - p)), a2, b2, c2);
+  }
   return pointInTriangle2d(p2, a2, b2, c2) || segmentsMeet2d(p2, q2, a2, b2) || segmentsMeet2d(p2, q2, b2, c2) ||
          segmentsMeet2d(p2, q2, c2, a2);
 }
