@@ -164,13 +164,12 @@ __attribute__((target("avx2"))) void projectDampedQuad(const DistanceConstraint*
   // relativeMotion = sum_k n_k ((x_a - x_a^n) - (x_b - x_b^n)), from 0.0 as the scalar loop sums.
   __m256d relativeMotion = zero;
   for (int k = 0; k < 3; ++k)
-    relativeMotion = _mm256_add_pd(
-        relativeMotion,
-        _mm256_mul_pd(n[k], _mm256_sub_pd(_mm256_sub_pd(pa[k], startA[k]), _mm256_sub_pd(pb[k], startB[k]))));
+    relativeMotion = _mm256_add_pd(relativeMotion, _mm256_mul_pd(n[k], _mm256_sub_pd(_mm256_sub_pd(pa[k], startA[k]),
+                                                                                     _mm256_sub_pd(pb[k], startB[k]))));
   const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
   const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
-  const __m256d numerator = _mm256_sub_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)),
-                                          _mm256_mul_pd(gamma, relativeMotion));
+  const __m256d numerator =
+      _mm256_sub_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)), _mm256_mul_pd(gamma, relativeMotion));
   const __m256d dLambda = _mm256_mul_pd(numerator, _mm256_mul_pd(length, r));
   _mm256_storeu_pd(lambda + c, _mm256_add_pd(oldLambda, dLambda));
   const __m256d sA = _mm256_mul_pd(dLambda, wA);
