@@ -216,6 +216,32 @@ detail::SolveContext xpbdContext(const Model& m, State& state, ConstraintFamily 
   return ctx;
 }
 
+// The model's rest state with every position and every start-of-substep position moved by up to
+// `amplitude` (m) along each axis: damping reads both.
+State movedState(const Model& m, unsigned seed, double amplitude) {
+  State s = State::fromModel(m);
+  std::mt19937 random(seed);
+  std::uniform_real_distribution<double> jitter(-amplitude, amplitude);
+  for (Vec3& x : s.position) x += Vec3(jitter(random), jitter(random), jitter(random));
+  for (Vec3& x : s.previousPosition) x += Vec3(jitter(random), jitter(random), jitter(random));
+  return s;
+}
+
+// The family's scalar loop against `lanes` (a four-lane kernel) over the batch from four starts,
+// which group the constraints differently into lanes: the same bits, and a change from `s`.
+template <class Lanes>
+void expectLanesGiveTheScalarBits(const Model& m, const State& s, ConstraintFamily family, const SolveBatch& batch,
+                                  const Lanes& lanes) {
+  auto context = [&](State& state) { return xpbdContext(m, state, family); };
+  for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
+    State a = s, b = s;
+    detail::familyKernels(family).project(m, context(a), start, batch.end);
+    lanes(m, context(b), start, batch.end);
+    EXPECT_EQ(a.hash(), b.hash()) << "start " << start;
+    EXPECT_NE(a.hash(), s.hash());
+  }
+}
+
 // One independent batch projected by the scalar and by the SIMD kernel (AVX2 quads where the CPU has
 // AVX2) from the same perturbed state.
 TEST(SolvePlan, SimdDistanceKernelGivesTheScalarBits) {
@@ -283,12 +309,7 @@ TEST(SolvePlan, SimdDampedDistanceKernelGivesTheScalarBits) {
     m->distances[c].params.compliance = c % 29 == 0 ? 0.0 : 1e-7 * (1.0 + static_cast<double>(c % 5));
     m->distances[c].params.damping = 0.5 + static_cast<double>(c % 4);
   }
-  State s = State::fromModel(*m);
-  std::mt19937 random(13);
-  std::uniform_real_distribution<double> jitter(-0.02, 0.02);
-  for (Vec3& x : s.position) x += Vec3(jitter(random), jitter(random), jitter(random));
-  s.previousPosition = State::fromModel(*m).position;
-  for (Vec3& x : s.previousPosition) x += Vec3(jitter(random), jitter(random), jitter(random));
+  State s = movedState(*m, 13, 0.02);
   const SolvePlan plan = planSolve(*m, 4096);
   const auto& batches = plan.batches[static_cast<int>(ConstraintFamily::Distance)];
   ASSERT_FALSE(batches.empty());
@@ -297,16 +318,11 @@ TEST(SolvePlan, SimdDampedDistanceKernelGivesTheScalarBits) {
   ASSERT_GT(batch.end - batch.begin, 40u);
   s.position[m->distances[batch.begin + 9].particles[1]] = s.position[m->distances[batch.begin + 9].particles[0]];
   for (const double lambda0 : {0.0, -0.125}) {
+    SCOPED_TRACE(::testing::Message() << "lambda0 " << lambda0);
     std::fill(s.lambda.begin(), s.lambda.end(), lambda0);
-    auto context = [&](State& state) { return xpbdContext(*m, state, ConstraintFamily::Distance); };
-    const auto& kernels = detail::familyKernels(ConstraintFamily::Distance);
-    for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
-      State a = s, b = s;
-      kernels.project(*m, context(a), start, batch.end);
-      detail::projectDistanceLanes(4, *m, context(b), start, batch.end);
-      EXPECT_EQ(a.hash(), b.hash()) << "lambda0 " << lambda0 << ", start " << start;
-      EXPECT_NE(a.hash(), s.hash());
-    }
+    expectLanesGiveTheScalarBits(*m, s, ConstraintFamily::Distance, batch,
+                                 [](const Model& model, const detail::SolveContext& ctx, std::uint32_t begin,
+                                    std::uint32_t end) { detail::projectDistanceLanes(4, model, ctx, begin, end); });
   }
 }
 
@@ -347,26 +363,17 @@ TEST(SolvePlan, SimdDampedIsometricBendingKernelGivesTheScalarBits) {
     m->isometricBendings[c].params.compliance = c % 23 == 0 ? 0.0 : 0.01 * (1.0 + static_cast<double>(c % 3));
     m->isometricBendings[c].params.damping = 0.25 + 0.5 * static_cast<double>(c % 3);
   }
-  State s = State::fromModel(*m);
-  std::mt19937 random(17);
-  std::uniform_real_distribution<double> jitter(-0.03, 0.03);
-  for (Vec3& x : s.position) x += Vec3(jitter(random), jitter(random), jitter(random));
-  s.previousPosition = State::fromModel(*m).position;
-  for (Vec3& x : s.previousPosition) x += Vec3(jitter(random), jitter(random), jitter(random));
+  State s = movedState(*m, 17, 0.03);
   const int family = static_cast<int>(ConstraintFamily::IsometricBending);
   const SolveBatch batch = planSolve(*m, 4096).batches[family].front();
   ASSERT_TRUE(batch.independent);
   ASSERT_GT(batch.end - batch.begin, 40u);
   std::fill(s.lambda.begin(), s.lambda.end(), 0.0625);
-  auto context = [&](State& state) { return xpbdContext(*m, state, ConstraintFamily::IsometricBending); };
-  const auto& kernels = detail::familyKernels(ConstraintFamily::IsometricBending);
-  for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
-    State a = s, b = s;
-    kernels.project(*m, context(a), start, batch.end);
-    detail::projectIsometricBendingLanes(4, *m, context(b), start, batch.end);
-    EXPECT_EQ(a.hash(), b.hash()) << "start " << start;
-    EXPECT_NE(a.hash(), s.hash());
-  }
+  expectLanesGiveTheScalarBits(
+      *m, s, ConstraintFamily::IsometricBending, batch,
+      [](const Model& model, const detail::SolveContext& ctx, std::uint32_t begin, std::uint32_t end) {
+        detail::projectIsometricBendingLanes(4, model, ctx, begin, end);
+      });
 }
 
 // Tethers and limits: the independent kernel (slackness tested four at a time, taut undamped XPBD

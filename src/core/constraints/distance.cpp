@@ -112,6 +112,28 @@ static_assert(offsetof(DistanceConstraint, params) == offsetof(DistanceConstrain
                   offsetof(ConstraintParameters, compliance) == 0 &&
                   offsetof(ConstraintParameters, damping) == sizeof(double),
               "projectQuads loads restLength, params.compliance and params.damping as one triple");
+// The ends of constraints con[0..3] in the lanes, as projectOne reads them: the particles'
+// addresses, inverse masses and positions, d = x_a - x_b and |d|.
+struct QuadEnds {
+  double* xa[4];
+  double* xb[4];
+  __m256d wA, wB, pa[3], pb[3], d[3], length;
+};
+__attribute__((target("avx2"))) inline void loadEnds(const DistanceConstraint* con, Vec3* x, const double* w,
+                                                     QuadEnds& e) {
+  for (int lane = 0; lane < 4; ++lane) {
+    e.xa[lane] = x[con[lane].particles[0]].data();
+    e.xb[lane] = x[con[lane].particles[1]].data();
+  }
+  e.wA = _mm256_setr_pd(w[con[0].particles[0]], w[con[1].particles[0]], w[con[2].particles[0]], w[con[3].particles[0]]);
+  e.wB = _mm256_setr_pd(w[con[0].particles[1]], w[con[1].particles[1]], w[con[2].particles[1]], w[con[3].particles[1]]);
+  gather4(e.xa, e.pa[0], e.pa[1], e.pa[2]);
+  gather4(e.xb, e.pb[0], e.pb[1], e.pb[2]);
+  for (int k = 0; k < 3; ++k) e.d[k] = _mm256_sub_pd(e.pa[k], e.pb[k]);
+  e.length = _mm256_sqrt_pd(_mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(e.d[0], e.d[0]), _mm256_mul_pd(e.d[1], e.d[1])),
+                                          _mm256_mul_pd(e.d[2], e.d[2])));
+}
+
 // Four damped XPBD constraints con[0..3] (Macklin et al. 2016, eq. 26) in the lanes: the operations
 // of projectOne's damped branch, lane by lane, so the same bits. Groups that projectOne would treat
 // differently in some lane (an undamped lane, a zero length, nothing movable, an immovable end) are
@@ -123,63 +145,52 @@ __attribute__((target("avx2"))) void projectDampedQuad(const DistanceConstraint*
                                                        __m256d damping, __m256d invH2, __m256d invH) {
   const __m256d zero = _mm256_setzero_pd();
   const __m256d gamma = _mm256_mul_pd(_mm256_mul_pd(compliance, damping), invH);
-  double* xa[4];
-  double* xb[4];
-  const double* previousA[4];
-  const double* previousB[4];
-  for (int lane = 0; lane < 4; ++lane) {
-    xa[lane] = x[con[lane].particles[0]].data();
-    xb[lane] = x[con[lane].particles[1]].data();
-    previousA[lane] = ctx.xPrev[con[lane].particles[0]].data();
-    previousB[lane] = ctx.xPrev[con[lane].particles[1]].data();
-  }
-  const __m256d wA =
-      _mm256_setr_pd(w[con[0].particles[0]], w[con[1].particles[0]], w[con[2].particles[0]], w[con[3].particles[0]]);
-  const __m256d wB =
-      _mm256_setr_pd(w[con[0].particles[1]], w[con[1].particles[1]], w[con[2].particles[1]], w[con[3].particles[1]]);
-  __m256d pa[3], pb[3], d[3];
-  gather4(xa, pa[0], pa[1], pa[2]);
-  gather4(xb, pb[0], pb[1], pb[2]);
-  for (int k = 0; k < 3; ++k) d[k] = _mm256_sub_pd(pa[k], pb[k]);
-  const __m256d length = _mm256_sqrt_pd(
-      _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(d[0], d[0]), _mm256_mul_pd(d[1], d[1])), _mm256_mul_pd(d[2], d[2])));
+  QuadEnds e;
+  loadEnds(con, x, w, e);
   const __m256d alphaTilde = _mm256_mul_pd(compliance, invH2);
   const __m256d denominator =
-      _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_set1_pd(1.0), gamma), _mm256_add_pd(wA, wB)), alphaTilde);
-  const int solved = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ),
+      _mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(_mm256_set1_pd(1.0), gamma), _mm256_add_pd(e.wA, e.wB)), alphaTilde);
+  const int solved = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(e.length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ),
                                                       _mm256_cmp_pd(denominator, zero, _CMP_GT_OQ)));
-  if ((solved & nonzeroLanes(gamma) & nonzeroLanes(wA) & nonzeroLanes(wB)) != 0xf) {
+  if ((solved & nonzeroLanes(gamma) & nonzeroLanes(e.wA) & nonzeroLanes(e.wB)) != 0xf) {
     for (int lane = 0; lane < 4; ++lane)
       projectOne<true>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
     return;
   }
-  const __m256d C = _mm256_sub_pd(length, rest);
-  const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(length, denominator));
+  const __m256d C = _mm256_sub_pd(e.length, rest);
+  const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(e.length, denominator));
   const __m256d inverseLength = _mm256_mul_pd(denominator, r);
   __m256d n[3], startA[3], startB[3];
-  for (int k = 0; k < 3; ++k) n[k] = _mm256_mul_pd(d[k], inverseLength);
+  for (int k = 0; k < 3; ++k) n[k] = _mm256_mul_pd(e.d[k], inverseLength);
+  const double* previousA[4];
+  const double* previousB[4];
+  for (int lane = 0; lane < 4; ++lane) {
+    previousA[lane] = ctx.xPrev[con[lane].particles[0]].data();
+    previousB[lane] = ctx.xPrev[con[lane].particles[1]].data();
+  }
   gather4(previousA, startA[0], startA[1], startA[2]);
   gather4(previousB, startB[0], startB[1], startB[2]);
   // relativeMotion = sum_k n_k ((x_a - x_a^n) - (x_b - x_b^n)), from 0.0 as the scalar loop sums.
   __m256d relativeMotion = zero;
   for (int k = 0; k < 3; ++k)
-    relativeMotion = _mm256_add_pd(relativeMotion, _mm256_mul_pd(n[k], _mm256_sub_pd(_mm256_sub_pd(pa[k], startA[k]),
-                                                                                     _mm256_sub_pd(pb[k], startB[k]))));
+    relativeMotion = _mm256_add_pd(
+        relativeMotion,
+        _mm256_mul_pd(n[k], _mm256_sub_pd(_mm256_sub_pd(e.pa[k], startA[k]), _mm256_sub_pd(e.pb[k], startB[k]))));
   const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
   const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
   const __m256d numerator =
       _mm256_sub_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)), _mm256_mul_pd(gamma, relativeMotion));
-  const __m256d dLambda = _mm256_mul_pd(numerator, _mm256_mul_pd(length, r));
+  const __m256d dLambda = _mm256_mul_pd(numerator, _mm256_mul_pd(e.length, r));
   _mm256_storeu_pd(lambda + c, _mm256_add_pd(oldLambda, dLambda));
-  const __m256d sA = _mm256_mul_pd(dLambda, wA);
-  const __m256d sB = _mm256_mul_pd(dLambda, wB);
+  const __m256d sA = _mm256_mul_pd(dLambda, e.wA);
+  const __m256d sB = _mm256_mul_pd(dLambda, e.wB);
   __m256d movedA[3], movedB[3];
   for (int k = 0; k < 3; ++k) {
-    movedA[k] = _mm256_add_pd(pa[k], _mm256_mul_pd(sA, n[k]));
-    movedB[k] = _mm256_sub_pd(pb[k], _mm256_mul_pd(sB, n[k]));
+    movedA[k] = _mm256_add_pd(e.pa[k], _mm256_mul_pd(sA, n[k]));
+    movedB[k] = _mm256_sub_pd(e.pb[k], _mm256_mul_pd(sB, n[k]));
   }
-  scatter4(xa, movedA[0], movedA[1], movedA[2]);
-  scatter4(xb, movedB[0], movedB[1], movedB[2]);
+  scatter4(e.xa, movedA[0], movedA[1], movedA[2]);
+  scatter4(e.xb, movedB[0], movedB[1], movedB[2]);
 }
 
 template <bool kXpbd>
@@ -202,22 +213,12 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       projectDampedQuad(con, c, ctx, x, w, lambda, rest, compliance, damping, invH2, invH);
       continue;
     }
-    double* xa[4];
-    double* xb[4];
-    for (int lane = 0; lane < 4; ++lane) {
-      xa[lane] = x[con[lane].particles[0]].data();
-      xb[lane] = x[con[lane].particles[1]].data();
-    }
-    const __m256d wA =
-        _mm256_setr_pd(w[con[0].particles[0]], w[con[1].particles[0]], w[con[2].particles[0]], w[con[3].particles[0]]);
-    const __m256d wB =
-        _mm256_setr_pd(w[con[0].particles[1]], w[con[1].particles[1]], w[con[2].particles[1]], w[con[3].particles[1]]);
-    __m256d pa[3], pb[3], d[3];
-    gather4(xa, pa[0], pa[1], pa[2]);
-    gather4(xb, pb[0], pb[1], pb[2]);
-    for (int k = 0; k < 3; ++k) d[k] = _mm256_sub_pd(pa[k], pb[k]);
-    const __m256d length = _mm256_sqrt_pd(
-        _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(d[0], d[0]), _mm256_mul_pd(d[1], d[1])), _mm256_mul_pd(d[2], d[2])));
+    QuadEnds e;
+    loadEnds(con, x, w, e);
+    const __m256d &wA = e.wA, &wB = e.wB, &length = e.length;
+    const __m256d* pa = e.pa;
+    const __m256d* pb = e.pb;
+    const __m256d* d = e.d;
     const __m256d C = _mm256_sub_pd(length, rest);
     // PBD: alpha~ = 0 and the numerator scaled by k, as in projectOne.
     const __m256d alphaTilde = _mm256_mul_pd(compliance, invH2);
@@ -247,8 +248,8 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
       movedB[k] = _mm256_sub_pd(pb[k], _mm256_mul_pd(sB, d[k]));
     }
     _mm256_storeu_pd(lambda + c, newLambda);
-    scatter4(xa, movedA[0], movedA[1], movedA[2]);
-    scatter4(xb, movedB[0], movedB[1], movedB[2]);
+    scatter4(e.xa, movedA[0], movedA[1], movedA[2]);
+    scatter4(e.xb, movedB[0], movedB[1], movedB[2]);
   }
   for (; c < end; ++c) projectOne<kXpbd>(constraints[c], c, ctx, x, w, lambda);
 }
