@@ -83,7 +83,7 @@ bool segmentMeetsTriangle(const Vec3& p, const Vec3& q, const Vec3& a, const Vec
   // anywhere along a line this close to parallel to the plane: a flat cloth whose points are a
   // rounding off its plane had neighbours side by side counted as crossing.)
   if (sp != 0 || sq != 0) {
-    const double t = std::clamp(dp / (dp - dq), 0.0, 1.0);  // |dp - dq| > tolerance: one is beyond it
+    const double t = std::clamp(dp / (dp - dq), 0.0, 1.0);  // dp != dq: one is within the tolerance, one beyond
     return pointInTriangle2d(flat(p + t * (q - p)), a2, b2, c2);
   }
   return pointInTriangle2d(p2, a2, b2, c2) || segmentsMeet2d(p2, q2, a2, b2) || segmentsMeet2d(p2, q2, b2, c2) ||
