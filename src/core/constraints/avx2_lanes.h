@@ -80,11 +80,18 @@ __attribute__((target("avx2"))) inline __m256d laneNumerator(bool xpbd, __m256d 
                        minusC);
 }
 
-// Whether no lane has XPBD damping (the written-out kernels' fast path): undamped() in the lanes,
-// compliance damping / h == 0 formed as the same product, so it answers as undamped() does.
-__attribute__((target("avx2"))) inline bool allUndamped(__m256d compliance, __m256d damping, __m256d invH) {
-  const __m256d gamma = _mm256_mul_pd(_mm256_mul_pd(compliance, damping), invH);
+// XPBD damping gamma = compliance damping / h in the lanes, formed as undamped() forms it.
+__attribute__((target("avx2"))) inline __m256d laneGamma(__m256d compliance, __m256d damping, __m256d invH) {
+  return _mm256_mul_pd(_mm256_mul_pd(compliance, damping), invH);
+}
+
+// Whether no lane has XPBD damping (the written-out kernels' fast path): undamped() in the lanes
+// (gamma == 0 from the same product, so it answers as undamped() does).
+__attribute__((target("avx2"))) inline bool allUndamped(__m256d gamma) {
   return _mm256_movemask_pd(_mm256_cmp_pd(gamma, _mm256_setzero_pd(), _CMP_EQ_OQ)) == 0xf;
+}
+__attribute__((target("avx2"))) inline bool allUndamped(__m256d compliance, __m256d damping, __m256d invH) {
+  return allUndamped(laneGamma(compliance, damping, invH));
 }
 
 // Bit i set where lane i of v is not 0 (immovable particles have inverse mass exactly 0).

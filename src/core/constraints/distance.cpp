@@ -141,10 +141,9 @@ __attribute__((target("avx2"))) inline void loadEnds(const DistanceConstraint* c
 // share no movable particle). Damped stretch is common: every built-in cloth scene but scene A damps it.
 __attribute__((target("avx2"))) void projectDampedQuad(const DistanceConstraint* con, std::uint32_t c,
                                                        const SolveContext& ctx, Vec3* x, const double* w,
-                                                       double* lambda, __m256d rest, __m256d compliance,
-                                                       __m256d damping, __m256d invH2, __m256d invH) {
+                                                       double* lambda, __m256d rest, __m256d compliance, __m256d gamma,
+                                                       __m256d invH2) {
   const __m256d zero = _mm256_setzero_pd();
-  const __m256d gamma = _mm256_mul_pd(_mm256_mul_pd(compliance, damping), invH);
   QuadEnds e;
   loadEnds(con, x, w, e);
   const __m256d alphaTilde = _mm256_mul_pd(compliance, invH2);
@@ -209,9 +208,12 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     for (int lane = 0; lane < 4; ++lane) restComplianceDamping[lane] = &con[lane].restLength;
     __m256d rest, compliance, damping;
     gather4(restComplianceDamping, rest, compliance, damping);
-    if (kXpbd && !allUndamped(compliance, damping, invH)) {
-      projectDampedQuad(con, c, ctx, x, w, lambda, rest, compliance, damping, invH2, invH);
-      continue;
+    if constexpr (kXpbd) {
+      const __m256d gamma = laneGamma(compliance, damping, invH);
+      if (!allUndamped(gamma)) {
+        projectDampedQuad(con, c, ctx, x, w, lambda, rest, compliance, gamma, invH2);
+        continue;
+      }
     }
     QuadEnds e;
     loadEnds(con, x, w, e);

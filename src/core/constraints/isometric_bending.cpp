@@ -124,8 +124,8 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
                                              &con[2].params.compliance, &con[3].params.compliance};
     __m256d compliance, damping;
     gatherPairs4(complianceAndDamping, compliance, damping);
-    const bool damped = !allUndamped(compliance, damping, invH);
-    const __m256d gamma = _mm256_mul_pd(_mm256_mul_pd(compliance, damping), invH);
+    const __m256d gamma = laneGamma(compliance, damping, invH);
+    const bool damped = !allUndamped(gamma);
     // A damped group is solved in the lanes only when every lane is damped (each lane must take
     // the scalar kernel's branch); a mixed group goes lane by lane.
     if (damped && nonzeroLanes(gamma) != 0xf) {
