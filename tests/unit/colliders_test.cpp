@@ -21,6 +21,7 @@
 #include "pliant/error.h"
 #include "pliant/io/scenes.h"
 #include "pliant/model.h"
+#include "pliant/parallel.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
 
@@ -358,6 +359,59 @@ TEST(ParticleContacts, HashGridFindsExactlyThePairsWithinReach) {
   for (const Contact& c : solver.lastParticleContacts()) found.emplace_back(c.particle, c.other);
   ASSERT_GT(expected.size(), 10u);
   EXPECT_EQ(found, expected);
+}
+
+// Clouds dense enough that a particle meets more than a screening batch of others in its cell
+// and the 13 after it (particle_contacts.cpp screens 64 at once), made of close pairs joined by a
+// distance constraint (neighbours at rest): the pairs found are exactly those within reach that
+// share no constraint, on one thread and on two.
+TEST(ParticleContacts, DenseCloudWithRestNeighboursFindsExactlyThePairsWithinReach) {
+  // Half-widths of the cloud's cube: at 0.2 m the pairs come from the candidate list; at 0.1 m
+  // (eight times denser) the list would hold more than its 32 pairs per particle and the grid is
+  // searched directly (particle_contacts.cpp), which must exclude the same neighbours.
+  for (const double half : {0.2, 0.1}) {
+    ModelBuilder b;
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(-half, half), r(0.004, 0.008), near(-0.005, 0.005);
+    ConstraintParameters link;
+    link.compliance = 1.0;  // soft: the links barely move anything in one step
+    constexpr int kCount = 4000;
+    for (int i = 0; i < kCount; i += 2) {
+      // Pairs of particles a few millimetres apart, each joined by a distance constraint.
+      const Vec3 x(u(rng), u(rng), u(rng));
+      const ParticleIndex a = b.addParticle(x, 1.0);
+      const ParticleIndex c = b.addParticle(x + Vec3(near(rng), near(rng), near(rng)), 1.0);
+      b.setParticleRadius(a, r(rng));
+      b.setParticleRadius(c, r(rng));
+      b.addDistance(a, c, link);
+    }
+    const ModelPtr model = b.build();
+    SolverSettings settings;
+    settings.gravity = Vec3::Zero();
+    settings.maxDepenetrationVelocity = 1e-9;
+    std::vector<std::pair<ParticleIndex, ParticleIndex>> expected;
+    for (ParticleIndex a = 0; a < model->particleCount(); ++a)
+      for (ParticleIndex c = a + 1; c < model->particleCount(); ++c) {
+        const double reach = model->radius(a) + model->radius(c) + settings.contactMargin;
+        const bool linked = a % 2 == 0 && c == a + 1;
+        if (!linked && (model->initialPosition[a] - model->initialPosition[c]).norm() < reach)
+          expected.emplace_back(a, c);
+      }
+    // At 0.2 m, cells of 2 (2 r_max + margin) = 0.042 m hold about 4.6 particles on average, so a
+    // cell and the 13 after it about 65: many particles meet more than 64 others.
+    ASSERT_GT(expected.size(), 200u);
+    const int saved = threadCount();
+    for (int threads : {1, 2}) {
+      setThreadCount(threads);
+      Solver solver(model, settings);
+      State state = State::fromModel(*model);
+      ASSERT_TRUE(solver.step(state).ok());
+      std::vector<std::pair<ParticleIndex, ParticleIndex>> found;
+      for (const Contact& c : solver.lastParticleContacts()) found.emplace_back(c.particle, c.other);
+      EXPECT_EQ(found, expected) << threads << " threads, half-width " << half << " m";
+    }
+    setThreadCount(saved);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

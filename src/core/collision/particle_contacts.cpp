@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -47,6 +48,13 @@ constexpr std::size_t kMaxContactsPerParticle = 32;
 // Capacity of the candidate list per colliding particle: close-packed equal spheres have about 21
 // others within twice their reach (the list's), counted once per pair.
 constexpr std::size_t kMaxCandidatesPerParticle = 32;
+
+// Entries gathered per cell by the candidate search before it grows its list (a cell and the 13
+// after it, about 30 particles each in a close-packed cloud).
+constexpr std::size_t kNeighbourhoodRoom = 512;
+
+// Pairs screened at once by the candidate search (buildCandidates).
+constexpr std::size_t kPendingPairs = 64;
 
 std::string contactOverflowMessage(std::size_t bound, double maxRadius) {
   return "particle contacts: more than " + std::to_string(bound) + " pairs of particles in contact (" +
@@ -94,6 +102,7 @@ void ParticleContacts::prepare(const Model& model) {
     restNeighbours_.reserve(pairs.size());
     for (const auto& pair : pairs) restNeighbours_.push_back(pair.second);
   }
+  restStamps_.assign(collidingParticles_.empty() ? 0 : n, 0u);
   // Hash table of at least twice as many buckets as particles, a power of two.
   std::size_t buckets = 1;
   while (buckets < 2 * collidingParticles_.size()) buckets *= 2;
@@ -142,6 +151,9 @@ void ParticleContacts::growThreadScratch(int team) {
   threadLow_.resize(size);
   threadHigh_.resize(size);
   threadFlag_.resize(size);
+  threadNeighbourhood_.resize(size);
+  // Room for the particles of 14 cells of a dense cloud: a search does not allocate.
+  for (auto& list : threadNeighbourhood_) list.reserve(kNeighbourhoodRoom);
 }
 
 void ParticleContacts::buildGrid(const State& state, double cellSize, int team) {
@@ -229,20 +241,21 @@ void ParticleContacts::buildGridSplit(const State& state, double inverseCellSize
 }
 
 template <class Visit>
-void ParticleContacts::forEachNearPair(std::size_t firstBucket, std::size_t endBucket, Visit&& visit) const {
+void ParticleContacts::forEachParticleNeighbourhood(std::size_t firstBucket, std::size_t endBucket,
+                                                    std::vector<std::uint32_t>& neighbourhood, Visit&& visit) const {
   const std::uint64_t mask = gridStart_.size() - 2;
   const GridEntry* entries = gridEntries_.data();
-  // Cell by cell (a run of one key): the pairs within the cell, then those with each of the 13
-  // cells after it, whose bucket is looked up once per cell rather than once per particle.
+  // Cell by cell (a run of one key): the 13 cells after it are looked up once per cell, and each
+  // particle of the cell meets the later ones of its own cell and those cells' particles, gathered
+  // as entry indices.
   for (std::size_t b = firstBucket; b < endBucket; ++b) {
     const std::uint32_t bucketEnd = gridStart_[b + 1];
     for (std::uint32_t run = gridStart_[b]; run < bucketEnd;) {
       const GridEntry& first = entries[run];
       std::uint32_t runEnd = run + 1;
       while (runEnd < bucketEnd && entries[runEnd].key == first.key) ++runEnd;
-      for (std::uint32_t i = run; i < runEnd; ++i)
-        for (std::uint32_t j = i + 1; j < runEnd; ++j)
-          if (!visit(entries[i], entries[j])) return;
+      neighbourhood.clear();
+      for (std::uint32_t j = run + 1; j < runEnd; ++j) neighbourhood.push_back(j);
       for (const auto& offset : kForwardCells) {
         const std::uint64_t key =
             cellKey(first.cell[0] + offset[0], first.cell[1] + offset[1], first.cell[2] + offset[2]);
@@ -250,13 +263,34 @@ void ParticleContacts::forEachNearPair(std::size_t firstBucket, std::size_t endB
         std::uint32_t other = gridStart_[bucket];
         const std::uint32_t otherBucketEnd = gridStart_[bucket + 1];
         while (other < otherBucketEnd && entries[other].key != key) ++other;
-        for (; other < otherBucketEnd && entries[other].key == key; ++other)
-          for (std::uint32_t i = run; i < runEnd; ++i)
-            if (!visit(entries[i], entries[other])) return;
+        for (; other < otherBucketEnd && entries[other].key == key; ++other) neighbourhood.push_back(other);
+      }
+      // Particle i of the run meets the run's particles after it and the other cells'.
+      const std::size_t laterInRun = runEnd - run - 1;
+      for (std::uint32_t i = run; i < runEnd; ++i) {
+        const std::size_t skip = i - run;  // the run's particles up to i
+        const std::span<const std::uint32_t> others(neighbourhood.data() + std::min(skip, laterInRun),
+                                                    neighbourhood.size() - std::min(skip, laterInRun));
+        if (!visit(entries[i], others)) return;
       }
       run = runEnd;
     }
   }
+}
+
+std::uint32_t* ParticleContacts::restNeighbourStamps(int parts, int part) {
+  const std::size_t n = restNeighbourStart_.size() - 1;
+  const auto team = static_cast<std::size_t>(std::max(parts, 1));
+  if (restStamps_.size() < n * team) restStamps_.resize(n * team, 0u);
+  return restStamps_.data() + n * static_cast<std::size_t>(part);
+}
+
+std::uint32_t ParticleContacts::stampRestNeighbours(std::uint32_t* stamps, ParticleIndex a) const {
+  // stamps[q] == a + 1 exactly when q is a's neighbour at rest, until another particle is stamped:
+  // no other particle writes that value.
+  const std::uint32_t tag = a + 1;
+  for (std::uint32_t k = restNeighbourStart_[a]; k < restNeighbourStart_[a + 1]; ++k) stamps[restNeighbours_[k]] = tag;
+  return tag;
 }
 
 void ParticleContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
@@ -338,25 +372,44 @@ bool ParticleContacts::buildCandidates(const Model& model, const State& state, d
   // told apart by that before their own radii are read.
   const double widest = 2.0 * maxRadius_ + margin + skins;
   const double widestSquared = widest * widest;
+  restNeighbourStamps(team, 0);  // grown for the team here, outside its region
   const int parts = runShares(team, [&](int part, int count) {
     const std::size_t begin = capacity * part / count, end = capacity * (part + 1) / count;
     std::size_t found = begin;
     bool full = false;
-    forEachNearPair(buckets * part / count, buckets * (part + 1) / count, [&](const GridEntry& a, const GridEntry& b) {
-      if (!((a.position - b.position).squaredNorm() < widestSquared)) return true;
-      const double reach = model.radius(a.particle) + model.radius(b.particle) + margin + skins;
-      if (!((a.position - b.position).squaredNorm() < reach * reach)) return true;
-      const ParticleIndex low = std::min(a.particle, b.particle), high = std::max(a.particle, b.particle);
-      if (std::binary_search(restNeighbours_.data() + restNeighbourStart_[low],
-                             restNeighbours_.data() + restNeighbourStart_[low + 1], high))
-        return true;
-      if (found == end) {
-        full = true;
-        return false;
-      }
-      pairScratch_[found++] = {low, high};
-      return true;
-    });
+    std::uint32_t* stamps = restNeighbourStamps(team, part);
+    // Most pairs of neighbouring cells are too far apart or neighbours at rest, and which is
+    // which follows no pattern a branch predictor learns (it cost a misprediction per few pairs):
+    // the pairs of one particle are screened without a branch into `pending`, by the widest reach
+    // and the rest-neighbour stamps, and the few left are tested with their own radii.
+    std::uint32_t pending[kPendingPairs];
+    forEachParticleNeighbourhood(
+        buckets * part / count, buckets * (part + 1) / count, threadNeighbourhood_[static_cast<std::size_t>(part)],
+        [&](const GridEntry& a, std::span<const std::uint32_t> others) {
+          const std::uint32_t tag = stampRestNeighbours(stamps, a.particle);
+          const GridEntry* entries = gridEntries_.data();
+          for (std::size_t first = 0; first < others.size(); first += kPendingPairs) {
+            const std::size_t last = std::min(others.size(), first + kPendingPairs);
+            std::size_t kept = 0;
+            for (std::size_t o = first; o < last; ++o) {
+              const GridEntry& b = entries[others[o]];
+              pending[kept] = others[o];
+              kept += static_cast<std::size_t>((a.position - b.position).squaredNorm() < widestSquared) &
+                      static_cast<std::size_t>(stamps[b.particle] != tag);
+            }
+            for (std::size_t o = 0; o < kept; ++o) {
+              const GridEntry& b = entries[pending[o]];
+              const double reach = model.radius(a.particle) + model.radius(b.particle) + margin + skins;
+              if (!((a.position - b.position).squaredNorm() < reach * reach)) continue;
+              if (found == end) {
+                full = true;
+                return false;
+              }
+              pairScratch_[found++] = {std::min(a.particle, b.particle), std::max(a.particle, b.particle)};
+            }
+          }
+          return true;
+        });
     threadEnd_[part] = found;
     threadFlag_[part] = full ? 1 : 0;
   });
@@ -470,24 +523,29 @@ void ParticleContacts::collideDirect(const Model& model, const SolverSettings& s
   // Cells of 2 r_max + margin: any pair within reach lies in neighbouring cells. The pair test;
   // (a, b) in any order, stored as (lower, higher index).
   buildGrid(state, 2.0 * maxRadius_ + margin);
-  forEachNearPair(0, gridStart_.size() - 1, [&](const GridEntry& a, const GridEntry& b) {
-    const ParticleIndex pa = a.particle, pb = b.particle;
-    const double wa = model.inverseMass[pa];
-    const double wb = model.inverseMass[pb];
-    if (wa + wb == 0.0) return true;
-    const double radii = model.radius(pa) + model.radius(pb);
-    const double reach = radii + margin;
-    if (!((a.position - b.position).squaredNorm() < reach * reach)) return true;
-    const ParticleIndex low = std::min(pa, pb), high = std::max(pa, pb);
-    if (std::binary_search(restNeighbours_.data() + restNeighbourStart_[low],
-                           restNeighbours_.data() + restNeighbourStart_[low + 1], high))
-      return true;
-    if (++found > bound) return false;
-    contacts_.push_back(pairContact(state, low, high, radii, cap));
-    velocityBefore_[low] = state.velocity[low];
-    velocityBefore_[high] = state.velocity[high];
-    return true;
-  });
+  std::uint32_t* stamps = restNeighbourStamps(1, 0);
+  const GridEntry* entries = gridEntries_.data();
+  forEachParticleNeighbourhood(0, gridStart_.size() - 1, threadNeighbourhood_[0],
+                               [&](const GridEntry& a, std::span<const std::uint32_t> others) {
+                                 const std::uint32_t tag = stampRestNeighbours(stamps, a.particle);
+                                 for (const std::uint32_t o : others) {
+                                   const GridEntry& b = entries[o];
+                                   const ParticleIndex pa = a.particle, pb = b.particle;
+                                   const double wa = model.inverseMass[pa];
+                                   const double wb = model.inverseMass[pb];
+                                   if (wa + wb == 0.0) continue;
+                                   const double radii = model.radius(pa) + model.radius(pb);
+                                   const double reach = radii + margin;
+                                   if (!((a.position - b.position).squaredNorm() < reach * reach)) continue;
+                                   if (stamps[pb] == tag) continue;  // neighbours at rest
+                                   const ParticleIndex low = std::min(pa, pb), high = std::max(pa, pb);
+                                   if (++found > bound) return false;
+                                   contacts_.push_back(pairContact(state, low, high, radii, cap));
+                                   velocityBefore_[low] = state.velocity[low];
+                                   velocityBefore_[high] = state.velocity[high];
+                                 }
+                                 return true;
+                               });
   if (found > bound) {
     contacts_.clear();
     overflow_ = contactOverflowMessage(bound, maxRadius_);

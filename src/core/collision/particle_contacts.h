@@ -44,6 +44,14 @@ class ParticleContacts {
   // Pairs never in contact: particles sharing a constraint (neighbours at rest), as sorted lists.
   std::vector<std::uint32_t> restNeighbourStart_;
   std::vector<ParticleIndex> restNeighbours_;
+  // Per thread of a search, per particle: the tag of the last particle whose neighbours at rest,
+  // stamped by stampRestNeighbours, include it.
+  std::vector<std::uint32_t> restStamps_;
+  // Thread `part`'s stamps of a search by a team of `parts` (grown to the largest team seen).
+  std::uint32_t* restNeighbourStamps(int parts, int part);
+  // Stamps a's neighbours at rest with a's tag (a + 1), returned: then q is a's neighbour exactly
+  // when stamps[q] equals it, a load instead of a search of the sorted lists.
+  std::uint32_t stampRestNeighbours(std::uint32_t* stamps, ParticleIndex a) const;
   // Spatial hash grid: bucket b holds gridEntries_[gridStart_[b] .. gridStart_[b + 1]), sorted by
   // cell key, so that each cell's particles are one run (in index order).
   struct GridEntry {
@@ -64,10 +72,12 @@ class ParticleContacts {
   void buildGridSplit(const State& state, double inverseCellSize, int team);
   void sortBucketRuns(std::size_t firstBucket, std::size_t endBucket);
   // Every pair of particles in the same or neighbouring cells whose first cell is in buckets
-  // [firstBucket, endBucket), each unordered pair visited once as (a, b) (cells far enough apart to
-  // share a key may repeat a pair). `visit` returns false to stop.
+  // [firstBucket, endBucket), each unordered pair once (cells far enough apart to share a key may
+  // repeat a pair), grouped by its first particle a: visit(a, others) with the entry indices (into
+  // gridEntries_) of a's others, gathered in `neighbourhood`; visit returns false to stop.
   template <class Visit>
-  void forEachNearPair(std::size_t firstBucket, std::size_t endBucket, Visit&& visit) const;
+  void forEachParticleNeighbourhood(std::size_t firstBucket, std::size_t endBucket,
+                                    std::vector<std::uint32_t>& neighbourhood, Visit&& visit) const;
   // Stage 3 by its two variants: pairs from the candidate list (the list is rebuilt first when the
   // particles have moved too far from where it was built), or the grid searched directly.
   bool candidatesHold(const State& state, double margin, int team);
@@ -98,6 +108,7 @@ class ParticleContacts {
   std::vector<Vec3> threadLow_;
   std::vector<Vec3> threadHigh_;
   std::vector<char> threadFlag_;
+  std::vector<std::vector<std::uint32_t>> threadNeighbourhood_;  // forEachParticleNeighbourhood's, per thread
   // Counting sort of the rebuilt list by lower index: group starts, per particle index.
   std::vector<std::uint32_t> lowStart_;
   // Runs fn(part, parts) on `team` threads (on the caller alone when team <= 1) and returns parts.
