@@ -1,8 +1,7 @@
 // Unit tests of the surface contact broad phase's pair rules (src/core/collision/surface_contacts.cpp):
 // a vertex never meets a triangle it is a corner of or joined to by an edge, nor an edge one it
-// shares an end with or is joined to, whatever the vertex's valence. The broad phase answers
-// "joined" from a fixed-width row per vertex (its own slot and up to 15 neighbours); a vertex with
-// more neighbours than that takes another path, which must follow the same rule.
+// shares an end with or is joined to, whatever the vertex's valence (the rule's per-slot filter
+// holds 64 bits, so a vertex of 20 neighbours fills it with more of them).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -50,7 +49,7 @@ FanUnderTriangle fanUnderTriangle(int spokes) {
 bool inFan(const FanUnderTriangle& f, ParticleIndex p) { return p < f.fan.size(); }
 
 TEST(SurfaceBroadPhase, CrowdedVertexMeetsOnlyWhatItIsNotJoinedTo) {
-  // 8 spokes: every row holds its neighbourhood; 20: the centre's 20 neighbours do not fit.
+  // A centre of 8 neighbours, and one of 20.
   for (const int spokes : {8, 20}) {
     SCOPED_TRACE(std::to_string(spokes) + " spokes");
     const FanUnderTriangle f = fanUnderTriangle(spokes);

@@ -46,13 +46,9 @@ struct Aabb {
     min -= r;
     max += r;
   }
-  // Without a branch per comparison (`&` on ints, not `&&`): which boxes overlap is hard to
-  // predict in the broad phases, and a mispredicted branch costs more than the six comparisons.
   bool overlaps(const Aabb& b) const {
-    const int x = static_cast<int>(min.x() <= b.max.x()) & static_cast<int>(b.min.x() <= max.x());
-    const int y = static_cast<int>(min.y() <= b.max.y()) & static_cast<int>(b.min.y() <= max.y());
-    const int z = static_cast<int>(min.z() <= b.max.z()) & static_cast<int>(b.min.z() <= max.z());
-    return (x & y & z) != 0;
+    return min.x() <= b.max.x() && b.min.x() <= max.x() && min.y() <= b.max.y() && b.min.y() <= max.y() &&
+           min.z() <= b.max.z() && b.min.z() <= max.z();
   }
   bool contains(const Vec3& p) const {
     return min.x() <= p.x() && p.x() <= max.x() && min.y() <= p.y() && p.y() <= max.y() && min.z() <= p.z() &&

@@ -203,30 +203,6 @@ std::size_t keepOverlappingBoxes(std::size_t first, std::size_t last, FirstBox f
 // No owned vertex (edge) in this place of a triangle's list.
 constexpr std::uint32_t kNone = 0xffffffffu;
 
-// Whether a neighbour row (Scratch::neighbourRows) holds any of `slots`, as 0 or 1, without a
-// branch: SSE2 (the x86-64 baseline) compares four of the row's entries at once.
-template <std::size_t N>
-unsigned rowHoldsAny(const std::uint32_t* row, const std::array<std::uint32_t, N>& slots) {
-  static_assert(SurfaceContacts::kNeighbourRowWidth == 16, "four groups of four");
-#if defined(__SSE2__)
-  const __m128i* groups = reinterpret_cast<const __m128i*>(row);
-  const __m128i r0 = _mm_load_si128(groups), r1 = _mm_load_si128(groups + 1);
-  const __m128i r2 = _mm_load_si128(groups + 2), r3 = _mm_load_si128(groups + 3);
-  __m128i hit = _mm_setzero_si128();
-  for (const std::uint32_t slot : slots) {
-    const __m128i b = _mm_set1_epi32(static_cast<int>(slot));
-    hit = _mm_or_si128(hit, _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi32(r0, b), _mm_cmpeq_epi32(r1, b)),
-                                         _mm_or_si128(_mm_cmpeq_epi32(r2, b), _mm_cmpeq_epi32(r3, b))));
-  }
-  return static_cast<unsigned>(_mm_movemask_epi8(hit) != 0);
-#else
-  unsigned hit = 0;
-  for (const std::uint32_t slot : slots)
-    for (std::size_t k = 0; k < SurfaceContacts::kNeighbourRowWidth; ++k) hit |= static_cast<unsigned>(row[k] == slot);
-  return hit;
-#endif
-}
-
 // The widest normal cone (half its opening, rad) a search skips a patch under: below 90 degrees
 // (what rules out self-intersection), with room for the cloth to bend further in the next
 // substeps before the patch must be searched again.
@@ -434,20 +410,6 @@ void SurfaceContacts::prepare(const Model& model) {
     s.neighbourFilter[i] |= std::uint64_t{1} << filterBit(i);
     for (std::uint32_t k = s.neighbourStart[i]; k < s.neighbourStart[i + 1]; ++k)
       s.neighbourFilter[i] |= std::uint64_t{1} << filterBit(s.neighbours[k]);
-  }
-  s.neighbourRows.assign(s.particles.size(), Scratch::NeighbourRow{});
-  s.crowded.assign(s.particles.size(), 0);
-  for (std::uint32_t i = 0; i < s.particles.size(); ++i) {
-    Scratch::NeighbourRow& row = s.neighbourRows[i];
-    std::fill(std::begin(row.slots), std::end(row.slots), kNone);
-    const std::uint32_t count = s.neighbourStart[i + 1] - s.neighbourStart[i];
-    if (count >= kNeighbourRowWidth) {
-      s.crowded[i] = 1;
-      continue;
-    }
-    row.slots[0] = i;
-    std::copy(s.neighbours.begin() + s.neighbourStart[i], s.neighbours.begin() + s.neighbourStart[i + 1],
-              row.slots + 1);
   }
   s.kinematicPath.assign(s.particles.size(), -1);
   for (std::size_t k = 0; k < model.kinematicParticles.size(); ++k) {
@@ -749,16 +711,6 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     return a == b || std::binary_search(s.neighbours.begin() + s.neighbourStart[a],
                                         s.neighbours.begin() + s.neighbourStart[a + 1], b);
   };
-  // near(a, b) for any b of `others`, as 0 or 1, without a branch unless a is crowded (rare):
-  // which pairs are neighbours follows no pattern a branch predictor learns.
-  auto nearAny = [&](std::uint32_t a, const auto& others) __attribute__((always_inline)) {
-    if (s.crowded[a]) {
-      bool any = false;
-      for (const std::uint32_t b : others) any = any || near(a, b);
-      return static_cast<unsigned>(any);
-    }
-    return rowHoldsAny(s.neighbourRows[a].slots, others);
-  };
   // Everything below runs in one parallel region: the boxes and the leaves' cones in fixed shares
   // (each box and cone is computed alike on any thread), the refit and the cones' merging on one
   // thread, then the search. The search descends the triangle hierarchy against itself
@@ -834,21 +786,17 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     };
     // 2. Vertex-triangle candidates: each vertex against the triangles it is neither a corner of
     //    nor joined to a corner of by an edge, whose boxes overlap.
-    // Each test below is made for every pair and the answers combined without a branch; the
-    // pairs kept go to a short list first (a triangle pair gives at most 6 and 9).
-    Scratch::VertexTriangle keptVertices[6];
-    std::array<std::uint32_t, 2> keptEdges[9];
-    auto vertexAgainst = [&](std::uint32_t owner, std::uint32_t t, std::size_t & count) __attribute__((always_inline)) {
+    auto vertexAgainst = [&](std::uint32_t owner, std::uint32_t t) __attribute__((always_inline)) {
       const Aabb& triangleBox = s.triangleBoxes[t];
       const auto& tri = s.triangles[t];
       const auto& corner = s.triangleSlots[t];
-      const double cornerMass = w[tri[0]] + w[tri[1]] + w[tri[2]];
       for (std::uint32_t i : s.ownedVertices[owner]) {
         if (i == kNone) break;
-        const unsigned overlap = s.vertexBoxes[i].overlaps(triangleBox);
-        const unsigned moves = w[s.particles[i]] + cornerMass != 0.0;
-        keptVertices[count] = Scratch::VertexTriangle{i, t};
-        count += overlap & moves & (nearAny(i, corner) ^ 1u);
+        if (!s.vertexBoxes[i].overlaps(triangleBox)) continue;
+        if (near(i, corner[0]) || near(i, corner[1]) || near(i, corner[2])) continue;
+        if (w[s.particles[i]] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) continue;
+        ++vertexFound;
+        keep(vertexTriangle, vertexCap, Scratch::VertexTriangle{i, t});
       }
     };
       // A vertex's (edge's) box lies in each of its triangles' boxes, so every pair whose boxes
@@ -859,32 +807,26 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
       s.triangleTree.pairs(
           s.triangleTree, true, s.triangleTasks[k], s.triangleBoxes, s.triangleBoxes,
           [&](std::uint32_t ta, std::uint32_t tb) {
-            std::size_t vertices = 0, edgePairs = 0;
-            vertexAgainst(ta, tb, vertices);
-            vertexAgainst(tb, ta, vertices);
+            vertexAgainst(ta, tb);
+            vertexAgainst(tb, ta);
             // 3. Edge-edge candidates: each pair of edges, once (a < b), whose ends are neither
             //    shared nor joined by an edge.
             for (std::uint32_t a : s.ownedEdges[ta]) {
               if (a == kNone) break;
               const Aabb& boxA = s.edgeBoxes[a];
               const auto& sa = s.edgeSlots[a];
-              const auto& ea = s.edges[a];
-              const double massA = w[ea[0]] + w[ea[1]];
               for (std::uint32_t b : s.ownedEdges[tb]) {
                 if (b == kNone) break;
+                if (!boxA.overlaps(s.edgeBoxes[b])) continue;
                 const auto& sb = s.edgeSlots[b];
+                if (near(sa[0], sb[0]) || near(sa[0], sb[1]) || near(sa[1], sb[0]) || near(sa[1], sb[1])) continue;
+                const auto& ea = s.edges[a];
                 const auto& eb = s.edges[b];
-                const unsigned overlap = boxA.overlaps(s.edgeBoxes[b]);
-                const unsigned moves = massA + w[eb[0]] + w[eb[1]] != 0.0;
-                const unsigned joined = nearAny(sa[0], sb) | nearAny(sa[1], sb);
-                keptEdges[edgePairs] = {std::min(a, b), std::max(a, b)};
-                edgePairs += overlap & moves & (joined ^ 1u);
+                if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) continue;
+                ++edgeFound;
+                keep(edgeEdge, edgeCap, std::array<std::uint32_t, 2>{std::min(a, b), std::max(a, b)});
               }
             }
-            vertexFound += vertices;
-            edgeFound += edgePairs;
-            for (std::size_t v = 0; v < vertices; ++v) keep(vertexTriangle, vertexCap, keptVertices[v]);
-            for (std::size_t e = 0; e < edgePairs; ++e) keep(edgeEdge, edgeCap, keptEdges[e]);
           },
           s.skipNode);
     }

@@ -20,8 +20,6 @@ namespace pliant::detail {
 
 class SurfaceContacts {
  public:
-  // Entries of a neighbour row (Scratch::neighbourRows): a slot and up to 15 mesh neighbours.
-  static constexpr std::size_t kNeighbourRowWidth = 16;
   // The collision triangles' topology and hierarchies; inactive when the model has no self-collision.
   void prepare(const Model& model);
   // Stage 3 of substep `substep` (of h s, starting at `time` s): the broad phase when the
@@ -79,14 +77,6 @@ class SurfaceContacts {
     std::vector<std::uint32_t> neighbourStart;
     std::vector<std::uint32_t> neighbours;
     std::vector<std::uint64_t> neighbourFilter;  // per slot: bits of itself and its neighbours
-    // The same neighbourhoods as rows of a fixed width, for a test without a branch: row i holds
-    // slot i, its neighbours, then kNone; a slot with more neighbours than fit is `crowded` and
-    // answered by the filter and the search.
-    struct alignas(64) NeighbourRow {
-      std::uint32_t slots[kNeighbourRowWidth];
-    };
-    std::vector<NeighbourRow> neighbourRows;
-    std::vector<std::uint8_t> crowded;
     // Broad phase: where each particle stays during the step, and the boxes compared, in a frame
     // that moves with velocity frameVelocity (m/s) and acceleration frameAcceleration (m/s^2) in
     // substeps of frameStep (s); frameSubsteps substeps have passed since the run.
