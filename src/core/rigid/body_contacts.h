@@ -185,16 +185,18 @@ class BodyContacts {
     double separation = 0.0;                             // m, C = (p_B - p_A) . n + allowance at the start
     double inverseWeight = 0.0;                          // kg, 1 / (w_A + w_B) along n ([M20] eq. 2)
     double lambda = 0.0;                                 // kg m, the normal multiplier (back to the contact at the end)
+    bool held = false;                                   // the last visit left the contact inside the static cone
     double staticFriction = 0.0, dynamicFriction = 0.0;  // the pair's coefficients
     // Static friction's offset as two rows along the tangents t_1 and t_2 = n x t_1 (unit, orthogonal
-    // to n) at the anchor's points (a_A, a_B: world offsets), and its 2 x 2 generalised mass.
+    // to n) at the anchor's points (a_A, a_B: world offsets), and its 2 x 2 generalised mass. The
+    // multiplier comes first: a pass reads everything up to it (and writes `held`) for a contact
+    // that carries no load (most of a pile's), and nothing after it.
+    double friction[2] = {};                              // kg m, the accumulated static friction multiplier along t_i
     Vec3 tangent = Vec3::UnitX();                         // t_1
     Vec3 anchorCrossA[2] = {Vec3::Zero(), Vec3::Zero()};  // m, a_A x t_i
     Vec3 anchorCrossB[2] = {Vec3::Zero(), Vec3::Zero()};  // m, a_B x t_i
     double slip[2] = {};                                  // m, t_i . ((x_A + a_A) - (x_B + a_B)) at the start
-    double friction[2] = {};                              // kg m, the accumulated static friction multiplier along t_i
     double tangentMass[3] = {};  // 1/kg, t_i^T K t_j: 11, 12, 22 (K = sum 1/m + [a]x^T I^-1 [a]x)
-    bool held = false;           // the last visit left the contact inside the static cone
   };
   // Cuts the loaded bodies into four regions by two median cuts along the axes of largest spread.
   void cutRegions(const State& state);
