@@ -1,7 +1,7 @@
 // Unit tests of the surface contact broad phase's pair rules (src/core/collision/surface_contacts.cpp):
 // a vertex never meets a triangle it is a corner of or joined to by an edge, nor an edge one it
-// shares an end with or is joined to, whatever the vertex's valence (the rule's per-slot filter
-// holds 64 bits, so a vertex of 20 neighbours fills it with more of them).
+// shares an end with or is joined to, whatever the vertex's valence (the rule's filter per vertex
+// has 64 bits: a vertex of 20 neighbours sets many of them and leans on the exact search behind).
 #include <gtest/gtest.h>
 
 #include <array>
