@@ -265,13 +265,12 @@ void ParticleContacts::forEachParticleNeighbourhood(std::size_t firstBucket, std
         while (other < otherBucketEnd && entries[other].key != key) ++other;
         for (; other < otherBucketEnd && entries[other].key == key; ++other) neighbourhood.push_back(other);
       }
-      // Particle i of the run meets the run's particles after it and the other cells'.
-      const std::size_t laterInRun = runEnd - run - 1;
+      // Particle i of the run meets the run's particles after it (the first runEnd - i - 1
+      // entries from i - run on) and the other cells'; the last one with nothing is not visited.
       for (std::uint32_t i = run; i < runEnd; ++i) {
-        const std::size_t skip = i - run;  // the run's particles up to i
-        const std::span<const std::uint32_t> others(neighbourhood.data() + std::min(skip, laterInRun),
-                                                    neighbourhood.size() - std::min(skip, laterInRun));
-        if (!visit(entries[i], others)) return;
+        const std::size_t skip = i - run;
+        if (skip == neighbourhood.size()) break;
+        if (!visit(entries[i], std::span<const std::uint32_t>(neighbourhood).subspan(skip))) return;
       }
       run = runEnd;
     }
