@@ -155,6 +155,17 @@ struct SolverSettings {
   // overlap in piles; docs/performance.md, issue 17, measures the tradeoff). >= 1.
   int bodyContactPasses = 16;
   int bodyVelocityPasses = 4;
+  // Stack mass scaling of the rigid bodies' contact passes (1/m, >= 0; 0, the default: off, the exact
+  // [M20] solve). A stack of n bodies needs about n Gauss-Seidel passes to carry its weight down within
+  // a substep; with k > 0 the lower body of each contact pair is solved as if heavier by exp(k d), d
+  // (m) the height of the upper body's centre above the lower's along -gravity (Macklin et al. 2014's
+  // mass scaling for stacks, per pair), so each contact mostly moves its upper body and a tall stack
+  // rests at a few passes. The lower body takes less of each push than Newton's third law gives it
+  // (within the position passes; the velocity pass uses true masses): the upper body keeps its mass,
+  // so a stack's top contact carries its body's weight exactly, and one lower down its upper body's
+  // weight plus exp(-k d) times the load on that body, less than the weight above it (and so is the
+  // friction it allows). docs/performance.md (issue 17) measures what a pile gains and loses with it.
+  double bodyStackMassScaling = 0.0;
   // When the rigid bodies' contacts are found (src/core/rigid/body_contacts.cpp). true (default):
   // every substep at the predicted poses, with normals and manifolds as fresh as the substep.
   // false: once per step ([M20] sec. 3.5), within each body's reach over the step, re-evaluated per
@@ -274,7 +285,10 @@ struct BodyContact {
   Vec3 normal = Vec3::UnitY();   // unit, world, from A to B
   double allowance = 0.0;        // m, overlap tolerated in this substep (maxDepenetrationVelocity)
   double normalVelocity = 0.0;   // m/s, velocity of A relative to B along -normal before the solve (< 0: approaching)
-  double lambda = 0.0;           // accumulated normal multiplier (kg m); normal force = lambda / h^2 (N)
+  // Accumulated normal multiplier (kg m); normal force = lambda / h^2 (N). With
+  // SolverSettings::bodyStackMassScaling > 0 a stack's lower contacts carry less than the weight above
+  // them (see there); the top one's is exact.
+  double lambda = 0.0;
   // Accumulated static friction multiplier (kg m), a tangential vector: |friction| <= mu_s lambda.
   Vec3 friction = Vec3::Zero();
   ContactMaterial material;  // the pair's: friction coefficients' geometric mean, the larger restitution

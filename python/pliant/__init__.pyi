@@ -459,6 +459,7 @@ class SolverSettings:
     dynamic_friction_in_velocity_pass: bool
     body_contact_passes: int
     body_velocity_passes: int
+    body_stack_mass_scaling: float  # 1/m
     body_collision_per_substep: bool
     sleeping: bool
     sleep_linear_speed: float  # m/s
@@ -484,6 +485,7 @@ class SolverSettings:
         dynamic_friction_in_velocity_pass: bool = ...,
         body_contact_passes: int = ...,
         body_velocity_passes: int = ...,
+        body_stack_mass_scaling: float = ...,
         body_collision_per_substep: bool = ...,
         sleeping: bool = ...,
         sleep_linear_speed: float = ...,

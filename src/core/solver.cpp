@@ -70,6 +70,9 @@ void SolverSettings::validate() const {
     throw Error("solver settings: bodyContactPasses must be >= 1, got " + std::to_string(bodyContactPasses));
   if (bodyVelocityPasses < 1)
     throw Error("solver settings: bodyVelocityPasses must be >= 1, got " + std::to_string(bodyVelocityPasses));
+  if (!std::isfinite(bodyStackMassScaling) || bodyStackMassScaling < 0.0)
+    throw Error("solver settings: bodyStackMassScaling must be a finite number >= 0 1/m, got " +
+                formatNumber(bodyStackMassScaling));
   if (!std::isfinite(sleepLinearSpeed) || sleepLinearSpeed < 0.0)
     throw Error("solver settings: sleepLinearSpeed must be a finite number >= 0 m/s, got " +
                 formatNumber(sleepLinearSpeed));

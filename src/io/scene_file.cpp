@@ -199,6 +199,7 @@ void SceneLoader::parseSolver(const Node& top) {
                    "dynamic_friction",
                    "body_contact_passes",
                    "body_velocity_passes",
+                   "body_stack_mass_scaling",
                    "body_collision_per_substep",
                    "sleeping",
                    "sleep_linear_speed",
@@ -245,6 +246,7 @@ void SceneLoader::parseSolver(const Node& top) {
     out.bodyContactPasses = static_cast<int>(r_.integer(r_.child(s, "body_contact_passes"), 1, 10000));
   if (r_.has(s, "body_velocity_passes"))
     out.bodyVelocityPasses = static_cast<int>(r_.integer(r_.child(s, "body_velocity_passes"), 1, 10000));
+  out.bodyStackMassScaling = r_.number(s, "body_stack_mass_scaling", out.bodyStackMassScaling, 0.0, 1e3);
   if (r_.has(s, "body_collision_per_substep"))
     out.bodyCollisionPerSubstep = r_.boolean(r_.child(s, "body_collision_per_substep"));
   if (r_.has(s, "sleeping")) out.sleeping = r_.boolean(r_.child(s, "sleeping"));

@@ -144,5 +144,23 @@ TEST(BodyContactDeterminism, LargePileIsBitIdenticalForOneTwoAndThreeThreads) {
   EXPECT_EQ(one.contacts, two.contacts);
 }
 
+// The same pile with stack mass scaling (SolverSettings::bodyStackMassScaling): the factors are a
+// function of the poses at the start of each solve, so the regions' passes give the same bits on any
+// team; and they change the solve (the hashes differ from the unscaled run's).
+TEST(BodyContactDeterminism, LargePileWithStackMassScalingIsBitIdenticalForOneTwoAndThreeThreads) {
+  const ModelPtr model = largePile();
+  SolverSettings settings = SolverSettings::smallSteps(4);
+  const Outcome unscaled = runOn(model, settings, 1, 16, 4);
+  settings.bodyStackMassScaling = 5.0;
+  const Outcome one = runOn(model, settings, 1, 16, 4);
+  const Outcome two = runOn(model, settings, 2, 16, 4);
+  const Outcome three = runOn(model, settings, 3, 16, 4);
+  EXPECT_GT(one.mostContacts, 1024u);
+  EXPECT_NE(one.hashes, unscaled.hashes);
+  EXPECT_EQ(one.hashes, two.hashes);
+  EXPECT_EQ(one.hashes, three.hashes);
+  EXPECT_EQ(one.contacts, two.contacts);
+}
+
 }  // namespace
 }  // namespace pliant

@@ -89,3 +89,34 @@ def test_a_box_hanging_from_a_fixed_particle_pulls_it_with_its_weight():
     fx, fy, fz = solver.body_attachment_force(0)
     assert abs(-fy - 2.0 * 9.81) < 1e-6 * 2.0 * 9.81
     assert abs(state.body_positions[0, 1] + 0.1) < 1e-9
+
+
+def test_stack_mass_scaling_rests_a_tall_column_at_few_passes():
+    """SolverSettings.body_stack_mass_scaling (1/m): 10 boxes of 0.2 m on the ground at 8 substeps x 8
+    passes rest with it (k = 10) and not without (tests/scenario/rigid_contacts_test.cpp measures the
+    same column from C++)."""
+    material = {"static_friction": 0.6, "dynamic_friction": 0.5}
+    builder = pliant.ModelBuilder()
+    builder.add_collider(pliant.Collider.plane((0, 0, 0), (0, 1, 0), material))
+    for k in range(10):
+        builder.add_body(shape="box", half_extents=(0.1, 0.1, 0.1), mass=1.0, position=(0.0, 0.1 + 0.2 * k, 0.0),
+                         material=material)
+    model = builder.build()
+    drifts = {}
+    for scaling in (0.0, 10.0):
+        settings = pliant.SolverSettings.small_steps(8)
+        settings.body_contact_passes = 8
+        settings.body_velocity_passes = 1
+        settings.sleeping = False
+        settings.body_stack_mass_scaling = scaling
+        assert settings.as_dict()["body_stack_mass_scaling"] == scaling
+        solver = pliant.Solver(model, settings)
+        state = pliant.State(model)
+        solver.run(state, 60)
+        settled = state.body_positions.copy()
+        solver.run(state, 120)
+        drifts[scaling] = np.abs(state.body_positions - settled).max()
+    assert drifts[10.0] < 1e-5
+    assert drifts[0.0] > 1e-3
+    with pytest.raises(pliant.Error, match="bodyStackMassScaling"):
+        pliant.SolverSettings(body_stack_mass_scaling=-1.0)

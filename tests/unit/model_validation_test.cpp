@@ -232,6 +232,10 @@ TEST(ModelValidation, SolverSettingsNameTheField) {
     expectError([&] { settingsWith([&](SolverSettings& s) { s.maxDisplacementPerStep = bad; }).validate(); },
                 {"maxDisplacementPerStep"});
   EXPECT_NO_THROW(settingsWith([](SolverSettings& s) { s.maxDisplacementPerStep = kInf; }).validate());
+  for (double bad : {-1.0, kNaN, kInf})
+    expectError([&] { settingsWith([&](SolverSettings& s) { s.bodyStackMassScaling = bad; }).validate(); },
+                {"bodyStackMassScaling"});
+  EXPECT_NO_THROW(settingsWith([](SolverSettings& s) { s.bodyStackMassScaling = 2.0; }).validate());
   EXPECT_NO_THROW(SolverSettings::smallSteps(20).validate());
 
   // The solver refuses bad settings at construction and in setSettings, keeping the old ones.

@@ -428,6 +428,25 @@ TEST(SceneFileSolver, ADurationOfMoreFramesThanAnIntHoldsIsRefused) {
   EXPECT_THAT(message, HasSubstr("expected at most 100000000 frames"));
 }
 
+TEST(SceneFileSolver, BodyStackMassScalingIsReadAndItsRangeChecked) {
+  const auto parse = [](const std::string& value) {
+    return pliant::parseScene(R"({"solver": {"body_stack_mass_scaling": )" + value +
+                                  R"(}, "objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]],
+                                  "mass": 1}]})",
+                              "inline.json", "");
+  };
+  EXPECT_EQ(parse("2.5").settings.bodyStackMassScaling, 2.5);
+  EXPECT_EQ(pliant::parseScene(R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]],
+                                  "mass": 1}]})",
+                               "inline.json", "")
+                .settings.bodyStackMassScaling,
+            0.0);  // off unless asked for
+  for (const char* bad : {"-1", "1e4", "\"2\""}) {
+    const std::string message = errorOf([&] { (void)parse(bad); });
+    EXPECT_THAT(message, HasSubstr("inline.json: /solver/body_stack_mass_scaling")) << bad;
+  }
+}
+
 TEST(SceneFileSolver, DefaultsWithoutSolverAndFrames) {
   const pliant::Scene scene = pliant::parseScene(
       R"({"objects": [{"type": "particles", "name": "p", "positions": [[0, 0, 0]], "mass": 1.0}]})", "inline.json", "");

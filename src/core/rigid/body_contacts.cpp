@@ -118,6 +118,10 @@ constexpr double kSettledMotion = 0.25;
 // two (at 1 m/s and h = 1/1200 s it moves 0.8 mm), so rolling keeps [M20]'s per-substep friction.
 constexpr double kAnchorDistance = 1e-3;
 
+// Stack mass scaling's largest exponent k d: a lower side 1e-13 times as mobile as its true mass
+// is immovable to the pair in practice; beyond, the factor would only underflow.
+constexpr double kMaxStackExponent = 30.0;
+
 // The order of the pairs in the contact list: body pairs by (A, B), then body-collider pairs by
 // (body, collider), as collide() makes them.
 bool pairBefore(const State::BodyContactAnchor& p, const BodyContact& q) {
@@ -250,6 +254,7 @@ void BodyContacts::prepare(const Model& model) {
   inSolve_.assign(bodies, 0);
   solved_.reserve(bodies);
   manifoldSides_.reserve(2 * (pairs + 1));
+  manifoldScale_.reserve(2 * (pairs + 1));
   found_.reserve(pairs);
   pairContactBegin_.reserve(pairs + 1);
   regionOf_.assign(bodies + 1, 0);
@@ -463,6 +468,9 @@ void BodyContacts::findBodyPairs(std::size_t bodies, int threads) {
 void BodyContacts::collide(const Model& model, const SolverSettings& settings, State& state, double h, int substep,
                            double substepStart, double substepEnd, int threads) {
   contactPasses_ = settings.bodyContactPasses;
+  const double g = settings.gravity.norm();
+  up_ = g > 0.0 ? Vec3(-settings.gravity / g) : Vec3::Zero();
+  stackScaling_ = g > 0.0 ? settings.bodyStackMassScaling : 0.0;
   // [M20] sec. 3.5: contacts found once per step, with bounds and margins grown by each body's
   // motion over the step, then re-evaluated per substep. Kinematic bodies and colliders follow
   // paths that bounds need not cover, so their scenes keep per-substep detection.
@@ -865,6 +873,7 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
     manifoldSides_.push_back(solverBodyOf(model, state, first.bodyA));
     manifoldSides_.push_back(solverBodyOf(model, state, first.collider >= 0 ? kWorldBody : first.bodyB));
   }
+  manifoldScale_.assign(2 * count, 1.0);
   const int team = threads > 1 && count >= kRegionManifolds ? threads : 1;
   const auto moving = static_cast<std::int64_t>(solved_.size());
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
@@ -886,6 +895,19 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
     const SolverBody& bodyA = solverBodies_[manifoldSides_[2 * m]];
     const SolverBody& bodyB = solverBodies_[manifoldSides_[2 * m + 1]];
     const Mat3 rotationA = a.q.toRotationMatrix(), rotationB = b.q.toRotationMatrix();
+    // Stack mass scaling (SolverSettings::bodyStackMassScaling): the lower side solved as heavier,
+    // between two bodies that move (against one that does not, the correction is all the mover's
+    // anyway, and scaling it would only rescale its multipliers). Every use below multiplies by its
+    // factor, exact (the same bits) when it is 1.
+    double scaleA = 1.0, scaleB = 1.0;
+    if (stackScaling_ > 0.0 && bodyA.inverseMass > 0.0 && bodyB.inverseMass > 0.0) {
+      const double rise = up_.dot(b.x - a.x);  // m, B's centre above A's
+      const double exponent = std::min(stackScaling_ * std::abs(rise), kMaxStackExponent);
+      (rise > 0.0 ? scaleA : scaleB) = std::exp(-exponent);
+    }
+    manifoldScale_[2 * m] = scaleA;
+    manifoldScale_[2 * m + 1] = scaleB;
+    const double massA = scaleA * bodyA.inverseMass, massB = scaleB * bodyB.inverseMass;
     for (std::size_t j = begin; j < end; ++j) {
       const BodyContact& k = contacts_[j];
       ContactRow& row = rows_[j];
@@ -896,9 +918,10 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
       row.normal = n;
       row.crossA = rA.cross(n);
       row.crossB = rB.cross(n);
-      const Vec3 turnA = bodyA.inverseInertiaTimes(row.crossA), turnB = bodyB.inverseInertiaTimes(row.crossB);
+      const Vec3 turnA = scaleA * bodyA.inverseInertiaTimes(row.crossA);
+      const Vec3 turnB = scaleB * bodyB.inverseInertiaTimes(row.crossB);
       // [M20] eq. 2 on both sides.
-      const double weight = bodyA.inverseMass + row.crossA.dot(turnA) + bodyB.inverseMass + row.crossB.dot(turnB);
+      const double weight = massA + row.crossA.dot(turnA) + massB + row.crossB.dot(turnB);
       row.inverseWeight = weight > 0.0 ? 1.0 / weight : 0.0;
       row.lambda = k.lambda;
       row.staticFriction = k.material.staticFriction;
@@ -917,17 +940,17 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
           const Vec3& t = tangent[i];
           row.anchorCrossA[i] = anchorA.cross(t);
           row.anchorCrossB[i] = anchorB.cross(t);
-          anchorTurnA[i] = bodyA.inverseInertiaTimes(row.anchorCrossA[i]);
-          anchorTurnB[i] = bodyB.inverseInertiaTimes(row.anchorCrossB[i]);
+          anchorTurnA[i] = scaleA * bodyA.inverseInertiaTimes(row.anchorCrossA[i]);
+          anchorTurnB[i] = scaleB * bodyB.inverseInertiaTimes(row.anchorCrossB[i]);
           row.slip[i] = t.dot(offset);
           row.friction[i] = t.dot(k.friction);
         }
         // t_i^T K t_j (K = sum 1/m + [a]x^T I^-1 [a]x, [M20] eq. 2).
-        row.tangentMass[0] = bodyA.inverseMass + bodyB.inverseMass + row.anchorCrossA[0].dot(anchorTurnA[0]) +
-                             row.anchorCrossB[0].dot(anchorTurnB[0]);
+        row.tangentMass[0] =
+            massA + massB + row.anchorCrossA[0].dot(anchorTurnA[0]) + row.anchorCrossB[0].dot(anchorTurnB[0]);
         row.tangentMass[1] = row.anchorCrossA[0].dot(anchorTurnA[1]) + row.anchorCrossB[0].dot(anchorTurnB[1]);
-        row.tangentMass[2] = bodyA.inverseMass + bodyB.inverseMass + row.anchorCrossA[1].dot(anchorTurnA[1]) +
-                             row.anchorCrossB[1].dot(anchorTurnB[1]);
+        row.tangentMass[2] =
+            massA + massB + row.anchorCrossA[1].dot(anchorTurnA[1]) + row.anchorCrossB[1].dot(anchorTurnB[1]);
       }
     }
   }
@@ -958,10 +981,12 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
       used = match;
       k.lambda = held[match].lambda;
       row.lambda = k.lambda;
-      bodyA.dx -= (bodyA.inverseMass * k.lambda) * k.normal;
-      const Vec3 turnA = bodyA.inverseInertiaTimes(row.crossA), turnB = bodyB.inverseInertiaTimes(row.crossB);
+      const double scaleA = manifoldScale_[2 * m], scaleB = manifoldScale_[2 * m + 1];
+      bodyA.dx -= (scaleA * bodyA.inverseMass * k.lambda) * k.normal;
+      const Vec3 turnA = scaleA * bodyA.inverseInertiaTimes(row.crossA);
+      const Vec3 turnB = scaleB * bodyB.inverseInertiaTimes(row.crossB);
       bodyA.dtheta -= k.lambda * turnA;
-      bodyB.dx += (bodyB.inverseMass * k.lambda) * k.normal;
+      bodyB.dx += (scaleB * bodyB.inverseMass * k.lambda) * k.normal;
       bodyB.dtheta += k.lambda * turnB;
     }
   }
@@ -1036,10 +1061,16 @@ void BodyContacts::solveManifoldWith(std::size_t m) {
   const std::uint32_t sideA = manifoldSides_[2 * m], sideB = manifoldSides_[2 * m + 1];
   SolverBody& bodyA = solverBodies_[sideA];
   SolverBody& bodyB = solverBodies_[sideB];
-  const double massA = bodyA.inverseMass, massB = bodyB.inverseMass;
+  // The sides' factors (stack mass scaling; 1, exact, when it is off), as loadRows applied them.
+  const double scaleA = manifoldScale_[2 * m], scaleB = manifoldScale_[2 * m + 1];
+  const double massA = scaleA * bodyA.inverseMass, massB = scaleB * bodyB.inverseMass;
   // I^-1 v for side A and side B (a named product: Eigen would fold a scalar factor into it).
-  const auto turnOfA = [&](const Vec3& v) { return bodyA.template inverseInertiaTimesAs<Isotropic>(v); };
-  const auto turnOfB = [&](const Vec3& v) { return bodyB.template inverseInertiaTimesAs<Isotropic>(v); };
+  const auto turnOfA = [&](const Vec3& v) -> Vec3 {
+    return scaleA * bodyA.template inverseInertiaTimesAs<Isotropic>(v);
+  };
+  const auto turnOfB = [&](const Vec3& v) -> Vec3 {
+    return scaleB * bodyB.template inverseInertiaTimesAs<Isotropic>(v);
+  };
   Vec3 dxA = bodyA.dx, dthetaA = bodyA.dtheta, dxB = bodyB.dx, dthetaB = bodyB.dtheta;
   for (std::size_t j = begin; j < end; ++j) {
     ContactRow& row = rows_[j];

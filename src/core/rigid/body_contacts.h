@@ -249,6 +249,8 @@ class BodyContacts {
   bool stepPairsValid_ = false;
   bool detected_ = false;                                     // contacts_ hold a detection
   int contactPasses_ = 16;                                    // this substep's (SolverSettings)
+  double stackScaling_ = 0.0;                                 // 1/m, SolverSettings::bodyStackMassScaling
+  Vec3 up_ = Vec3::Zero();                                    // unit, against gravity (0: no gravity)
   std::vector<std::pair<BodyIndex, BodyIndex>> joinedPairs_;  // sorted, (lower, higher)
   std::vector<Pair> pairs_;
   std::vector<BodyContact> contacts_;
@@ -264,6 +266,9 @@ class BodyContacts {
   std::vector<std::uint8_t> inSolve_;         // per body: its solver body is loaded in this call
   std::vector<BodyIndex> solved_;             // the bodies loaded, in the order they were met
   std::vector<std::uint32_t> manifoldSides_;  // per manifold, its two sides' solver bodies
+  // Per manifold, the factors of its sides' inverse masses and inertias in the passes (stack mass
+  // scaling: the lower side's exp(-k d) < 1, the upper side's 1; both 1 when it is off).
+  std::vector<double> manifoldScale_;
   // The order of the passes (loadRows): the manifolds in lists, each in manifold order; the lists of
   // one phase touch disjoint moving bodies (kRegionLists in body_contacts.cpp says which).
   std::vector<std::uint8_t> regionOf_;                   // per body: its leaf region (0-3)
