@@ -36,6 +36,16 @@ struct PileScene {
     return Box{{(x - 4.5) * kSpacing + shift, kBottom + layer * kSpacing, (z - 4.5) * kSpacing + shift},
                0.05 * ((i % 7) - 3)};
   }
+  // Box i with its centre at (x, y, z) (m) has left its place in the standing pile: its centre is more
+  // than a quarter of a box (0.1 m) from where the lattice stacked without gaps puts it, over its cell at
+  // the height of its layer's boxes resting on each other. A collapse moves most; a pile that stands, none.
+  static bool offPlace(int i, double x, double y, double z) {
+    const Box b = box(i);
+    const int layer = i / 100;
+    const double dx = x - b.position[0], dz = z - b.position[2];
+    const double dy = y - (2 * layer + 1) * kHalfExtent;
+    return dx * dx + dy * dy + dz * dz > (0.5 * kHalfExtent) * (0.5 * kHalfExtent);
+  }
 };
 
 // A chain: 100 box links joined end to end by hinges about z, the first one hinged to a fixed pivot;

@@ -21,8 +21,10 @@
 //
 // Solver options: --contact-passes N and --velocity-passes N (SolverSettings::bodyContactPasses,
 // bodyVelocityPasses; 16 and 4 by default), --no-sleep (SolverSettings::sleeping off),
-// --collide-per-step (SolverSettings::bodyCollisionPerSubstep false: contacts found once per step). The pile's
-// line on stderr gives the settings, the bodies asleep at the end and the mean ms of each second;
+// --collide-per-step (SolverSettings::bodyCollisionPerSubstep false: contacts found once per step),
+// --stack-scaling K (SolverSettings::bodyStackMassScaling, 1/m; 0 by default). The pile's
+// line on stderr gives the settings, the bodies asleep and those off their place in the standing pile
+// at the end (PileScene::offPlace: fallen off, or the pile collapsed) and the mean ms of each second;
 // --trace adds the pile's motion each simulated second (kinetic energy, fastest box, top height);
 // --frame-trace each frame's ms, awake boxes, body contacts of the last substep, and the fastest and
 // fastest-turning boxes (what keeps the pile from sleeping).
@@ -31,7 +33,8 @@
 // btDiscreteDynamicsWorld runs on one): Pliant's threads (the pile's narrow phase and contact passes).
 //
 // Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N]
-//                           [--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace]
+//                           [--velocity-passes N] [--stack-scaling K] [--layers N] [--no-sleep]
+//                           [--collide-per-step] [--trace]
 //                           [--frame-trace] [--state-hash] [--threads N] [--csv FILE] [--scene pile|chain]
 #include <algorithm>
 #include <chrono>
@@ -78,10 +81,11 @@ struct Options {
   int velocityPasses = 4;
   bool sleeping = true;
   bool collidePerSubstep = true;
-  bool trace = false;       // --trace: the pile's motion each simulated second on stderr
-  int layers = 10;          // --layers: the pile's lowest layers only (100 boxes each), for quick studies
-  bool stateHash = false;   // --state-hash: FNV-1a of the final body poses on stderr (bit-identity checks)
-  bool frameTrace = false;  // --frame-trace: the pile's frame, ms, awake boxes and body contacts, each frame
+  bool trace = false;         // --trace: the pile's motion each simulated second on stderr
+  int layers = 10;            // --layers: the pile's lowest layers only (100 boxes each), for quick studies
+  bool stateHash = false;     // --state-hash: FNV-1a of the final body poses on stderr (bit-identity checks)
+  bool frameTrace = false;    // --frame-trace: the pile's frame, ms, awake boxes and body contacts, each frame
+  double stackScaling = 0.0;  // --stack-scaling: SolverSettings::bodyStackMassScaling (1/m)
 };
 
 // FNV-1a 64 over the bodies' positions and rotations: equal hashes, the same bits.
@@ -103,6 +107,7 @@ SolverSettings settings(const Options& o, double frameRate, double gravity) {
   s.gravity = Vec3(0.0, -gravity, 0.0);
   s.bodyContactPasses = o.contactPasses;
   s.bodyVelocityPasses = o.velocityPasses;
+  s.bodyStackMassScaling = o.stackScaling;
   s.sleeping = o.sleeping;
   s.bodyCollisionPerSubstep = o.collidePerSubstep;
   return s;
@@ -227,13 +232,19 @@ Row runPile(int frames, int restFrames, const Options& options) {
   row.maxPenetration = pileOverlap(*model, state);
   const auto asleep = std::count_if(state.bodySleepIsland.begin(), state.bodySleepIsland.end(),
                                     [](std::int32_t island) { return island >= 0; });
+  int off = 0;
+  for (int b = 0; b < boxes; ++b) {
+    const Vec3& c = state.bodyPosition[static_cast<std::size_t>(b)];
+    off += PileScene::offPlace(b, c.x(), c.y(), c.z());
+  }
   std::fprintf(
       stderr,
-      "pliant_rigid_bench pile: substeps %d, contact passes %d, velocity passes %d, sleeping %s, contacts found "
-      "per %s; %ld of %d "
-      "boxes asleep at the end; mean ms per frame in each second:%s\n",
-      options.substeps, options.contactPasses, options.velocityPasses, options.sleeping ? "on" : "off",
-      options.collidePerSubstep ? "substep" : "step", static_cast<long>(asleep), boxes, seconds.c_str());
+      "pliant_rigid_bench pile: substeps %d, contact passes %d, velocity passes %d, stack mass scaling %g 1/m, "
+      "sleeping %s, contacts found per %s; %ld of %d "
+      "boxes asleep and %d off their place in the standing pile at the end; mean ms per frame in each second:%s\n",
+      options.substeps, options.contactPasses, options.velocityPasses, options.stackScaling,
+      options.sleeping ? "on" : "off", options.collidePerSubstep ? "substep" : "step", static_cast<long>(asleep), boxes,
+      off, seconds.c_str());
   for (std::size_t b = 0; b < rest.size(); ++b)
     row.drift = std::max(row.drift, (state.bodyPosition[b] - rest[b]).norm());
   if (options.stateHash) printStateHash(row.scene.c_str(), state);
@@ -323,6 +334,8 @@ int main(int argc, char** argv) {
     else if (arg == "--velocity-passes" && value)
       options.velocityPasses = parseCount("pliant_rigid_bench", "--velocity-passes", value, 1), ++i;
     else if (arg == "--layers" && value) options.layers = parseCount("pliant_rigid_bench", "--layers", value, 1), ++i;
+    else if (arg == "--stack-scaling" && value)
+      options.stackScaling = pliant::bench::parsePositive("pliant_rigid_bench", "--stack-scaling", value), ++i;
     else if (arg == "--no-sleep") options.sleeping = false;
     else if (arg == "--collide-per-step") options.collidePerSubstep = false;
     else if (arg == "--trace") options.trace = true;
@@ -334,7 +347,8 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "Usage: pliant_rigid_bench [--frames N] [--rest-frames N] [--substeps N] [--contact-passes N] "
-                   "[--velocity-passes N] [--layers N] [--no-sleep] [--collide-per-step] [--trace] [--state-hash] "
+                   "[--velocity-passes N] [--stack-scaling K] [--layers N] [--no-sleep] [--collide-per-step] [--trace] "
+                   "[--state-hash] "
                    "[--frame-trace] [--threads N] [--csv "
                    "FILE] [--scene pile|chain]\nPliant on issue 17's rigid "
                    "scenes (bench/bullet/README.md).\n");
