@@ -584,6 +584,14 @@ TEST(V16_BodyContact, StaggeredStackRestsAtFourSubstepsAndEightPasses) {
   EXPECT_LT(kinetic, 1e-5);
 }
 
+// pileSettings awake (no sleeping) with stack mass scaling `k` (1/m).
+SolverSettings stackSettings(int substeps, int passes, double k) {
+  SolverSettings s = pileSettings(substeps, passes);
+  s.sleeping = false;
+  s.bodyStackMassScaling = k;
+  return s;
+}
+
 // Stack mass scaling (SolverSettings::bodyStackMassScaling, Macklin et al. 2014's mass scaling per
 // pair): a column of 10 boxes of 0.2 m at 8 substeps x 8 passes. Without it the passes do not carry
 // the column's weight down within a substep and it never rests (measured: drift 2.1e-2 m over 3 s,
@@ -597,10 +605,7 @@ TEST(V16_BodyContact, StackMassScalingRestsATallColumnAtFewPasses) {
   const ModelPtr model = boxColumn(count, material);
   for (const double k : {0.0, 10.0}) {
     SCOPED_TRACE(testing::Message() << "k " << k);
-    SolverSettings s = pileSettings(8, 8);
-    s.sleeping = false;
-    s.bodyStackMassScaling = k;
-    Solver solver(model, s);
+    Solver solver(model, stackSettings(8, 8, k));
     State state = State::fromModel(*model);
     const Rest rest = restOver(solver, state, 3.0);
     const double sunk = (2 * count - 1) * 0.1 - state.bodyPosition[count - 1].y();
@@ -631,9 +636,7 @@ TEST(V16_BodyContact, StackMassScalingMultipliersFollowTheScaledLoads) {
   const ModelPtr model = boxColumn(3, material);
   for (const double k : {0.0, 5.0}) {
     SCOPED_TRACE(testing::Message() << "k " << k);
-    SolverSettings s = pileSettings(10, 32);
-    s.sleeping = false;
-    s.bodyStackMassScaling = k;
+    const SolverSettings s = stackSettings(10, 32, k);
     Solver solver(model, s);
     State state = State::fromModel(*model);
     ASSERT_TRUE(run(solver, state, 120));
