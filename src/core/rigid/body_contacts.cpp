@@ -1049,27 +1049,38 @@ void BodyContacts::cutRegions(const State& state) {
 }
 
 void BodyContacts::solveManifold(std::size_t m) {
-  if (solverBodies_[manifoldSides_[2 * m]].isotropic && solverBodies_[manifoldSides_[2 * m + 1]].isotropic)
-    solveManifoldWith<true>(m);
-  else solveManifoldWith<false>(m);
+  const bool isotropic =
+      solverBodies_[manifoldSides_[2 * m]].isotropic && solverBodies_[manifoldSides_[2 * m + 1]].isotropic;
+  if (manifoldScale_[2 * m] != 1.0 || manifoldScale_[2 * m + 1] != 1.0) {
+    if (isotropic) solveManifoldWith<true, true>(m);
+    else solveManifoldWith<false, true>(m);
+  } else if (isotropic) {
+    solveManifoldWith<true, false>(m);
+  } else {
+    solveManifoldWith<false, false>(m);
+  }
 }
 
-template <bool Isotropic>
+template <bool Isotropic, bool Scaled>
 void BodyContacts::solveManifoldWith(std::size_t m) {
   const std::uint32_t still = static_cast<std::uint32_t>(solverBodies_.size() - 1);
   const std::size_t begin = manifolds_[m], end = manifolds_[m + 1];
   const std::uint32_t sideA = manifoldSides_[2 * m], sideB = manifoldSides_[2 * m + 1];
   SolverBody& bodyA = solverBodies_[sideA];
   SolverBody& bodyB = solverBodies_[sideB];
-  // The sides' factors (stack mass scaling; 1, exact, when it is off), as loadRows applied them.
+  // The sides' factors (stack mass scaling), as loadRows applied them; unscaled manifolds (both 1)
+  // take the kernel without the products by them.
   const double scaleA = manifoldScale_[2 * m], scaleB = manifoldScale_[2 * m + 1];
-  const double massA = scaleA * bodyA.inverseMass, massB = scaleB * bodyB.inverseMass;
+  const double massA = Scaled ? scaleA * bodyA.inverseMass : bodyA.inverseMass;
+  const double massB = Scaled ? scaleB * bodyB.inverseMass : bodyB.inverseMass;
   // I^-1 v for side A and side B (a named product: Eigen would fold a scalar factor into it).
   const auto turnOfA = [&](const Vec3& v) -> Vec3 {
-    return scaleA * bodyA.template inverseInertiaTimesAs<Isotropic>(v);
+    if constexpr (Scaled) return scaleA * bodyA.template inverseInertiaTimesAs<Isotropic>(v);
+    else return bodyA.template inverseInertiaTimesAs<Isotropic>(v);
   };
   const auto turnOfB = [&](const Vec3& v) -> Vec3 {
-    return scaleB * bodyB.template inverseInertiaTimesAs<Isotropic>(v);
+    if constexpr (Scaled) return scaleB * bodyB.template inverseInertiaTimesAs<Isotropic>(v);
+    else return bodyB.template inverseInertiaTimesAs<Isotropic>(v);
   };
   Vec3 dxA = bodyA.dx, dthetaA = bodyA.dtheta, dxB = bodyB.dx, dthetaB = bodyB.dtheta;
   for (std::size_t j = begin; j < end; ++j) {

@@ -134,7 +134,8 @@ class BodyContacts {
   void solveManifold(std::size_t m);
   // Its body: with `Isotropic` (both sides' I^-1 multiples of the identity) I^-1 v is one scalar
   // product (SolverBody::inverseInertiaTimesAs), for a third of a cube pile's flops.
-  template <bool Isotropic>
+  // With `Scaled`, the manifold's sides carry stack mass scaling factors other than 1.
+  template <bool Isotropic, bool Scaled>
   void solveManifoldWith(std::size_t m);
   // One velocity pass visit of manifold `m` (restitution, then dynamic friction).
   void velocityManifold(std::size_t m, const Model& model, State& state, double restingSpeed, double h);
