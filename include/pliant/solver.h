@@ -285,9 +285,10 @@ struct BodyContact {
   Vec3 normal = Vec3::UnitY();   // unit, world, from A to B
   double allowance = 0.0;        // m, overlap tolerated in this substep (maxDepenetrationVelocity)
   double normalVelocity = 0.0;   // m/s, velocity of A relative to B along -normal before the solve (< 0: approaching)
-  // Accumulated normal multiplier (kg m); normal force = lambda / h^2 (N). With
-  // SolverSettings::bodyStackMassScaling > 0 a stack's lower contacts carry less than the weight above
-  // them (see there); the top one's is exact.
+  // Accumulated normal multiplier (kg m); normal force = lambda / h^2 (N) once the passes have
+  // converged (a resting column of three boxes carried 0.80 - 0.87 of its weights in the last substep
+  // of 16 passes, all of them at 32). With SolverSettings::bodyStackMassScaling > 0 a stack's lower
+  // contacts carry less than the weight above them (see there); the top one's is exact.
   double lambda = 0.0;
   // Accumulated static friction multiplier (kg m), a tangential vector: |friction| <= mu_s lambda.
   Vec3 friction = Vec3::Zero();
