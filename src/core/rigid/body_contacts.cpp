@@ -873,7 +873,7 @@ void BodyContacts::loadRows(const Model& model, const State& state, bool firstIt
     manifoldSides_.push_back(solverBodyOf(model, state, first.bodyA));
     manifoldSides_.push_back(solverBodyOf(model, state, first.collider >= 0 ? kWorldBody : first.bodyB));
   }
-  manifoldScale_.assign(2 * count, 1.0);
+  manifoldScale_.resize(2 * count);  // every entry is written with its manifold's row below
   const int team = threads > 1 && count >= kRegionManifolds ? threads : 1;
   const auto moving = static_cast<std::int64_t>(solved_.size());
 #pragma omp parallel for schedule(static) num_threads(team) if (team > 1)
