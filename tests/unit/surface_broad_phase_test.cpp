@@ -9,6 +9,8 @@
 #include <numbers>
 #include <vector>
 
+#include "pliant/builders.h"
+#include "pliant/colliders.h"
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
@@ -76,6 +78,51 @@ TEST(SurfaceBroadPhase, CrowdedVertexMeetsOnlyWhatItIsNotJoinedTo) {
     EXPECT_TRUE(centreUnderTriangle);
     EXPECT_GT(centreEdgePairs, 0);
   }
+}
+
+// The broad phase's candidates last while every particle stays in the box it was given, drawn in a
+// frame that follows the surface when it moves as a whole. A cloth lying at rest on the ground is
+// not falling: drawn in a frame that fell with gravity, its particles would leave their boxes
+// (1 mm of room here) within a step or two and the search would run again and again. Drawn in a
+// frame that stays, they never leave, and one run serves every later step. A second, smaller cloth
+// lies on the first, so the candidates kept are real pairs in reach.
+TEST(SurfaceBroadPhase, ClothRestingOnTheGroundKeepsItsCandidates) {
+  ModelBuilder b;
+  ClothGridDef def;
+  def.nodesX = def.nodesY = 12;
+  def.sizeX = def.sizeY = 0.2;
+  def.origin = Vec3(-0.1, 0.0, -0.1);  // lying in the plane y = 0 (axes x and z)
+  def.totalMass = 0.05;
+  def.stretch.compliance = 1e-8;
+  def.selfCollision = true;
+  addClothGrid(b, def);
+  ClothGridDef top = def;
+  top.name = "top";
+  top.nodesX = top.nodesY = 6;
+  top.sizeX = top.sizeY = 0.1;
+  top.origin = Vec3(-0.043, 0.0021, -0.047);  // on the first, off its grid
+  top.totalMass = 0.01;
+  addClothGrid(b, top);
+  b.model().surfaceThickness = 0.002;
+  ContactMaterial ground;
+  ground.staticFriction = 0.8;
+  ground.dynamicFriction = 0.6;
+  b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.0, 1.0, 0.0), ground));
+  Solver solver(b.build(), SolverSettings::smallSteps(10));
+  State state = State::fromModel(solver.model());
+  for (int step = 0; step < 10; ++step) ASSERT_TRUE(solver.step(state).ok());  // settles on the plane
+  int runs = 0;
+  double fastest = 0.0;
+  for (int step = 0; step < 60; ++step) {
+    ASSERT_TRUE(solver.step(state).ok());
+    runs += solver.lastSurfaceBroadPhaseRuns();
+    for (const Vec3& v : state.velocity) fastest = std::max(fastest, v.norm());
+  }
+  EXPECT_LT(fastest, 0.05);  // m/s: at rest on the plane (gravity pulls 0.16 m/s in a step)
+  // A run or two while the top cloth settles; a frame falling with gravity made 66 in these steps.
+  EXPECT_LE(runs, 3);
+  EXPECT_GT(solver.lastSurfaceCandidateCount(), 0u);   // there is a search to save: pairs in reach
+  EXPECT_GT(solver.lastSurfaceContacts().size(), 0u);  // the top cloth rests on the bottom one
 }
 
 }  // namespace

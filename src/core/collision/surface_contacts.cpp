@@ -644,24 +644,39 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   const double reach = surfaceReach(model, settings);
   const double m = remainingSubsteps;
   const double span = m * h;  // s, the rest of the step
-  // 1. The frame the boxes are drawn in: it moves with the surface's mean velocity and falls
-  //    with gravity, c(j) = j h v + h^2 g j (j - 1) / 2 in the j-th substep of this run, so a surface
-  //    that falls or slides as a whole keeps small boxes. Boxes overlap in it exactly when they do
-  //    in the world (both are shifted by the same c(j) in substep j), so nothing is lost.
+  // 1. The frame the boxes are drawn in. When the surface moves as a whole (its particles'
+  //    velocities spread less about their mean v than half its length) and by more than half the
+  //    thickness in the rest of the step, it moves with v and falls with gravity, c(j) = j h v + h^2 g j (j - 1) / 2 in
+  //    the j-th substep of this run, so a surface that falls or slides as a whole keeps small boxes. Otherwise
+  //    (settling, resting, crumpling) it stays, so that the particles at rest stay in their boxes for as long as they
+  //    rest, not only until the falling frame leaves them behind. Boxes overlap in it exactly when
+  //    they do in the world (both are shifted by the same c(j) in substep j), so nothing is lost.
   s.frameSubsteps = 0;
   s.frameVelocity = Vec3::Zero();
-  s.frameAcceleration = settings.gravity;
+  s.frameAcceleration = Vec3::Zero();
   s.frameStep = h;
   {
     std::size_t moving = 0;
+    Vec3 mean = Vec3::Zero();
     for (std::size_t i = 0; i < s.particles.size(); ++i) {
       const ParticleIndex p = s.particles[i];
       if (s.kinematicPath[i] >= 0 || !(model.inverseMass[p] > 0.0)) continue;
-      s.frameVelocity += state.velocity[p];
+      mean += state.velocity[p];
       ++moving;
     }
-    if (moving > 0) s.frameVelocity /= static_cast<double>(moving);
-    if (!s.frameVelocity.allFinite()) s.frameVelocity = Vec3::Zero();
+    if (moving > 0) mean /= static_cast<double>(moving);
+    double spread = 0.0;  // m^2/s^2, the mean squared deviation from the mean
+    for (std::size_t i = 0; i < s.particles.size(); ++i) {
+      const ParticleIndex p = s.particles[i];
+      if (s.kinematicPath[i] >= 0 || !(model.inverseMass[p] > 0.0)) continue;
+      spread += (state.velocity[p] - mean).squaredNorm();
+    }
+    if (moving > 0) spread /= static_cast<double>(moving);
+    const double travel = 0.5 * model.surfaceThickness / (remainingSubsteps * h);  // m/s
+    if (mean.allFinite() && mean.squaredNorm() > 4.0 * spread && mean.squaredNorm() > travel * travel) {
+      s.frameVelocity = mean;
+      s.frameAcceleration = settings.gravity;
+    }
   }
   const Vec3 lastOffset = frameOffset(remainingSubsteps - 1);
   const double last = m - 1.0;
