@@ -350,6 +350,32 @@ __attribute__((target("avx2"))) unsigned edgeEdgeMayMake4(const Vec3* x0, const 
       linearContact, _mm256_and_pd(_mm256_and_pd(finite, straight), rejections ? separated : _mm256_setzero_pd()));
   return static_cast<unsigned>(~_mm256_movemask_pd(nothing)) & 15u;
 }
+
+// patchesHold's test of four triangles at once against one axis: a bit per lane (lane i for
+// triangles[i]) set where the triangle's normal keeps a positive dot product with the axis over the
+// substep. The scalar test's operations in its order (Eigen's cross product, dot and squared norm,
+// no FMA contraction), so each lane's answer is the scalar one.
+__attribute__((target("avx2"))) unsigned facingAxis4(const Vec3* x0, const Vec3* x1,
+                                                     const std::array<ParticleIndex, 3>* const triangles[4],
+                                                     const Vec3& axis) {
+  ParticleIndex index[3][4];
+  for (int lane = 0; lane < 4; ++lane)
+    for (int k = 0; k < 3; ++k) index[k][lane] = (*triangles[lane])[k];
+  const Lanes3 a0 = laneGather(x0, index[0]), b0 = laneGather(x0, index[1]), c0 = laneGather(x0, index[2]);
+  const Lanes3 a1 = laneGather(x1, index[0]), b1 = laneGather(x1, index[1]), c1 = laneGather(x1, index[2]);
+  const Lanes3 e10 = laneSub(b0, a0), e20 = laneSub(c0, a0), e11 = laneSub(b1, a1), e21 = laneSub(c1, a1);
+  const Lanes3 n = {_mm256_set1_pd(axis.x()), _mm256_set1_pd(axis.y()), _mm256_set1_pd(axis.z())};
+  const Lanes3 k0 = laneCross(e20, n), k1 = laneCross(e21, n);
+  const __m256d margin =
+      _mm256_mul_pd(_mm256_set1_pd(1e-12),
+                    _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(laneDot(e10, e10), laneDot(e20, e20)), laneDot(e11, e11)),
+                                  laneDot(e21, e21)));
+  const __m256d start = _mm256_cmp_pd(laneDot(e10, k0), margin, _CMP_GT_OQ);
+  const __m256d end = _mm256_cmp_pd(laneDot(e11, k1), margin, _CMP_GT_OQ);
+  const __m256d middle = _mm256_cmp_pd(_mm256_add_pd(laneDot(e10, k1), laneDot(e11, k0)),
+                                       _mm256_mul_pd(_mm256_set1_pd(2.0), margin), _CMP_GT_OQ);
+  return static_cast<unsigned>(_mm256_movemask_pd(_mm256_and_pd(_mm256_and_pd(start, end), middle)));
+}
 #endif
 
 // Bound on the broad phase's candidates: at most this many per vertex (vertex-triangle pairs) and
@@ -525,7 +551,18 @@ bool SurfaceContacts::patchesHold(const State& state, std::size_t begin, std::si
     // This patch's part of [begin, end) in the patches' triangles, counted in order.
     const std::size_t first = std::clamp(begin, patch.before, patch.before + triangles.size()) - patch.before;
     const std::size_t last = std::clamp(end, patch.before, patch.before + triangles.size()) - patch.before;
-    for (std::uint32_t t : triangles.subspan(first, last - first)) {
+    std::size_t k = first;
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+    if (cpuHasAvx2()) {
+      for (; k + 4 <= last; k += 4) {
+        const std::array<ParticleIndex, 3>* const four[4] = {&s.triangles[triangles[k]], &s.triangles[triangles[k + 1]],
+                                                             &s.triangles[triangles[k + 2]],
+                                                             &s.triangles[triangles[k + 3]]};
+        if (facingAxis4(x0, x1, four, axis) != 15u) return false;
+      }
+    }
+#endif
+    for (std::uint32_t t : triangles.subspan(k, last - k)) {
       const auto& tri = s.triangles[t];
       // The normal n(t) = e1(t) x e2(t), both edges linear in t over the substep, is a quadratic,
       // (1 - t)^2 N0 + 2 t (1 - t) Nm + t^2 N1 with Nm = (e1(0) x e2(1) + e1(1) x e2(0)) / 2. The
