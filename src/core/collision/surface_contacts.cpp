@@ -376,6 +376,67 @@ __attribute__((target("avx2"))) unsigned facingAxis4(const Vec3* x0, const Vec3*
                                        _mm256_mul_pd(_mm256_set1_pd(2.0), margin), _CMP_GT_OQ);
   return static_cast<unsigned>(_mm256_movemask_pd(_mm256_and_pd(_mm256_and_pd(start, end), middle)));
 }
+
+// Boxes that are unions of particle boxes (the substep boxes of triangles and edges), `corners`
+// particle boxes each: box[k] = union of parts[slots[k][0 .. corners)]. Each box's min and max in
+// one masked four-lane register (the fourth lane off, so nothing past a box is read or written);
+// the union takes Aabb::add's std::min and std::max comparisons, so the boxes are the scalar ones
+// bit for bit.
+template <int corners>
+__attribute__((target("avx2"))) void unionBoxes4(const Aabb* parts, const std::array<std::uint32_t, corners>* slots,
+                                                 std::size_t begin, std::size_t end, Aabb* boxes) {
+  const __m256i xyz = _mm256_set_epi64x(0, -1, -1, -1);
+  for (std::size_t k = begin; k < end; ++k) {
+    const Aabb& first = parts[slots[k][0]];
+    __m256d low = _mm256_maskload_pd(first.min.data(), xyz), high = _mm256_maskload_pd(first.max.data(), xyz);
+    for (int c = 1; c < corners; ++c) {
+      const Aabb& part = parts[slots[k][c]];
+      const __m256d partLow = _mm256_maskload_pd(part.min.data(), xyz);
+      const __m256d partHigh = _mm256_maskload_pd(part.max.data(), xyz);
+      low = _mm256_blendv_pd(low, partLow, _mm256_cmp_pd(partLow, low, _CMP_LT_OQ));       // std::min(low, part)
+      high = _mm256_blendv_pd(high, partHigh, _mm256_cmp_pd(high, partHigh, _CMP_LT_OQ));  // std::max(high, part)
+    }
+    _mm256_maskstore_pd(boxes[k].min.data(), xyz, low);
+    _mm256_maskstore_pd(boxes[k].max.data(), xyz, high);
+  }
+}
+
+// The particles' substep boxes (x^n to the prediction, padded by `pad` m) of slots [begin, end),
+// their largest squared motion (m^2) and whether one left its region (in the broad phase's frame,
+// offset `frame`): the scalar loop of collide with each box's min and max in one masked four-lane
+// register, the same operations and comparisons (Aabb::add's std::min and std::max, contains'
+// <=), so the same boxes and answers.
+__attribute__((target("avx2"))) void substepParticleBoxes(const Vec3* x0, const Vec3* x1,
+                                                          const ParticleIndex* particles, std::size_t begin,
+                                                          std::size_t end, double pad, bool check, const Aabb* region,
+                                                          const Vec3& frame, Aabb* boxes, int& broken,
+                                                          double& largestMotion) {
+  const __m256i xyz = _mm256_set_epi64x(0, -1, -1, -1);
+  const __m256d infinity = _mm256_set1_pd(std::numeric_limits<double>::infinity());
+  const __m256d minusInfinity = _mm256_set1_pd(-std::numeric_limits<double>::infinity());
+  const __m256d padding = _mm256_set1_pd(pad);
+  const __m256d shift = _mm256_maskload_pd(frame.data(), xyz);
+  for (std::size_t i = begin; i < end; ++i) {
+    const ParticleIndex p = particles[i];
+    const __m256d a = _mm256_maskload_pd(x0[p].data(), xyz), b = _mm256_maskload_pd(x1[p].data(), xyz);
+    __m256d low = _mm256_blendv_pd(infinity, a, _mm256_cmp_pd(a, infinity, _CMP_LT_OQ));
+    low = _mm256_blendv_pd(low, b, _mm256_cmp_pd(b, low, _CMP_LT_OQ));
+    __m256d high = _mm256_blendv_pd(minusInfinity, a, _mm256_cmp_pd(minusInfinity, a, _CMP_LT_OQ));
+    high = _mm256_blendv_pd(high, b, _mm256_cmp_pd(high, b, _CMP_LT_OQ));
+    _mm256_maskstore_pd(boxes[i].min.data(), xyz, _mm256_sub_pd(low, padding));
+    _mm256_maskstore_pd(boxes[i].max.data(), xyz, _mm256_add_pd(high, padding));
+    largestMotion = std::max(largestMotion, (x1[p] - x0[p]).squaredNorm());
+    if (check) {
+      const __m256d regionLow = _mm256_maskload_pd(region[i].min.data(), xyz);
+      const __m256d regionHigh = _mm256_maskload_pd(region[i].max.data(), xyz);
+      const __m256d at0 = _mm256_sub_pd(a, shift), at1 = _mm256_sub_pd(b, shift);
+      const __m256d inside = _mm256_and_pd(
+          _mm256_and_pd(_mm256_cmp_pd(regionLow, at0, _CMP_LE_OQ), _mm256_cmp_pd(at0, regionHigh, _CMP_LE_OQ)),
+          _mm256_and_pd(_mm256_cmp_pd(regionLow, at1, _CMP_LE_OQ), _mm256_cmp_pd(at1, regionHigh, _CMP_LE_OQ)));
+      if ((_mm256_movemask_pd(inside) & 7) != 7) broken = 1;
+    }
+  }
+}
 #endif
 
 // Bound on the broad phase's candidates: at most this many per vertex (vertex-triangle pairs) and
@@ -963,29 +1024,49 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     const auto thread = static_cast<std::size_t>(omp_get_thread_num());
     auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
     const std::size_t particles = s.particles.size();
-    for (std::size_t i = share(particles, thread); i < share(particles, thread + 1); ++i) {
-      const ParticleIndex p = s.particles[i];
-      Aabb& box = s.substepVertex[i];
-      box = Aabb();
-      box.add(x0[p]);
-      box.add(x1[p]);
-      box.inflate(0.5 * reach);
-      largestMotion = std::max(largestMotion, (x1[p] - x0[p]).squaredNorm());
-      if (checkCandidates && !(s.region[i].contains(x0[p] - frame) && s.region[i].contains(x1[p] - frame))) broken = 1;
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+    if (cpuHasAvx2()) {
+      substepParticleBoxes(x0, x1, s.particles.data(), share(particles, thread), share(particles, thread + 1),
+                           0.5 * reach, checkCandidates, s.region.data(), frame, s.substepVertex.data(), broken,
+                           largestMotion);
+    } else
+#endif
+    {
+      for (std::size_t i = share(particles, thread); i < share(particles, thread + 1); ++i) {
+        const ParticleIndex p = s.particles[i];
+        Aabb& box = s.substepVertex[i];
+        box = Aabb();
+        box.add(x0[p]);
+        box.add(x1[p]);
+        box.inflate(0.5 * reach);
+        largestMotion = std::max(largestMotion, (x1[p] - x0[p]).squaredNorm());
+        if (checkCandidates && !(s.region[i].contains(x0[p] - frame) && s.region[i].contains(x1[p] - frame)))
+          broken = 1;
+      }
     }
     if (checkCandidates && !patchesHold(state, share(patchTriangles, thread), share(patchTriangles, thread + 1)))
       broken = 1;
 #pragma omp barrier
-    for (std::size_t t = share(s.triangles.size(), thread); t < share(s.triangles.size(), thread + 1); ++t) {
-      Aabb& box = s.substepTriangle[t];
-      box = s.substepVertex[s.triangleSlots[t][0]];
-      box.add(s.substepVertex[s.triangleSlots[t][1]]);
-      box.add(s.substepVertex[s.triangleSlots[t][2]]);
-    }
-    for (std::size_t e = share(s.edges.size(), thread); e < share(s.edges.size(), thread + 1); ++e) {
-      Aabb& box = s.substepEdge[e];
-      box = s.substepVertex[s.edgeSlots[e][0]];
-      box.add(s.substepVertex[s.edgeSlots[e][1]]);
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+    if (cpuHasAvx2()) {
+      unionBoxes4<3>(s.substepVertex.data(), s.triangleSlots.data(), share(s.triangles.size(), thread),
+                     share(s.triangles.size(), thread + 1), s.substepTriangle.data());
+      unionBoxes4<2>(s.substepVertex.data(), s.edgeSlots.data(), share(s.edges.size(), thread),
+                     share(s.edges.size(), thread + 1), s.substepEdge.data());
+    } else
+#endif
+    {
+      for (std::size_t t = share(s.triangles.size(), thread); t < share(s.triangles.size(), thread + 1); ++t) {
+        Aabb& box = s.substepTriangle[t];
+        box = s.substepVertex[s.triangleSlots[t][0]];
+        box.add(s.substepVertex[s.triangleSlots[t][1]]);
+        box.add(s.substepVertex[s.triangleSlots[t][2]]);
+      }
+      for (std::size_t e = share(s.edges.size(), thread); e < share(s.edges.size(), thread + 1); ++e) {
+        Aabb& box = s.substepEdge[e];
+        box = s.substepVertex[s.edgeSlots[e][0]];
+        box.add(s.substepVertex[s.edgeSlots[e][1]]);
+      }
     }
   }
   if (!(checkCandidates && !broken))
