@@ -31,14 +31,15 @@
 //   given a box that holds its path for the whole step as predicted from x^n, its velocity and
 //   gravity (and its path, if kinematic), padded by half the thickness and a part of its travel for
 //   the corrections the solver will make. The boxes are drawn in a frame that moves with the
-//   surface's mean velocity and falls with gravity, so a cloth moving as a whole keeps small boxes;
-//   substep boxes overlap in the world exactly when they overlap shifted by the frame's offset in
-//   that substep. Vertex and triangle boxes (edge and edge boxes) are compared by descending two
-//   box hierarchies at once (box_tree.h); pairs whose boxes come within the reach (below) are the
-//   step's candidates, sorted. A pair left out is at least that far apart for as long as each
-//   particle stays in its box, because boxes are convex. Each later substep checks that every
-//   particle's x^n and prediction, shifted by the frame's offset, are still inside its box and runs
-//   the broad phase again (over the rest of the step) if one is not, so skipping it is never a guess.
+//   surface's mean velocity and falls with gravity while the surface moves as a whole (a falling
+//   cloth keeps small boxes) and stays otherwise (a resting one keeps its boxes); substep boxes
+//   overlap in the world exactly when they overlap shifted by the frame's offset in that substep.
+//   Vertex and triangle boxes (edge and edge boxes) are compared by descending two box hierarchies
+//   at once (box_tree.h); pairs whose boxes come within the reach (below) are the step's
+//   candidates, sorted. A pair left out is at least that far apart for as long as each particle
+//   stays in its box, because boxes are convex. Each later substep checks that every particle's
+//   x^n and prediction, shifted by the frame's offset, are still inside its box and runs the broad
+//   phase again (over the rest of the step) if one is not, so skipping it is never a guess.
 // - Patches that cannot touch themselves are skipped (Volino and Magnenat-Thalmann 1994,
 //   "Efficient self-collision detection on smoothly discretized surface animations using
 //   geometrical shape regularity", sec. 3; Provot 1997). The search descends one hierarchy, over the
@@ -744,11 +745,12 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   const double span = m * h;  // s, the rest of the step
   // 1. The frame the boxes are drawn in. When the surface moves as a whole (its particles'
   //    velocities spread less about their mean v than half its length) and by more than half the
-  //    thickness in the rest of the step, it moves with v and falls with gravity, c(j) = j h v + h^2 g j (j - 1) / 2 in
-  //    the j-th substep of this run, so a surface that falls or slides as a whole keeps small boxes. Otherwise
-  //    (settling, resting, crumpling) it stays, so that the particles at rest stay in their boxes for as long as they
-  //    rest, not only until the falling frame leaves them behind. Boxes overlap in it exactly when
-  //    they do in the world (both are shifted by the same c(j) in substep j), so nothing is lost.
+  //    thickness in the rest of the step, it moves with v and falls with gravity,
+  //    c(j) = j h v + h^2 g j (j - 1) / 2 in the j-th substep of this run, so a surface that falls
+  //    or slides as a whole keeps small boxes. Otherwise (settling, resting, crumpling) it stays, so
+  //    that particles at rest stay in their boxes for as long as they rest, not only until a
+  //    falling frame leaves them behind. Boxes overlap in it exactly when they do in the world (both
+  //    are shifted by the same c(j) in substep j), so nothing is lost either way.
   s.frameSubsteps = 0;
   s.frameVelocity = Vec3::Zero();
   s.frameAcceleration = Vec3::Zero();
@@ -781,8 +783,9 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   //    Where each particle will be during the rest of the step, in that frame: x^n, the
   //    prediction, and free flight to the end of the step, x(j) = x^n + j h v + h^2 a j (j - 1) / 2
   //    (symplectic Euler with v already kicked once), as seen in substep j's frame at the start
-  //    and end of the last substep (in between it moves on a line when a = g); a kinematic or
-  //    fixed particle's positions at every substep end, which are exactly where it will be.
+  //    and end of the last substep (in between it moves on a line when a is the frame's); a
+  //    kinematic or fixed particle's positions at every substep end, which are exactly where it
+  //    will be.
   auto particleBox = [&](std::size_t i) {
     const ParticleIndex p = s.particles[i];
     const Vec3& start = state.previousPosition[p];
