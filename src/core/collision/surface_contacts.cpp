@@ -379,15 +379,17 @@ __attribute__((target("avx2"))) unsigned facingAxis4(const Vec3* x0, const Vec3*
 }
 
 // Boxes that are unions of particle boxes (the substep boxes of triangles and edges), `corners`
-// particle boxes each: box[k] = union of parts[slots[k][0 .. corners)]. Each box's min and max in
-// one masked four-lane register (the fourth lane off, so nothing past a box is read or written);
-// the union takes Aabb::add's std::min and std::max comparisons, so the boxes are the scalar ones
-// bit for bit.
+// particle boxes each: for each k in list[begin, end), box[k] = union of parts[slots[k][0 .. corners)].
+// Each box's min and max in one masked four-lane register (the fourth lane off, so nothing past a
+// box is read or written); the union takes Aabb::add's std::min and std::max comparisons, so the
+// boxes are the scalar ones bit for bit.
 template <int corners>
 __attribute__((target("avx2"))) void unionBoxes4(const Aabb* parts, const std::array<std::uint32_t, corners>* slots,
-                                                 std::size_t begin, std::size_t end, Aabb* boxes) {
+                                                 const std::uint32_t* list, std::size_t begin, std::size_t end,
+                                                 Aabb* boxes) {
   const __m256i xyz = _mm256_set_epi64x(0, -1, -1, -1);
-  for (std::size_t k = begin; k < end; ++k) {
+  for (std::size_t i = begin; i < end; ++i) {
+    const std::uint32_t k = list[i];
     const Aabb& first = parts[slots[k][0]];
     __m256d low = _mm256_maskload_pd(first.min.data(), xyz), high = _mm256_maskload_pd(first.max.data(), xyz);
     for (int c = 1; c < corners; ++c) {
@@ -592,6 +594,9 @@ void SurfaceContacts::prepare(const Model& model) {
   s.substepVertex.resize(s.particles.size());
   s.substepTriangle.resize(s.triangles.size());
   s.substepEdge.resize(s.edges.size());
+  s.boxMark.assign(std::max(s.triangles.size(), s.edges.size()), 0);
+  s.candidateTriangles.reserve(s.triangles.size());  // no allocation in a step
+  s.candidateEdges.reserve(s.edges.size());
   // A start for the candidate and contact arrays; they grow to what the scene needs and stay.
   s.vertexTriangle.reserve(4 * s.particles.size());
   s.edgeEdge.reserve(4 * s.edges.size());
@@ -954,6 +959,8 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     }
     s.vertexTriangle.clear();
     s.edgeEdge.clear();
+    s.candidateTriangles.clear();
+    s.candidateEdges.clear();
     s.built = false;
     overflow_ =
         "surface contact broad phase: " +
@@ -989,6 +996,21 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
         [](const std::array<std::uint32_t, 2>& pair) { return pair[0]; },
         [](const std::array<std::uint32_t, 2>& pair) { return pair[1]; });
   }
+  // The triangles and edges the candidates name, ascending: only their substep boxes are drawn.
+  s.candidateTriangles.clear();
+  s.candidateEdges.clear();
+  for (const Scratch::VertexTriangle& pair : s.vertexTriangle) s.boxMark[pair.triangle] = 1;
+  for (std::uint32_t t = 0; t < s.triangles.size(); ++t)
+    if (s.boxMark[t]) {
+      s.boxMark[t] = 0;
+      s.candidateTriangles.push_back(t);
+    }
+  for (const auto& pair : s.edgeEdge) s.boxMark[pair[0]] = s.boxMark[pair[1]] = 1;
+  for (std::uint32_t e = 0; e < s.edges.size(); ++e)
+    if (s.boxMark[e]) {
+      s.boxMark[e] = 0;
+      s.candidateEdges.push_back(e);
+    }
   s.built = true;
 }
 
@@ -1049,32 +1071,41 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     }
     if (checkCandidates && !patchesHold(state, share(patchTriangles, thread), share(patchTriangles, thread + 1)))
       broken = 1;
-#pragma omp barrier
+  }
+  if (!(checkCandidates && !broken))
+    findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
+  if (!overflow_.empty()) return;  // the step is refused (Solver::step)
+  // The substep boxes of the triangles and edges that some candidate names (listed by the run).
+  const std::size_t boxTriangles = s.candidateTriangles.size(), boxEdges = s.candidateEdges.size();
+#pragma omp parallel num_threads(boxThreads)
+  {
+    const auto team = static_cast<std::size_t>(omp_get_num_threads());
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    auto share = [&](std::size_t count, std::size_t part) { return count * part / team; };
 #ifdef PLIANT_HAVE_AVX2_KERNELS
     if (cpuHasAvx2()) {
-      unionBoxes4<3>(s.substepVertex.data(), s.triangleSlots.data(), share(s.triangles.size(), thread),
-                     share(s.triangles.size(), thread + 1), s.substepTriangle.data());
-      unionBoxes4<2>(s.substepVertex.data(), s.edgeSlots.data(), share(s.edges.size(), thread),
-                     share(s.edges.size(), thread + 1), s.substepEdge.data());
+      unionBoxes4<3>(s.substepVertex.data(), s.triangleSlots.data(), s.candidateTriangles.data(),
+                     share(boxTriangles, thread), share(boxTriangles, thread + 1), s.substepTriangle.data());
+      unionBoxes4<2>(s.substepVertex.data(), s.edgeSlots.data(), s.candidateEdges.data(), share(boxEdges, thread),
+                     share(boxEdges, thread + 1), s.substepEdge.data());
     } else
 #endif
     {
-      for (std::size_t t = share(s.triangles.size(), thread); t < share(s.triangles.size(), thread + 1); ++t) {
+      for (std::size_t i = share(boxTriangles, thread); i < share(boxTriangles, thread + 1); ++i) {
+        const std::uint32_t t = s.candidateTriangles[i];
         Aabb& box = s.substepTriangle[t];
         box = s.substepVertex[s.triangleSlots[t][0]];
         box.add(s.substepVertex[s.triangleSlots[t][1]]);
         box.add(s.substepVertex[s.triangleSlots[t][2]]);
       }
-      for (std::size_t e = share(s.edges.size(), thread); e < share(s.edges.size(), thread + 1); ++e) {
+      for (std::size_t i = share(boxEdges, thread); i < share(boxEdges, thread + 1); ++i) {
+        const std::uint32_t e = s.candidateEdges[i];
         Aabb& box = s.substepEdge[e];
         box = s.substepVertex[s.edgeSlots[e][0]];
         box.add(s.substepVertex[s.edgeSlots[e][1]]);
       }
     }
   }
-  if (!(checkCandidates && !broken))
-    findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
-  if (!overflow_.empty()) return;  // the step is refused (Solver::step)
   ++s.frameSubsteps;
 
   // The separating-axis rejections in front of the cubic hold for motions below a bound (ccd.h).

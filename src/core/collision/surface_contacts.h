@@ -91,8 +91,13 @@ class SurfaceContacts {
     // Narrow phase: boxes of each particle's path in this substep (x^n to the prediction), padded
     // by half the reach, and their unions per triangle and edge: a cheap first test per candidate.
     std::vector<Aabb> substepVertex;
-    std::vector<Aabb> substepTriangle;
-    std::vector<Aabb> substepEdge;
+    std::vector<Aabb> substepTriangle;  // drawn for candidateTriangles only
+    std::vector<Aabb> substepEdge;      // drawn for candidateEdges only
+    // The triangles and edges that the current candidates name, ascending (found with the
+    // candidates, marking each in boxMark, cleared after).
+    std::vector<std::uint32_t> candidateTriangles;
+    std::vector<std::uint32_t> candidateEdges;
+    std::vector<std::uint8_t> boxMark;
     BoxTree triangleTree;                      // built on the rest layout, refitted by each broad phase run
     std::vector<BoxTree::Task> triangleTasks;  // the search cut into pieces for threads
     std::vector<BoxTree::Task> taskScratch;
