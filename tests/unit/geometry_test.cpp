@@ -7,9 +7,12 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
+#include "collision/box_grid.h"
 #include "pliant/builders.h"
 #include "pliant/model.h"
 
@@ -195,4 +198,32 @@ TEST(EigenOrder, DotProductsSumLeftToRightAsTheSurfaceLanesAssume) {
     otherOrderDiffers += a.dot(b) != a.x() * b.x() + (a.y() * b.y() + a.z() * b.z());
   }
   EXPECT_GT(otherOrderDiffers, 10000);  // the test can tell the two orders apart
+}
+
+// The AVX2 box lanes of the surface contacts (substep boxes, collision/surface_contacts.cpp) take
+// Aabb::add's union as std::min(box, part) and std::max(box, part) per coordinate, blends on the same
+// comparisons, so ties between +0 and -0 and NaN come out as in the scalar code. That holds while
+// Eigen's cwiseMin and cwiseMax of 3-vectors are those calls; the ties and NaN below tell them from
+// the hardware's min and max (which return the second operand on both).
+TEST(EigenOrder, BoxUnionIsStdMinAndMaxAsTheBoxLanesAssume) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double values[] = {0.0, -0.0, 1.0, -1.0, nan, 2.5};
+  auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  int differsFromHardware = 0;
+  for (double first : values)
+    for (double second : values) {
+      pliant::detail::Aabb box;
+      box.min = box.max = pliant::Vec3(first, second, first);
+      pliant::detail::Aabb part;
+      part.min = part.max = pliant::Vec3(second, first, second);
+      box.add(part);
+      for (int k = 0; k < 3; ++k) {
+        const double a = k == 1 ? second : first, b = k == 1 ? first : second;
+        ASSERT_TRUE(same(box.min[k], std::min(a, b))) << a << " " << b;
+        ASSERT_TRUE(same(box.max[k], std::max(a, b))) << a << " " << b;
+        const double hardwareMin = a < b ? a : b;  // minsd a, b: the second operand unless a < b
+        differsFromHardware += !same(box.min[k], hardwareMin);
+      }
+    }
+  EXPECT_GT(differsFromHardware, 0);  // the test tells std::min from the hardware's order
 }
