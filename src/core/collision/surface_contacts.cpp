@@ -777,8 +777,9 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
       spread += (state.velocity[p] - mean).squaredNorm();
     }
     if (moving > 0) spread /= static_cast<double>(moving);
-    const double travel = 0.5 * model.surfaceThickness / (remainingSubsteps * h);  // m/s
-    if (mean.allFinite() && mean.squaredNorm() > 4.0 * spread && mean.squaredNorm() > travel * travel) {
+    // m/s: slower than this, the mean carries the surface less than half the thickness in the step
+    const double leastSpeed = 0.5 * model.surfaceThickness / (remainingSubsteps * h);
+    if (mean.allFinite() && mean.squaredNorm() > 4.0 * spread && mean.squaredNorm() > leastSpeed * leastSpeed) {
       s.frameVelocity = mean;
       s.frameAcceleration = settings.gravity;
     }
