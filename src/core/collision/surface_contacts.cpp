@@ -378,6 +378,16 @@ __attribute__((target("avx2"))) unsigned facingAxis4(const Vec3* x0, const Vec3*
   return static_cast<unsigned>(_mm256_movemask_pd(_mm256_and_pd(_mm256_and_pd(start, end), middle)));
 }
 
+// std::min(a, b) and std::max(a, b) per lane, as Aabb::add takes them: the same comparison picks
+// the lane, so ties of +0 and -0 and NaN come out as in the scalar code (the hardware's min and max
+// return the second operand on those).
+__attribute__((target("avx2"))) inline __m256d laneStdMin(__m256d a, __m256d b) {
+  return _mm256_blendv_pd(a, b, _mm256_cmp_pd(b, a, _CMP_LT_OQ));
+}
+__attribute__((target("avx2"))) inline __m256d laneStdMax(__m256d a, __m256d b) {
+  return _mm256_blendv_pd(a, b, _mm256_cmp_pd(a, b, _CMP_LT_OQ));
+}
+
 // Boxes that are unions of particle boxes (the substep boxes of triangles and edges), `corners`
 // particle boxes each: for each k in list[begin, end), box[k] = union of parts[slots[k][0 .. corners)].
 // Each box's min and max in one masked four-lane register (the fourth lane off, so nothing past a
@@ -396,8 +406,8 @@ __attribute__((target("avx2"))) void unionBoxes4(const Aabb* parts, const std::a
       const Aabb& part = parts[slots[k][c]];
       const __m256d partLow = _mm256_maskload_pd(part.min.data(), xyz);
       const __m256d partHigh = _mm256_maskload_pd(part.max.data(), xyz);
-      low = _mm256_blendv_pd(low, partLow, _mm256_cmp_pd(partLow, low, _CMP_LT_OQ));       // std::min(low, part)
-      high = _mm256_blendv_pd(high, partHigh, _mm256_cmp_pd(high, partHigh, _CMP_LT_OQ));  // std::max(high, part)
+      low = laneStdMin(low, partLow);
+      high = laneStdMax(high, partHigh);
     }
     _mm256_maskstore_pd(boxes[k].min.data(), xyz, low);
     _mm256_maskstore_pd(boxes[k].max.data(), xyz, high);
@@ -422,10 +432,8 @@ __attribute__((target("avx2"))) void substepParticleBoxes(const Vec3* x0, const 
   for (std::size_t i = begin; i < end; ++i) {
     const ParticleIndex p = particles[i];
     const __m256d a = _mm256_maskload_pd(x0[p].data(), xyz), b = _mm256_maskload_pd(x1[p].data(), xyz);
-    __m256d low = _mm256_blendv_pd(infinity, a, _mm256_cmp_pd(a, infinity, _CMP_LT_OQ));
-    low = _mm256_blendv_pd(low, b, _mm256_cmp_pd(b, low, _CMP_LT_OQ));
-    __m256d high = _mm256_blendv_pd(minusInfinity, a, _mm256_cmp_pd(minusInfinity, a, _CMP_LT_OQ));
-    high = _mm256_blendv_pd(high, b, _mm256_cmp_pd(high, b, _CMP_LT_OQ));
+    const __m256d low = laneStdMin(laneStdMin(infinity, a), b);  // Aabb() then add(x^n), add(prediction)
+    const __m256d high = laneStdMax(laneStdMax(minusInfinity, a), b);
     _mm256_maskstore_pd(boxes[i].min.data(), xyz, _mm256_sub_pd(low, padding));
     _mm256_maskstore_pd(boxes[i].max.data(), xyz, _mm256_add_pd(high, padding));
     largestMotion = std::max(largestMotion, (x1[p] - x0[p]).squaredNorm());
@@ -998,20 +1006,18 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
         [](const std::array<std::uint32_t, 2>& pair) { return pair[1]; });
   }
   // The triangles and edges the candidates name, ascending: only their substep boxes are drawn.
-  s.candidateTriangles.clear();
-  s.candidateEdges.clear();
+  auto listMarked = [&](std::size_t count, std::vector<std::uint32_t>& list) {  // and clear the marks
+    list.clear();
+    for (std::uint32_t k = 0; k < count; ++k)
+      if (s.boxMark[k]) {
+        s.boxMark[k] = 0;
+        list.push_back(k);
+      }
+  };
   for (const Scratch::VertexTriangle& pair : s.vertexTriangle) s.boxMark[pair.triangle] = 1;
-  for (std::uint32_t t = 0; t < s.triangles.size(); ++t)
-    if (s.boxMark[t]) {
-      s.boxMark[t] = 0;
-      s.candidateTriangles.push_back(t);
-    }
+  listMarked(s.triangles.size(), s.candidateTriangles);
   for (const auto& pair : s.edgeEdge) s.boxMark[pair[0]] = s.boxMark[pair[1]] = 1;
-  for (std::uint32_t e = 0; e < s.edges.size(); ++e)
-    if (s.boxMark[e]) {
-      s.boxMark[e] = 0;
-      s.candidateEdges.push_back(e);
-    }
+  listMarked(s.edges.size(), s.candidateEdges);
   s.built = true;
 }
 
