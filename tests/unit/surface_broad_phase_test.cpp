@@ -125,5 +125,49 @@ TEST(SurfaceBroadPhase, ClothRestingOnTheGroundKeepsItsCandidates) {
   EXPECT_GT(solver.lastSurfaceContacts().size(), 0u);  // the top cloth rests on the bottom one
 }
 
+// The narrow phase's near list (surface_contacts.cpp, collide): while the surface rests, each
+// substep box-tests only the candidates whose boxes came within a small gap of each other when the
+// list was drawn, as long as no particle's box has moved by half of that gap since. Here a small
+// triangle hovers at rest 0.5 mm beyond the reach above a fixed one (no gravity), so its pairs
+// are candidates but not on the list. Then it is given a speed that carries it 1.5 mm closer in
+// one substep, within its broad-phase box (2.5 mm of room), so the broad phase does not run again:
+// only the near list's drift check sees that the list no longer holds, and the contact is made in
+// that substep.
+TEST(SurfaceBroadPhase, NearListIsDrawnAgainWhenAParticleMovesTowardsAPairLeftOff) {
+  ModelBuilder b;
+  const double thickness = 0.005;
+  SolverSettings settings = SolverSettings::smallSteps(1);
+  settings.gravity = Vec3::Zero();
+  const double reach = thickness + std::min(settings.contactMargin, 0.25 * thickness);  // surfaceReach
+  const double height = reach + 0.0005;
+  std::array<ParticleIndex, 3> below{}, above{};
+  const std::array<Vec3, 3> belowAt = {Vec3(-0.05, 0.0, -0.05), Vec3(0.05, 0.0, -0.05), Vec3(0.0, 0.0, 0.06)};
+  const std::array<Vec3, 3> aboveAt = {Vec3(-0.01, height, -0.01), Vec3(0.01, height, -0.01), Vec3(0.0, height, 0.01)};
+  for (int k = 0; k < 3; ++k) {
+    below[k] = b.addParticle(belowAt[k], 0.01);
+    b.fixParticle(below[k]);
+    above[k] = b.addParticle(aboveAt[k], 0.01);
+  }
+  const std::vector<std::array<ParticleIndex, 3>> triangles = {below, above};
+  b.addCollisionTriangles(triangles);
+  b.model().surfaceThickness = thickness;
+  Solver solver(b.build(), settings);
+  State state = State::fromModel(solver.model());
+  // At rest: the candidates are found once, the near list drawn, and nothing touches.
+  for (int step = 0; step < 4; ++step) {
+    ASSERT_TRUE(solver.step(state).ok());
+    EXPECT_TRUE(solver.lastSurfaceContacts().empty()) << "step " << step;
+  }
+  EXPECT_GT(solver.lastSurfaceCandidateCount(), 0u);
+  EXPECT_EQ(solver.lastSurfaceBroadPhaseRuns(), 0);
+  // 1.5 mm down in the next substep: it ends 1 mm within the reach of the fixed triangle.
+  const double h = settings.timeStep / settings.substeps;
+  for (ParticleIndex p : above) state.velocity[p] = Vec3(0.0, -0.0015 / h, 0.0);
+  ASSERT_TRUE(solver.step(state).ok());
+  EXPECT_EQ(solver.lastSurfaceBroadPhaseRuns(), 0);  // the candidates held: the near list decided
+  EXPECT_FALSE(solver.lastSurfaceContacts().empty());
+  for (ParticleIndex p : above) EXPECT_GT(state.position[p].y(), thickness - 1e-9);
+}
+
 }  // namespace
 }  // namespace pliant

@@ -145,6 +145,16 @@ class SurfaceContacts {
     // Per candidate (vertex-triangle, then edge-edge): the narrow phase's list of those whose
     // substep boxes overlap, each chunk in its part.
     std::vector<std::uint32_t> kept;
+    // The near list (see collide), in the same parts: per chunk, the candidates whose substep boxes
+    // came within nearGap (m) of each other when it was drawn, nearCount[chunk] of them;
+    // anchorBoxes are the particles' substep boxes then, and anchorScale (m) their largest
+    // coordinate (its size).
+    std::vector<std::uint32_t> nearList;
+    std::vector<std::uint32_t> nearCount;
+    std::vector<Aabb> anchorBoxes;
+    double nearGap = 0.0;
+    double anchorScale = 0.0;
+    bool nearValid = false;
   };
   Scratch s_;
 };
