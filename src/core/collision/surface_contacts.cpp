@@ -89,43 +89,48 @@ Vec3 closestBarycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3&
 
 Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }
 
-// Gathers the pairs of the first `count` lists (distinct pairs; first(pair) below `keys`) into
-// `out`, sorted by (first, second): a counting sort by the first, then each bucket (a few pairs)
-// by the second. The order depends only on the pairs, not on which list held them, so any split
-// of the search over threads gives the same list. Called by every thread of a parallel region
-// (a team of any size), with `out` sized to the pairs, `start` to keys + 1 and `place` to
-// count * keys entries: each thread counts and places the pairs of its lists (round robin), then
-// sorts a fixed share of the buckets; the list is the same for any team.
+// Gathers the pairs of the first `count` lists (distinct pairs; first(pair) below `firstKeys`,
+// second(pair) below `secondKeys`) into `out`, sorted by (first, second): a counting sort by the
+// second into `scratch`, then a stable counting sort by the first (least significant key first;
+// buckets of one vertex or edge hold dozens of pairs in a folded cloth, too many to sort each in
+// place). The order depends only on the pairs, not on which list held them, so any split of the
+// search over threads gives the same list. Called by every thread of a parallel region (a team of
+// any size, at most `count`), with `out` and `scratch` sized to the pairs, `start` to
+// max(firstKeys, secondKeys) + 1 and `place` to count * max(firstKeys, secondKeys) entries: the
+// threads count and place the pairs of their lists (round robin), then of their fixed shares of
+// `scratch`, in order, so the list is the same for any team.
 template <class T, class First, class Second>
-void sortPairs(const std::vector<std::vector<T>>& lists, int count, std::size_t keys, std::uint32_t* start,
-               std::uint32_t* place, std::vector<T>& out, First first, Second second) {
+void sortPairs(const std::vector<std::vector<T>>& lists, int count, std::size_t firstKeys, std::size_t secondKeys,
+               std::uint32_t* start, std::uint32_t* place, std::vector<T>& scratch, std::vector<T>& out, First first,
+               Second second) {
   const auto team = static_cast<std::size_t>(omp_get_num_threads());
   const auto thread = static_cast<std::size_t>(omp_get_thread_num());
   const auto listCount = static_cast<std::size_t>(count);
-  // place[l * keys + k]: pairs of list l in bucket k, then where the next of them goes.
+  // 1. By the second: place[l * secondKeys + k] counts list l's pairs in bucket k, then holds
+  //    where the next of them goes (bucket by bucket, lists in order within a bucket).
   for (std::size_t l = thread; l < listCount; l += team) {
-    std::uint32_t* counts = place + l * keys;
-    std::fill(counts, counts + keys, 0u);
-    for (const T& pair : lists[l]) ++counts[first(pair)];
+    std::uint32_t* counts = place + l * secondKeys;
+    std::fill(counts, counts + secondKeys, 0u);
+    for (const T& pair : lists[l]) ++counts[second(pair)];
   }
 #pragma omp barrier
-  // Bucket k holds list 0's pairs, then list 1's, ...: start[k] runs from its beginning.
 #pragma omp single
-  partCountsToStarts(place, listCount, keys, start);
+  partCountsToStarts(place, listCount, secondKeys, start);
   for (std::size_t l = thread; l < listCount; l += team) {
-    std::uint32_t* next = place + l * keys;
-    for (const T& pair : lists[l]) out[next[first(pair)]++] = pair;
+    std::uint32_t* next = place + l * secondKeys;
+    for (const T& pair : lists[l]) scratch[next[second(pair)]++] = pair;
   }
 #pragma omp barrier
-  for (std::size_t k = keys * thread / team; k < keys * (thread + 1) / team; ++k) {
-    const std::uint32_t begin = start[k], end = start[k + 1];
-    for (std::uint32_t i = begin + 1; i < end; ++i) {  // insertion sort: buckets are small
-      const T pair = out[i];
-      std::uint32_t j = i;
-      for (; j > begin && second(pair) < second(out[j - 1]); --j) out[j] = out[j - 1];
-      out[j] = pair;
-    }
-  }
+  // 2. By the first, stably: each thread takes a fixed share of `scratch`, the shares in order.
+  const std::size_t pairs = out.size();
+  const std::size_t begin = pairs * thread / team, end = pairs * (thread + 1) / team;
+  std::uint32_t* counts = place + thread * firstKeys;
+  std::fill(counts, counts + firstKeys, 0u);
+  for (std::size_t i = begin; i < end; ++i) ++counts[first(scratch[i])];
+#pragma omp barrier
+#pragma omp single
+  partCountsToStarts(place, team, firstKeys, start);
+  for (std::size_t i = begin; i < end; ++i) out[counts[first(scratch[i])]++] = scratch[i];
 #pragma omp barrier
 }
 
@@ -1067,17 +1072,20 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   s.vertexTriangle.resize(vertexPairs);
   s.edgeEdge.resize(edgePairs);
   const std::size_t vertexKeys = s.particles.size(), edgeKeys = s.edges.size();
-  s.bucketStart.resize(vertexKeys + edgeKeys + 2);
-  s.bucketPlace.resize(static_cast<std::size_t>(threads) * std::max(vertexKeys, edgeKeys));
+  const std::size_t triangleKeys = s.triangles.size();
+  s.bucketStart.resize(std::max({vertexKeys, edgeKeys, triangleKeys}) + 1);
+  s.bucketPlace.resize(static_cast<std::size_t>(threads) * std::max({vertexKeys, edgeKeys, triangleKeys}));
+  s.vertexTriangleScratch.resize(vertexPairs);
+  s.edgeEdgeScratch.resize(edgePairs);
 #pragma omp parallel num_threads(threads)
   {
     sortPairs(
-        s.threadVertexTriangle, threads, vertexKeys, s.bucketStart.data(), s.bucketPlace.data(), s.vertexTriangle,
-        [](const Scratch::VertexTriangle& pair) { return pair.vertex; },
+        s.threadVertexTriangle, threads, vertexKeys, triangleKeys, s.bucketStart.data(), s.bucketPlace.data(),
+        s.vertexTriangleScratch, s.vertexTriangle, [](const Scratch::VertexTriangle& pair) { return pair.vertex; },
         [](const Scratch::VertexTriangle& pair) { return pair.triangle; });
     sortPairs(
-        s.threadEdgeEdge, threads, edgeKeys, s.bucketStart.data() + vertexKeys + 1, s.bucketPlace.data(), s.edgeEdge,
-        [](const std::array<std::uint32_t, 2>& pair) { return pair[0]; },
+        s.threadEdgeEdge, threads, edgeKeys, edgeKeys, s.bucketStart.data(), s.bucketPlace.data(), s.edgeEdgeScratch,
+        s.edgeEdge, [](const std::array<std::uint32_t, 2>& pair) { return pair[0]; },
         [](const std::array<std::uint32_t, 2>& pair) { return pair[1]; });
   }
   // The triangles and edges the candidates name, ascending: only their substep boxes are drawn.

@@ -129,6 +129,9 @@ class SurfaceContacts {
     };
     std::vector<VertexTriangle> vertexTriangle;          // candidates, sorted by (vertex, triangle)
     std::vector<std::array<std::uint32_t, 2>> edgeEdge;  // candidates (a < b), sorted
+    // The candidates sorted by their second index only (the first pass of the sort).
+    std::vector<VertexTriangle> vertexTriangleScratch;
+    std::vector<std::array<std::uint32_t, 2>> edgeEdgeScratch;
     bool built = false;  // whether the candidates above were found (for the current settings)
     // Per-thread candidate lists of the broad phase, sorted together after.
     std::vector<std::vector<VertexTriangle>> threadVertexTriangle;
