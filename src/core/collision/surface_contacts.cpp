@@ -73,7 +73,6 @@
 
 #include "collision/ccd.h"
 #include "collision/closest_on_triangle.h"
-#include "collision/counting_sort.h"
 #include "collision/friction.h"
 #include "constraints/avx2_lanes.h"
 #include "step_check.h"
@@ -95,17 +94,59 @@ Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }
 // buckets of one vertex or edge hold dozens of pairs in a folded cloth, too many to sort each in
 // place). The order depends only on the pairs, not on which list held them, so any split of the
 // search over threads gives the same list. Called by every thread of a parallel region (a team of
-// any size, at most `count`), with `out` and `scratch` sized to the pairs, `start` to
-// max(firstKeys, secondKeys) + 1 and `place` to count * max(firstKeys, secondKeys) entries: the
-// threads count and place the pairs of their lists (round robin), then of their fixed shares of
-// `scratch`, in order, so the list is the same for any team.
+// any size, at most `count`), with `out` and `scratch` sized to the pairs, `totals` to the team
+// and `place` to count * max(firstKeys, secondKeys) entries: the threads count and place the pairs
+// of their lists (round robin), then of their fixed shares of `scratch`, in order, and turn the
+// counts into starts over fixed shares of the buckets, so the list is the same for any team.
+// sortPairs sorts by comparison below one pair per this many keys.
+constexpr std::size_t kFewPairsPerKey = 8;
+
+// partCountsToStarts (counting_sort.h) by every thread of a parallel region: each turns the
+// counts of a fixed share of the buckets into starts, after the shares before it. `totals` holds
+// a count per thread. Ends with a barrier.
+inline void partCountsToStartsShared(std::uint32_t* counts, std::size_t parts, std::size_t buckets,
+                                     std::uint32_t* totals) {
+  const auto team = static_cast<std::size_t>(omp_get_num_threads());
+  const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+  const std::size_t begin = buckets * thread / team, end = buckets * (thread + 1) / team;
+  std::uint32_t total = 0;
+  for (std::size_t part = 0; part < parts; ++part)
+    for (std::size_t b = begin; b < end; ++b) total += counts[part * buckets + b];
+  totals[thread] = total;
+#pragma omp barrier
+  std::uint32_t next = 0;
+  for (std::size_t t = 0; t < thread; ++t) next += totals[t];
+  for (std::size_t b = begin; b < end; ++b)
+    for (std::size_t part = 0; part < parts; ++part) {
+      std::uint32_t& slot = counts[part * buckets + b];
+      const std::uint32_t count = slot;
+      slot = next;
+      next += count;
+    }
+#pragma omp barrier
+}
+
 template <class T, class First, class Second>
 void sortPairs(const std::vector<std::vector<T>>& lists, int count, std::size_t firstKeys, std::size_t secondKeys,
-               std::uint32_t* start, std::uint32_t* place, std::vector<T>& scratch, std::vector<T>& out, First first,
+               std::uint32_t* totals, std::uint32_t* place, std::vector<T>& scratch, std::vector<T>& out, First first,
                Second second) {
   const auto team = static_cast<std::size_t>(omp_get_num_threads());
   const auto thread = static_cast<std::size_t>(omp_get_thread_num());
   const auto listCount = static_cast<std::size_t>(count);
+  // Few pairs for many keys (a cloth that barely meets itself): the counting passes would cost a
+  // pass over the keys each; one thread sorts them by comparison instead.
+  if (out.size() * kFewPairsPerKey < firstKeys + secondKeys) {
+#pragma omp single
+    {
+      std::size_t next = 0;
+      for (std::size_t l = 0; l < listCount; ++l)
+        for (const T& pair : lists[l]) out[next++] = pair;
+      std::sort(out.begin(), out.end(), [&](const T& a, const T& b) {
+        return first(a) != first(b) ? first(a) < first(b) : second(a) < second(b);
+      });
+    }
+    return;  // the single's barrier
+  }
   // 1. By the second: place[l * secondKeys + k] counts list l's pairs in bucket k, then holds
   //    where the next of them goes (bucket by bucket, lists in order within a bucket).
   for (std::size_t l = thread; l < listCount; l += team) {
@@ -114,8 +155,7 @@ void sortPairs(const std::vector<std::vector<T>>& lists, int count, std::size_t 
     for (const T& pair : lists[l]) ++counts[second(pair)];
   }
 #pragma omp barrier
-#pragma omp single
-  partCountsToStarts(place, listCount, secondKeys, start);
+  partCountsToStartsShared(place, listCount, secondKeys, totals);
   for (std::size_t l = thread; l < listCount; l += team) {
     std::uint32_t* next = place + l * secondKeys;
     for (const T& pair : lists[l]) scratch[next[second(pair)]++] = pair;
@@ -128,8 +168,7 @@ void sortPairs(const std::vector<std::vector<T>>& lists, int count, std::size_t 
   std::fill(counts, counts + firstKeys, 0u);
   for (std::size_t i = begin; i < end; ++i) ++counts[first(scratch[i])];
 #pragma omp barrier
-#pragma omp single
-  partCountsToStarts(place, team, firstKeys, start);
+  partCountsToStartsShared(place, team, firstKeys, totals);
   for (std::size_t i = begin; i < end; ++i) out[counts[first(scratch[i])]++] = scratch[i];
 #pragma omp barrier
 }
@@ -1073,7 +1112,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   s.edgeEdge.resize(edgePairs);
   const std::size_t vertexKeys = s.particles.size(), edgeKeys = s.edges.size();
   const std::size_t triangleKeys = s.triangles.size();
-  s.bucketStart.resize(std::max({vertexKeys, edgeKeys, triangleKeys}) + 1);
+  s.bucketStart.resize(static_cast<std::size_t>(threads));
   s.bucketPlace.resize(static_cast<std::size_t>(threads) * std::max({vertexKeys, edgeKeys, triangleKeys}));
   s.vertexTriangleScratch.resize(vertexPairs);
   s.edgeEdgeScratch.resize(edgePairs);
