@@ -40,6 +40,9 @@
 //   stays in its box, because boxes are convex. Each later substep checks that every particle's
 //   x^n and prediction, shifted by the frame's offset, are still inside its box and runs the broad
 //   phase again (over the rest of the step) if one is not, so skipping it is never a guess.
+//   Each substep box-tests the candidates with boxes of the particles' paths in that substep; while
+//   the surface moves little, only those whose boxes came within a gap when a near list was drawn,
+//   for as long as no particle's box has moved half that gap since (collide), which is exact too.
 // - Patches that cannot touch themselves are skipped (Volino and Magnenat-Thalmann 1994,
 //   "Efficient self-collision detection on smoothly discretized surface animations using
 //   geometrical shape regularity", sec. 3; Provot 1997). The search descends one hierarchy, over the
