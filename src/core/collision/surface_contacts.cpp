@@ -1438,8 +1438,8 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   if (!nearHolds) {
     s.nearValid = false;
     // Room for about kNearSubsteps substeps of the fastest particle's motion in this one; where
-    // that is more than kNearMost of the reach, most candidates would be listed (in contact-fold-64
-    // 70 % at half the reach, 95 % at the whole), and the list is not drawn.
+    // that is more than kNearMost of the reach, most candidates would be listed (in contact-fold-64,
+    // two thirds at 0.6 of the reach, 95 % at the whole), and the list is not drawn.
     const double gap = std::max(2.0 * kNearSubsteps * std::sqrt(largestMotion), kNearLeast * reach);
     if (gap <= kNearMost * reach && vt + ee > 0) {
       drawNear = true;
