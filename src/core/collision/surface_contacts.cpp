@@ -91,16 +91,6 @@ Vec3 closestBarycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3&
 
 Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }
 
-// Gathers the pairs of the first `count` lists (distinct pairs; first(pair) below `firstKeys`,
-// second(pair) below `secondKeys`) into `out`, sorted by (first, second): a counting sort by the
-// second into `scratch`, then a stable counting sort by the first (least significant key first;
-// buckets of one vertex or edge hold dozens of pairs in a folded cloth, too many to sort each in
-// place). The order depends only on the pairs, not on which list held them, so any split of the
-// search over threads gives the same list. Called by every thread of a parallel region (a team of
-// any size, at most `count`), with `out` and `scratch` sized to the pairs, `totals` to the team
-// and `place` to count * max(firstKeys, secondKeys) entries: the threads count and place the pairs
-// of their lists (round robin), then of their fixed shares of `scratch`, in order, and turn the
-// counts into starts over fixed shares of the buckets, so the list is the same for any team.
 // sortPairs sorts by comparison below one pair per this many keys.
 constexpr std::size_t kFewPairsPerKey = 8;
 
@@ -129,6 +119,16 @@ inline void partCountsToStartsShared(std::uint32_t* counts, std::size_t parts, s
 #pragma omp barrier
 }
 
+// Gathers the pairs of the first `count` lists (distinct pairs; first(pair) below `firstKeys`,
+// second(pair) below `secondKeys`) into `out`, sorted by (first, second): a counting sort by the
+// second into `scratch`, then a stable counting sort by the first (least significant key first;
+// buckets of one vertex or edge hold dozens of pairs in a folded cloth, too many to sort each in
+// place). The order depends only on the pairs, not on which list held them, so any split of the
+// search over threads gives the same list. Called by every thread of a parallel region (a team of
+// any size, at most `count`), with `out` and `scratch` sized to the pairs, `totals` to the team
+// and `place` to count * max(firstKeys, secondKeys) entries: the threads count and place the pairs
+// of their lists (round robin), then of their fixed shares of `scratch`, in order, and turn the
+// counts into starts over fixed shares of the buckets, so the list is the same for any team.
 template <class T, class First, class Second>
 void sortPairs(const std::vector<std::vector<T>>& lists, int count, std::size_t firstKeys, std::size_t secondKeys,
                std::uint32_t* totals, std::uint32_t* place, std::vector<T>& scratch, std::vector<T>& out, First first,
