@@ -200,16 +200,17 @@ void ParticleContacts::sortBucketRuns(std::size_t firstBucket, std::size_t endBu
 }
 
 // The grid built by `team` threads, entry for entry the serial build's: each thread computes the
-// cells of a fixed share of the particles and counts them per bucket in its own row; one thread
-// turns the rows into starts (bucket by bucket, the threads in order, so a bucket holds its
-// particles in index order as the serial counting sort leaves them); each thread places its share;
-// each sorts the runs of a fixed share of the buckets.
+// cells of a fixed share of the particles and counts them per bucket in its own row; the rows are
+// turned into starts (bucket by bucket, the threads in order, so a bucket holds its particles in
+// index order as the serial counting sort leaves them), each thread over a fixed share of the
+// buckets; each thread places its share; each sorts the runs of a fixed share of the buckets.
 void ParticleContacts::buildGridSplit(const State& state, double inverseCellSize, int team) {
   const std::size_t buckets = gridStart_.size() - 1;
   const std::uint64_t mask = buckets - 1;
   const std::size_t n = collidingParticles_.size();
   if (threadBucketStart_.size() < buckets * static_cast<std::size_t>(team))
     threadBucketStart_.resize(buckets * static_cast<std::size_t>(team));
+  if (threadTotals_.size() < static_cast<std::size_t>(team)) threadTotals_.resize(static_cast<std::size_t>(team));
 #pragma omp parallel num_threads(team)
   {
     const auto part = static_cast<std::size_t>(omp_get_thread_num());
@@ -228,8 +229,7 @@ void ParticleContacts::buildGridSplit(const State& state, double inverseCellSize
       ++row[keyHash(e.key) & mask];
     }
 #pragma omp barrier
-#pragma omp single
-    partCountsToStarts(threadBucketStart_.data(), parts, buckets, gridStart_.data());
+    partCountsToStartsShared(threadBucketStart_.data(), parts, buckets, threadTotals_.data(), gridStart_.data());
     for (std::size_t i = begin; i < end; ++i) {
       if (!state.position[collidingParticles_[i]].allFinite()) continue;
       const GridEntry& e = gridScratch_[i];

@@ -69,6 +69,7 @@ class ParticleContacts {
   // The split build's count of each thread's particles per bucket, then where they go (threads x
   // buckets, grown to the largest team seen).
   std::vector<std::uint32_t> threadBucketStart_;
+  std::vector<std::uint32_t> threadTotals_;  // per thread: its share of the buckets' entries
   void buildGridSplit(const State& state, double inverseCellSize, int team);
   void sortBucketRuns(std::size_t firstBucket, std::size_t endBucket);
   // Every pair of particles in the same or neighbouring cells whose first cell is in buckets

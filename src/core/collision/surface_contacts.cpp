@@ -76,6 +76,7 @@
 
 #include "collision/ccd.h"
 #include "collision/closest_on_triangle.h"
+#include "collision/counting_sort.h"
 #include "collision/friction.h"
 #include "constraints/avx2_lanes.h"
 #include "step_check.h"
@@ -93,31 +94,6 @@ Vec3 lerp(const Vec3& a, const Vec3& b, double t) { return a + t * (b - a); }
 
 // sortPairs sorts by comparison below one pair per this many keys.
 constexpr std::size_t kFewPairsPerKey = 8;
-
-// partCountsToStarts (counting_sort.h) by every thread of a parallel region: each turns the
-// counts of a fixed share of the buckets into starts, after the shares before it. `totals` holds
-// a count per thread. Ends with a barrier.
-inline void partCountsToStartsShared(std::uint32_t* counts, std::size_t parts, std::size_t buckets,
-                                     std::uint32_t* totals) {
-  const auto team = static_cast<std::size_t>(omp_get_num_threads());
-  const auto thread = static_cast<std::size_t>(omp_get_thread_num());
-  const std::size_t begin = buckets * thread / team, end = buckets * (thread + 1) / team;
-  std::uint32_t total = 0;
-  for (std::size_t part = 0; part < parts; ++part)
-    for (std::size_t b = begin; b < end; ++b) total += counts[part * buckets + b];
-  totals[thread] = total;
-#pragma omp barrier
-  std::uint32_t next = 0;
-  for (std::size_t t = 0; t < thread; ++t) next += totals[t];
-  for (std::size_t b = begin; b < end; ++b)
-    for (std::size_t part = 0; part < parts; ++part) {
-      std::uint32_t& slot = counts[part * buckets + b];
-      const std::uint32_t count = slot;
-      slot = next;
-      next += count;
-    }
-#pragma omp barrier
-}
 
 // Gathers the pairs of the first `count` lists (distinct pairs; first(pair) below `firstKeys`,
 // second(pair) below `secondKeys`) into `out`, sorted by (first, second): a counting sort by the
