@@ -177,6 +177,15 @@ bool overlapping(const Aabb& a, const Aabb& b) {
   return (x & y & z) != 0;
 }
 
+// Whether the boxes come within `gap` (m) of each other along every axis, branch-free as
+// overlapping (NaN: false).
+bool within(const Aabb& a, const Aabb& b, double gap) {
+  const int x = static_cast<int>(a.min.x() <= b.max.x() + gap) & static_cast<int>(b.min.x() <= a.max.x() + gap);
+  const int y = static_cast<int>(a.min.y() <= b.max.y() + gap) & static_cast<int>(b.min.y() <= a.max.y() + gap);
+  const int z = static_cast<int>(a.min.z() <= b.max.z() + gap) & static_cast<int>(b.min.z() <= a.max.z() + gap);
+  return (x & y & z) != 0;
+}
+
 // Which candidates the substep box test reads, and what it lists besides the overlapping ones.
 // The test reads candidates first .. first + count - 1, or (`listed`) the candidate indices
 // listed[0 .. count). With a `near` list it also lists there the candidates whose boxes come
@@ -203,14 +212,8 @@ std::size_t keepOverlapping(BoxTestInput& in, FirstBox firstBox, SecondBox secon
     kept[end] = k;
     end += overlapping(a, b);
     if (in.near) {
-      const int x =
-          static_cast<int>(a.min.x() <= b.max.x() + in.gap) & static_cast<int>(b.min.x() <= a.max.x() + in.gap);
-      const int y =
-          static_cast<int>(a.min.y() <= b.max.y() + in.gap) & static_cast<int>(b.min.y() <= a.max.y() + in.gap);
-      const int z =
-          static_cast<int>(a.min.z() <= b.max.z() + in.gap) & static_cast<int>(b.min.z() <= a.max.z() + in.gap);
       in.near[nearEnd] = k;
-      nearEnd += static_cast<std::size_t>(x & y & z);
+      nearEnd += within(a, b, in.gap);
     }
   }
   in.nearCount = nearEnd;
@@ -700,8 +703,8 @@ void SurfaceContacts::prepare(const Model& model) {
   s.substepEdge.resize(s.edges.size());
   s.boxMark.assign(std::max(s.triangles.size(), s.edges.size()), 0);
   s.candidateTriangles.reserve(s.triangles.size());  // no allocation in a step
-  s.anchorBoxes.reserve(s.particles.size());
   s.candidateEdges.reserve(s.edges.size());
+  s.anchorBoxes.reserve(s.particles.size());
   // A start for the candidate and contact arrays; they grow to what the scene needs and stay.
   s.vertexTriangle.reserve(4 * s.particles.size());
   s.edgeEdge.reserve(4 * s.edges.size());
@@ -1091,18 +1094,18 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   s.edgeEdge.resize(edgePairs);
   const std::size_t vertexKeys = s.particles.size(), edgeKeys = s.edges.size();
   const std::size_t triangleKeys = s.triangles.size();
-  s.bucketStart.resize(static_cast<std::size_t>(threads));
+  s.sortTotals.resize(static_cast<std::size_t>(threads));
   s.bucketPlace.resize(static_cast<std::size_t>(threads) * std::max({vertexKeys, edgeKeys, triangleKeys}));
   s.vertexTriangleScratch.resize(vertexPairs);
   s.edgeEdgeScratch.resize(edgePairs);
 #pragma omp parallel num_threads(threads)
   {
     sortPairs(
-        s.threadVertexTriangle, threads, vertexKeys, triangleKeys, s.bucketStart.data(), s.bucketPlace.data(),
+        s.threadVertexTriangle, threads, vertexKeys, triangleKeys, s.sortTotals.data(), s.bucketPlace.data(),
         s.vertexTriangleScratch, s.vertexTriangle, [](const Scratch::VertexTriangle& pair) { return pair.vertex; },
         [](const Scratch::VertexTriangle& pair) { return pair.triangle; });
     sortPairs(
-        s.threadEdgeEdge, threads, edgeKeys, edgeKeys, s.bucketStart.data(), s.bucketPlace.data(), s.edgeEdgeScratch,
+        s.threadEdgeEdge, threads, edgeKeys, edgeKeys, s.sortTotals.data(), s.bucketPlace.data(), s.edgeEdgeScratch,
         s.edgeEdge, [](const std::array<std::uint32_t, 2>& pair) { return pair[0]; },
         [](const std::array<std::uint32_t, 2>& pair) { return pair[1]; });
   }
@@ -1442,9 +1445,9 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       where.begin = out.size();
       // The substep boxes first: most candidates stop there, without a call. The ones that pass
       // are listed first (in the chunk's part of `kept`), without a branch per candidate: which
-      // pass is hard to predict, and a mispredicted branch costs more than the box test.
-      // The chunk's candidates, or those of them in the near list (see above); the list is
-      // drawn in the chunk's part of nearList.
+      // pass is hard to predict, and a mispredicted branch costs more than the box test. The
+      // test reads the chunk's candidates, or those of them in the near list (see above), which
+      // is drawn in the chunk's part of nearList.
       const bool vertexChunk = static_cast<std::size_t>(chunk) < vertexChunks;
       BoxTestInput in;
       in.first = (static_cast<std::size_t>(chunk) - (vertexChunk ? 0 : vertexChunks)) * kNarrowChunk;

@@ -121,7 +121,7 @@ class SurfaceContacts {
       std::size_t before = 0;  // triangles in the patches before this one
     };
     std::vector<SkippedPatch> skipped;
-    std::vector<std::uint32_t> bucketStart;  // sorting the candidates: per thread
+    std::vector<std::uint32_t> sortTotals;   // sorting the candidates: per thread
     std::vector<std::uint32_t> bucketPlace;  // and per thread and key
     struct VertexTriangle {
       std::uint32_t vertex = 0;    // slot
