@@ -25,6 +25,7 @@ struct BenchOptions {
   int frames = 0;   // 0: each scene's default
   std::string csv;  // "" = stdout
   bool quiet = false;
+  bool stages = false;    // time the step pipeline's stages (pliant::StageTimes)
   bool pin = true;        // bind worker threads to cores (pliant::pinThreadsToCores)
   std::string maxMemory;  // --max-memory for scene files; "" = the default budget
 };
@@ -62,17 +63,17 @@ int runBench(const BenchOptions& options) {
     pliant::pinThreadsToCores();
     pliant::setThreadCount(saved);
   }
-  std::string csv = pliant::benchmarkCsvHeader();
+  std::string csv = pliant::benchmarkCsvHeader(options.stages);
   if (options.csv.empty()) std::cout << csv << std::flush;  // rows follow as they are measured
   for (const pliant::Scene& scene : scenes) {
     const int frames = options.frames > 0 ? options.frames : scene.frames;
     for (int threads : options.threads) {
-      const pliant::BenchmarkResult result = pliant::runBenchmark(scene, threads, frames);
-      csv += pliant::benchmarkCsvRow(result);
+      const pliant::BenchmarkResult result = pliant::runBenchmark(scene, threads, frames, options.stages);
+      csv += pliant::benchmarkCsvRow(result, options.stages);
       if (!options.quiet)
         std::fprintf(stderr, "bench: %s, %d thread%s, %d frames: %.3f ms/frame, mean strain %.3g\n", scene.name.c_str(),
                      threads, threads == 1 ? "" : "s", frames, result.msPerFrame, result.strain.mean);
-      if (options.csv.empty()) std::cout << pliant::benchmarkCsvRow(result) << std::flush;
+      if (options.csv.empty()) std::cout << pliant::benchmarkCsvRow(result, options.stages) << std::flush;
     }
   }
   if (!options.csv.empty()) pliant::io::writeFileAtomically(options.csv, csv);
@@ -101,6 +102,9 @@ Command addBenchCommand(CLI::App& app) {
       ->check(atLeast(1));
   bench->add_option("--csv", options->csv, "Write the CSV to FILE (atomically) instead of stdout");
   bench->add_flag("-q,--quiet", options->quiet, "No progress lines on stderr");
+  bench->add_flag("--stages", options->stages,
+                  "Also time the step pipeline's stages: ten more columns, ms per frame in prediction, each kind of "
+                  "contact found, constraints, contact projection, velocities, step end and the rest");
   bench->add_flag("!--no-pin", options->pin,
                   "Leave worker threads unbound (by default each is bound to its own core, so that the OS does not "
                   "move it and cost it its cache)");

@@ -589,16 +589,17 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
 
   m.def(
       "run_benchmark",
-      [](const SceneHolder& scene, py::object threads, py::object frames) {
+      [](const SceneHolder& scene, py::object threads, py::object frames, py::object stages) {
         const int t = toInt(threads, "run_benchmark: threads");
         const int f = toInt(frames, "run_benchmark: frames");
+        const bool timeStages = toBool(stages, "run_benchmark: stages");
         if (t < 1 || f < 1) throw py::value_error("run_benchmark: threads and frames must be >= 1");
         if (holdsPythonCallables(*scene->scene.model))
           throw py::value_error("run_benchmark: the scene's model holds Python callbacks");
         BenchmarkResult r;
         {
           py::gil_scoped_release release;
-          r = runBenchmark(scene->scene, t, f);
+          r = runBenchmark(scene->scene, t, f, timeStages);
         }
         py::dict d;
         d["scene"] = r.scene;
@@ -608,11 +609,13 @@ read array (rows, columns) or write csv(), which is what `pliant run` writes as 
         d["mean_strain"] = r.strain.mean;
         d["p99_strain"] = r.strain.p99;
         d["state_hash"] = r.stateHash;
+        if (r.stagesTimed) d["stages"] = stageTimesDict(r.stages);
         return d;
       },
-      py::arg("scene"), py::arg("threads"), py::arg("frames"),
-      "run_benchmark(scene, threads, frames) -> dict\n\nWhat `pliant bench` measures for one row: the scene stepped "
-      "from its initial state in C++, ms_per_frame of Solver::step, strain and state hash.");
+      py::arg("scene"), py::arg("threads"), py::arg("frames"), py::arg("stages") = false,
+      "run_benchmark(scene, threads, frames, stages=False) -> dict\n\nWhat `pliant bench` measures for one row: "
+      "the scene stepped from its initial state in C++, ms_per_frame of Solver::step, strain and state hash; with "
+      "stages=True also `stages`, the seconds spent in each stage of the pipeline over the run (Solver.stage_times).");
   m.def(
       "run",
       [](py::object scene, py::object out, py::kwargs kwargs) {

@@ -574,6 +574,18 @@ constraint, a path) refuses the step with that exception as __cause__.)doc")
       .def_property_readonly(
           "last_contact_count", [](const PySolver& s) { return s.solver.lastContactCount(); },
           "Contacts of the last substep (colliders, particle pairs, surfaces).")
+      .def_property(
+          "stage_timing", [](const PySolver& s) { return s.solver.stageTiming(); },
+          [](PySolver& s, py::object on) {
+            s.checkIdle("stage_timing");
+            s.solver.setStageTiming(toBool(on, "Solver.stage_timing"));
+          },
+          "Whether every step times the stages of the pipeline (False by default); setting True starts from zero.")
+      .def(
+          "stage_times", [](const PySolver& s) { return stageTimesDict(s.solver.stageTimes()); },
+          "stage_times() -> dict\n\nSeconds of wall-clock time per stage, summed over the steps timed since "
+          "stage_timing was set (predict, collider_contacts, particle_contacts, surface_contacts, body_contacts, "
+          "constraints, contact_projection, velocities, step_end), and steps.")
       .def(
           "body_attachment_force",
           [](const PySolver& s, py::object index) {

@@ -51,6 +51,21 @@ double toDouble(py::handle value, const std::string& field) {
   return v;
 }
 
+py::dict stageTimesDict(const StageTimes& times) {
+  py::dict d;
+  d["predict"] = times.predict;
+  d["collider_contacts"] = times.colliderContacts;
+  d["particle_contacts"] = times.particleContacts;
+  d["surface_contacts"] = times.surfaceContacts;
+  d["body_contacts"] = times.bodyContacts;
+  d["constraints"] = times.constraints;
+  d["contact_projection"] = times.contactProjection;
+  d["velocities"] = times.velocities;
+  d["step_end"] = times.stepEnd;
+  d["steps"] = times.steps;
+  return d;
+}
+
 bool toBool(py::handle value, const std::string& field) {
   if (value.ptr() == Py_True) return true;
   if (value.ptr() == Py_False) return false;

@@ -55,6 +55,10 @@ std::vector<std::array<std::uint32_t, K>> toIndexRows(py::handle value, const st
   return out;
 }
 
+// Solver::stageTimes as a dict of seconds per stage (the StageTimes field names in snake case)
+// and `steps`.
+py::dict stageTimesDict(const StageTimes& times);
+
 ConstraintParameters toParameters(py::handle value, const std::string& field);
 ContactMaterial toMaterial(py::handle value, const std::string& field);
 

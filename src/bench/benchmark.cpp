@@ -208,7 +208,7 @@ StrainStatistics edgeStrain(const Model& model, const std::vector<Vec3>& positio
   return strainStatistics(strains);
 }
 
-BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames) {
+BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames, bool stages) {
   if (threads < 1) throw Error("benchmark: threads must be >= 1, got " + std::to_string(threads));
   if (frames < 1) throw Error("benchmark: frames must be >= 1, got " + std::to_string(frames));
   // Restores the caller's thread count however this returns.
@@ -222,6 +222,7 @@ BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames) {
   result.threads = threads;
   result.frames = frames;
   Solver solver(scene.model, scene.settings);
+  solver.setStageTiming(stages);
   State state = State::fromModel(*scene.model);
   double seconds = 0.0;
   for (int frame = 0; frame < frames; ++frame) {
@@ -231,18 +232,43 @@ BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames) {
     if (!r.ok()) throw Error("benchmark " + scene.name + ": " + r.message);
   }
   result.msPerFrame = 1e3 * seconds / frames;
+  result.stagesTimed = stages;
+  result.stages = solver.stageTimes();
   result.strain = edgeStrain(*scene.model, state.position);
   result.stateHash = state.hash();
   return result;
 }
 
-std::string benchmarkCsvHeader() { return "scene,threads,frames,ms_per_frame,mean_strain,p99_strain,state_hash\n"; }
+std::string benchmarkCsvHeader(bool stages) {
+  std::string header = "scene,threads,frames,ms_per_frame,mean_strain,p99_strain,state_hash";
+  if (stages)
+    header +=
+        ",predict_ms,collider_contacts_ms,particle_contacts_ms,surface_contacts_ms,body_contacts_ms,constraints_ms,"
+        "contact_projection_ms,velocities_ms,step_end_ms,other_ms";
+  return header + "\n";
+}
 
-std::string benchmarkCsvRow(const BenchmarkResult& r) {
+std::string benchmarkCsvRow(const BenchmarkResult& r, bool stages) {
   char line[512];
-  std::snprintf(line, sizeof line, "%s,%d,%d,%.4f,%.6g,%.6g,%016llx\n", r.scene.c_str(), r.threads, r.frames,
+  std::snprintf(line, sizeof line, "%s,%d,%d,%.4f,%.6g,%.6g,%016llx", r.scene.c_str(), r.threads, r.frames,
                 r.msPerFrame, r.strain.mean, r.strain.p99, static_cast<unsigned long long>(r.stateHash));
-  return line;
+  std::string row = line;
+  if (stages) {
+    const StageTimes& t = r.stages;
+    const double perFrame = r.frames > 0 ? 1e3 / r.frames : 0.0;  // s summed -> ms per frame
+    const double times[] = {t.predict,     t.colliderContacts,  t.particleContacts, t.surfaceContacts, t.bodyContacts,
+                            t.constraints, t.contactProjection, t.velocities,       t.stepEnd,         0.0};
+    for (std::size_t k = 0; k < std::size(times); ++k) {
+      if (!r.stagesTimed) {
+        row += ",";
+        continue;
+      }
+      const double ms = k + 1 < std::size(times) ? perFrame * times[k] : r.msPerFrame - perFrame * t.total();
+      std::snprintf(line, sizeof line, ",%.4f", ms);
+      row += line;
+    }
+  }
+  return row + "\n";
 }
 
 }  // namespace pliant

@@ -258,6 +258,16 @@ int Solver::lastSurfaceBroadPhaseRuns() const { return surfaceContacts_->broadPh
 std::size_t Solver::lastSurfaceCandidateCount() const { return surfaceContacts_->candidateCount(); }
 std::size_t Solver::lastSurfaceSkippedTriangles() const { return surfaceContacts_->skippedTriangles(); }
 
+double StageTimes::total() const {
+  return predict + colliderContacts + particleContacts + surfaceContacts + bodyContacts + constraints +
+         contactProjection + velocities + stepEnd;
+}
+
+void Solver::setStageTiming(bool on) {
+  stageTiming_ = on;
+  if (on) stageTimes_ = StageTimes{};
+}
+
 namespace {
 
 // A per-particle stage is split over the team from the size where its one-thread time is about six
@@ -268,6 +278,26 @@ namespace {
 // particle (7 - 9 per collider, the screen), so the contact stages from 1,024 (8 us or more).
 constexpr std::int64_t kParallelParticles = 2048;
 constexpr std::int64_t kParallelContactParticles = 1024;
+
+// Adds the wall-clock time since its last lap to one stage's total (StageTimes); reads no clock
+// when stage timing is off.
+class StageClock {
+ public:
+  void start(bool on) {
+    on_ = on;
+    if (on_) last_ = std::chrono::steady_clock::now();
+  }
+  void lap(double& stage) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    stage += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  bool on_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
 
 }  // namespace
 
@@ -302,6 +332,7 @@ struct Solver::StepFrame {
   bool velocitiesReadInSubstep = false;
   bool velocitiesPending = false;  // the last substep's stage 6 was deferred to this prediction
   std::uint64_t projections = 0;
+  StageClock clock;  // Solver::stageTimes_, when timed
 
   // Stage 1 for this thread's share of the particles: whole groups of four per thread (the SIMD
   // width of predictParticles); each particle gets the same operations whatever the split.
@@ -362,6 +393,7 @@ Solver::StepFrame Solver::beginStep(State& state, detail::StepTrace* trace) {
 
 void Solver::advance(State& state, detail::StepTrace* trace) {
   StepFrame frame = beginStep(state, trace);
+  frame.clock.start(stageTiming_);
   contactOverflow_.clear();
   sleep_->wakeChanged(*model_, settings_, state);
   for (frame.substep = 0; frame.substep < settings_.substeps; ++frame.substep) {
@@ -369,13 +401,17 @@ void Solver::advance(State& state, detail::StepTrace* trace) {
     frame.substepEnd = frame.stepStart + (frame.substep + 1) * frame.h;
     if (!predict(frame, state)) return;  // 1
     updateTargets(frame, state);         // 2
+    frame.clock.lap(stageTimes_.predict);
     if (!collide(frame, state)) return;  // 3
     if (!project(frame, state)) return;  // 4, 5
     updateVelocities(frame, state);      // 6, 7
+    frame.clock.lap(stageTimes_.velocities);
   }
   // Islands whose bodies stayed slow fall asleep (rigid/sleeping.cpp), from the last substep's contacts.
   sleep_->update(*model_, settings_, state, bodyContacts_->contacts(), coupling_->contacts());
-  dampObjects(state);          // 8
+  dampObjects(state);  // 8
+  frame.clock.lap(stageTimes_.stepEnd);
+  if (stageTiming_) ++stageTimes_.steps;
   if (trace && !trace->found)  // damping that made a particle bad: name it and its object
     for (std::size_t o = 0; o < model_->objects.size() && !trace->found; ++o)
       for (ParticleIndex p : model_->objects[o].particles)
@@ -424,13 +460,17 @@ void Solver::updateTargets(StepFrame& f, State& state) {
 bool Solver::collide(StepFrame& f, State& state) {
   const Model& model = *model_;
   colliderContacts_->collide(model, settings_, state, f.h, f.particles >= kParallelContactParticles ? f.team : 1);
+  f.clock.lap(stageTimes_.colliderContacts);
   particleContacts_->collide(model, settings_, state, f.h, f.particles >= kParallelContactParticles ? f.team : 1);
+  f.clock.lap(stageTimes_.particleContacts);
   surfaceContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.team);
+  f.clock.lap(stageTimes_.surfaceContacts);
   // Particles on bodies first: a sleeping body a particle touches wakes (rigid/sleeping.cpp), and
   // then has its own contacts found.
   coupling_->collide(model, settings_, state, f.h);
   for (const ParticleBodyContact& k : coupling_->contacts()) state.wakeBody(k.body);
   bodyContacts_->collide(model, settings_, state, f.h, f.substep, f.substepStart, f.substepEnd, f.team);
+  f.clock.lap(stageTimes_.bodyContacts);
   // More contacts than their bound: the step stops here and is refused (Solver::step).
   if (contactOverflow_.empty()) contactOverflow_ = particleContacts_->overflow();
   if (contactOverflow_.empty()) contactOverflow_ = surfaceContacts_->overflow();
@@ -483,6 +523,7 @@ bool Solver::project(StepFrame& f, State& state) {
     f.projections += model.joints.size();
     const std::int64_t badJoint = detail::projectJoints(model, f.ctx, state, f.trace != nullptr);
     if (badJoint >= 0 && f.trace->joint < 0) f.trace->joint = badJoint;
+    f.clock.lap(stageTimes_.constraints);
     // The bodies' contacts after their joints (a large set over regions of space on the team).
     f.projections += bodyContacts_->contacts().size();
     bodyContacts_->project(model, state, it == 0, f.team);
@@ -495,6 +536,7 @@ bool Solver::project(StepFrame& f, State& state) {
     if (!colliderContacts_->project(model, settings_, state, f.trace,
                                     f.particles >= kParallelContactParticles ? f.team : 1))
       return false;
+    f.clock.lap(stageTimes_.contactProjection);
   }
   return true;
 }

@@ -728,7 +728,7 @@ TEST_F(CliCommands, VersionAndHelp) {
       {"scenes --help", {"name"}},
       {"validate --help", {"file"}},
       {"info --help", {"file"}},
-      {"bench --help", {"--scene", "--threads", "--frames", "--csv"}},
+      {"bench --help", {"--scene", "--threads", "--frames", "--csv", "--stages"}},
   };
   for (const auto& [args, mentions] : helps) {
     SCOPED_TRACE(args);
@@ -913,6 +913,41 @@ TEST_F(CliBench, CsvFileIsWrittenAtomicallyAndMatchesARun) {
   ASSERT_EQ(run3.exitCode, kExitOk) << run3.err;
   EXPECT_EQ(split(lines(readFile(path("out.csv")))[1], ',')[6],
             readJson(path("runout/summary.json")).at("state_hash").get<std::string>());
+}
+
+// --stages adds the step pipeline's stages, ms per frame, and the rest of the step; the first
+// seven columns are those of a run without it.
+TEST_F(CliBench, StagesAddTheTimeOfEachStagePerFrame) {
+  const RunResult r = run("bench --scene cloth-sphere --threads 1 --frames 40 --stages --quiet");
+  ASSERT_EQ(r.exitCode, kExitOk) << r.err;
+  const std::vector<std::string> rows = lines(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  EXPECT_EQ(rows[0], std::string(kBenchHeader) +
+                         ",predict_ms,collider_contacts_ms,particle_contacts_ms,surface_contacts_ms,body_contacts_ms,"
+                         "constraints_ms,contact_projection_ms,velocities_ms,step_end_ms,other_ms");
+  const std::vector<std::string> fields = split(rows[1], ',');
+  ASSERT_EQ(fields.size(), 17u) << rows[1];
+  double ms = 0.0;
+  ASSERT_TRUE(finiteNumber(fields[3], &ms));
+  double sum = 0.0;
+  for (std::size_t k = 7; k < 17; ++k) {
+    double stage = -1.0;
+    ASSERT_TRUE(finiteNumber(fields[k], &stage)) << k;
+    if (k + 1 < 17) {  // not other_ms, the difference (rounded)
+      EXPECT_GE(stage, 0.0) << k;
+    }
+    sum += stage;
+  }
+  EXPECT_NEAR(sum, ms, 1e-3);                                // the columns add up to the step (each rounded to 1e-4 ms)
+  for (const std::size_t k : {7u, 8u, 9u, 12u, 13u, 14u}) {  // prediction, contacts found, solve, velocities
+    double stage = 0.0;
+    ASSERT_TRUE(finiteNumber(fields[k], &stage));
+    EXPECT_GT(stage, 0.0) << k;
+  }
+  const RunResult plain = run("bench --scene cloth-sphere --threads 1 --frames 40 --quiet");
+  ASSERT_EQ(plain.exitCode, kExitOk) << plain.err;
+  expectBenchCsv(plain.out, {"cloth-sphere"}, {1}, 40);
+  EXPECT_EQ(split(lines(plain.out)[1], ',')[6], fields[6]);  // timing changes no bit
 }
 
 TEST_F(CliBench, StrainIsTheRelativeEdgeStretch) {

@@ -201,3 +201,26 @@ def test_settings_validate_and_name_the_field():
     d = pliant.SolverSettings.small_steps(20).as_dict()
     assert d["substeps"] == 20 and d["iterations"] == 1
     assert pliant.SolverSettings(**d).as_dict() == d
+
+
+def test_stage_times_count_the_pipeline_stages_without_changing_a_bit():
+    scene = pliant.builtin_scene("cloth-sphere")
+    timed = pliant.Solver(scene.model, scene.settings)
+    plain = pliant.Solver(scene.model, scene.settings)
+    assert timed.stage_timing is False
+    timed.stage_timing = True
+    a, b = pliant.State(scene.model), pliant.State(scene.model)
+    timed.run(a, 40)
+    plain.run(b, 40)
+    assert a.hash() == b.hash()
+    times = timed.stage_times()
+    assert times["steps"] == 40
+    stages = [k for k in times if k != "steps"]
+    assert set(stages) == {"predict", "collider_contacts", "particle_contacts", "surface_contacts", "body_contacts",
+                           "constraints", "contact_projection", "velocities", "step_end"}
+    assert all(times[k] >= 0.0 for k in stages)
+    assert times["constraints"] > 0.0 and times["collider_contacts"] > 0.0
+    assert plain.stage_times()["steps"] == 0
+    row = pliant.run_benchmark(scene, 1, 3, stages=True)
+    assert row["stages"]["steps"] == 3 and row["stages"]["constraints"] > 0.0
+    assert "stages" not in pliant.run_benchmark(scene, 1, 1)

@@ -49,15 +49,23 @@ struct BenchmarkResult {
   double msPerFrame = 0.0;  // ms of wall-clock time per Solver::step
   StrainStatistics strain;  // of the final state
   std::uint64_t stateHash = 0;
+  bool stagesTimed = false;
+  StageTimes stages;  // s, summed over the frames (Solver::stageTimes), when stagesTimed
 };
 
 // Steps `scene` from its initial state for `frames` frames on `threads` threads (restoring the
-// previous thread count afterwards). Throws pliant::Error when a step is refused.
-BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames);
+// previous thread count afterwards), timing the pipeline's stages too when `stages` is true (the
+// clock reads add about 0.1 us per stage and substep to ms_per_frame). Throws pliant::Error when a
+// step is refused.
+BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames, bool stages = false);
 
 // CSV: the header line `scene,threads,frames,ms_per_frame,mean_strain,p99_strain,state_hash` and one
-// row per result (hash as 16 hex digits), each ending in a newline.
-std::string benchmarkCsvHeader();
-std::string benchmarkCsvRow(const BenchmarkResult& result);
+// row per result (hash as 16 hex digits), each ending in a newline. With `stages`, ten columns
+// follow, each in ms per frame: the StageTimes fields (predict_ms, collider_contacts_ms,
+// particle_contacts_ms, surface_contacts_ms, body_contacts_ms, constraints_ms,
+// contact_projection_ms, velocities_ms, step_end_ms), then other_ms, what the step spent outside
+// them (checking its result); a row of a result without stage times leaves them empty.
+std::string benchmarkCsvHeader(bool stages = false);
+std::string benchmarkCsvRow(const BenchmarkResult& result, bool stages = false);
 
 }  // namespace pliant
