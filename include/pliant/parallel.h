@@ -20,6 +20,11 @@ bool automaticThreadCount();
 // cores the process may run on, or OMP_NUM_THREADS).
 int threadCount();
 
+// The CPUs the process may run on (its affinity mask when first asked, at least 1). Unlike
+// omp_get_num_procs(), which counts the calling thread's CPUs, it does not drop to 1 once
+// pinThreadsToCores has bound the calling thread to one core: pinThreadsToCores asks first.
+int availableCores();
+
 // Binds each of the threadCount() worker threads (the calling thread is thread 0) to its own CPU
 // of those the process may use, round robin. Unbound, the OS moves threads between cores, and each
 // move costs the thread its cache (docs/performance.md measures the effect). For benchmarks and machines

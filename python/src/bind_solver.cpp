@@ -625,6 +625,8 @@ constraint, a path) refuses the step with that exception as __cause__.)doc")
       "set_thread_count(threads)\n\nWorker threads of Pliant's parallel loops (process-wide); results do not depend "
       "on it.");
   m.def("thread_count", &threadCount, "thread_count() -> int");
+  m.def("available_cores", &availableCores,
+        "available_cores() -> int\n\nThe CPUs the process may run on (its affinity mask when first asked).");
 }
 
 }  // namespace pliant::python

@@ -1,10 +1,9 @@
 #include "constraint_projection.h"
 
-#include <omp.h>
-
 #include <algorithm>
 
 #include "batch_split.h"
+#include "pliant/parallel.h"
 
 namespace pliant::detail {
 
@@ -27,7 +26,7 @@ void ConstraintProjection::plan(const Model& model, std::uint32_t blockSize) {
 
 void ConstraintProjection::prepare(int threads) {
   if (threads == splitThreads_) return;
-  shareShort_ = threads <= omp_get_num_procs();
+  shareShort_ = threads <= availableCores();
   const std::uint64_t partSize = partSize_;
   const auto stride = static_cast<std::size_t>(threads);
   cuts_.clear();

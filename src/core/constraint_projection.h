@@ -35,6 +35,9 @@ class ConstraintProjection {
                     bool resetLambda);
   // Makes the cuts for `threads` threads when they were made for another count or plan.
   void prepare(int threads);
+  // Whether prepare's team also splits the batches shorter than 2 x blockSize (only while each
+  // thread has a processor of its own, see shareShort_).
+  bool sharesShortBatches() const { return shareShort_; }
   SpinBarrier& barrier() { return *barrier_; }
   // One pass in index order, one constraint at a time, stopping at the first that makes a
   // particle bad (false: `trace` holds the culprit). The multipliers must have been reset.

@@ -47,7 +47,20 @@ bool automaticThreadCount() { return !fixedThreads.load(); }
 
 int threadCount() { return omp_get_max_threads(); }
 
+int availableCores() {
+  static const int cores = [] {
+#if defined(__linux__)
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) return std::max(1, CPU_COUNT(&allowed));
+#endif
+    return std::max(1, omp_get_num_procs());
+  }();
+  return cores;
+}
+
 int pinThreadsToCores() {
+  availableCores();  // counted before the calling thread is bound to one of them
 #if defined(__linux__)
   cpu_set_t allowed;
   CPU_ZERO(&allowed);

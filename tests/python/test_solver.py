@@ -2,6 +2,7 @@
 and leave the state as it was; step releases the GIL; solvers on several Python threads give the
 bits of a sequential run; Pliant's thread count does not change results."""
 
+import os
 import sys
 import threading
 import time
@@ -224,3 +225,9 @@ def test_stage_times_count_the_pipeline_stages_without_changing_a_bit():
     row = pliant.run_benchmark(scene, 1, 3, stages=True)
     assert row["stages"]["steps"] == 3 and row["stages"]["constraints"] > 0.0
     assert "stages" not in pliant.run_benchmark(scene, 1, 1)
+
+
+def test_available_cores_counts_the_process_cpus():
+    cores = pliant.available_cores()
+    assert cores >= 1
+    assert cores == len(os.sched_getaffinity(0))

@@ -16,9 +16,11 @@
 #include <set>
 #include <vector>
 
+#include "constraint_projection.h"
 #include "constraints/families.h"
 #include "pliant/builders.h"
 #include "pliant/model.h"
+#include "pliant/parallel.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
 
@@ -159,6 +161,26 @@ TEST(SolvePlan, ShortColoursAreSharedOnceTheModelIsParallel) {
   for (const SolveBatch& b : plan.batches[static_cast<int>(ConstraintFamily::IsometricBending)])
     if (b.parallel && b.end - b.begin < 2 * kDefaultBlock) ++shortShared;
   EXPECT_GE(shortShared, 10u);
+}
+
+// pinThreadsToCores binds the calling thread to one core, after which omp_get_num_procs() counts
+// one CPU: the projection took that for more threads than cores and stopped sharing the short
+// colours, so `pliant bench`, which binds its threads, ran them on thread 0 while the other waited
+// (found in session 36: 5 of contact-fold-64's 26 batches split). It counts the process's CPUs.
+TEST(SolvePlan, ShortColoursStaySharedWithThreadsBoundToCores) {
+  const int cores = availableCores();
+  if (cores < 2) GTEST_SKIP() << "one CPU: two threads would share it";
+  const int saved = threadCount();
+  setThreadCount(2);
+  ASSERT_GE(pinThreadsToCores(), 1);
+  EXPECT_EQ(availableCores(), cores);
+  detail::ConstraintProjection projection;
+  projection.plan(*pinnedCloth(48), kDefaultBlock);
+  projection.prepare(2);
+  EXPECT_TRUE(projection.sharesShortBatches());
+  projection.prepare(cores + 1);  // more threads than cores: a barrier would cost a time slice
+  EXPECT_FALSE(projection.sharesShortBatches());
+  setThreadCount(saved);
 }
 
 TEST(SolvePlan, TetBoxVolumesAndEdgesAreColoured) {
