@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace pliant::python {
 
@@ -52,16 +53,18 @@ double toDouble(py::handle value, const std::string& field) {
 }
 
 py::dict stageTimesDict(const StageTimes& times) {
+  static constexpr std::pair<const char*, double StageTimes::*> kStages[] = {
+      {"predict", &StageTimes::predict},
+      {"collider_contacts", &StageTimes::colliderContacts},
+      {"particle_contacts", &StageTimes::particleContacts},
+      {"surface_contacts", &StageTimes::surfaceContacts},
+      {"body_contacts", &StageTimes::bodyContacts},
+      {"constraints", &StageTimes::constraints},
+      {"contact_projection", &StageTimes::contactProjection},
+      {"velocities", &StageTimes::velocities},
+      {"step_end", &StageTimes::stepEnd}};
   py::dict d;
-  d["predict"] = times.predict;
-  d["collider_contacts"] = times.colliderContacts;
-  d["particle_contacts"] = times.particleContacts;
-  d["surface_contacts"] = times.surfaceContacts;
-  d["body_contacts"] = times.bodyContacts;
-  d["constraints"] = times.constraints;
-  d["contact_projection"] = times.contactProjection;
-  d["velocities"] = times.velocities;
-  d["step_end"] = times.stepEnd;
+  for (const auto& [name, seconds] : kStages) d[name] = times.*seconds;
   d["steps"] = times.steps;
   return d;
 }
