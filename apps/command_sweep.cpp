@@ -1,6 +1,5 @@
 // pliant sweep SWEEP --out DIR: run a parameter sweep (pliant/run/sweep.h, docs/sweep.md) on this
 // machine's cores, or over the ranks of an MPI job when started by mpirun.
-#include <sched.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -15,6 +14,7 @@
 
 #include "commands.h"
 #include "pliant/error.h"
+#include "pliant/parallel.h"
 #include "pliant/run/sweep.h"
 #include "sweep_driver.h"
 
@@ -37,13 +37,6 @@ struct SweepArguments {
 std::atomic<bool> stopRequested{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 extern "C" void onStopSignal(int) { stopRequested.store(true); }
-
-int coresAvailable() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return 1;
-}
 
 // A file when it names one (or looks like one), else a built-in sweep.
 pliant::sweep::Sweep loadSweep(const std::string& argument, const pliant::SceneLoadOptions& options) {
@@ -99,7 +92,7 @@ int sweepCommand(const SweepArguments& arguments) {
   run.sweep = &sweep;
   run.out = arguments.out;
   run.force = arguments.force;
-  run.jobs = arguments.jobs > 0 ? arguments.jobs : underMpi ? 1 : coresAvailable();
+  run.jobs = arguments.jobs > 0 ? arguments.jobs : underMpi ? 1 : pliant::availableCores();
   run.stop = &stopRequested;
   std::signal(SIGINT, onStopSignal);
   std::signal(SIGTERM, onStopSignal);
