@@ -79,6 +79,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -326,6 +327,13 @@ struct StageTimes {
   // The stages' sum (s): a step also checks its result (SolverSettings::checkSteps), outside them.
   double total() const;
 };
+// The StageTimes fields in pipeline order with their snake_case names (`pliant bench --stages`
+// columns without the _ms, Python's stage_times() keys).
+struct StageTimeField {
+  const char* name;
+  double StageTimes::*seconds;
+};
+std::span<const StageTimeField> stageTimeFields();
 
 namespace detail {
 class ThreadTuner;

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <utility>
 
 namespace pliant::python {
 
@@ -53,18 +52,8 @@ double toDouble(py::handle value, const std::string& field) {
 }
 
 py::dict stageTimesDict(const StageTimes& times) {
-  static constexpr std::pair<const char*, double StageTimes::*> kStages[] = {
-      {"predict", &StageTimes::predict},
-      {"collider_contacts", &StageTimes::colliderContacts},
-      {"particle_contacts", &StageTimes::particleContacts},
-      {"surface_contacts", &StageTimes::surfaceContacts},
-      {"body_contacts", &StageTimes::bodyContacts},
-      {"constraints", &StageTimes::constraints},
-      {"contact_projection", &StageTimes::contactProjection},
-      {"velocities", &StageTimes::velocities},
-      {"step_end", &StageTimes::stepEnd}};
   py::dict d;
-  for (const auto& [name, seconds] : kStages) d[name] = times.*seconds;
+  for (const StageTimeField& field : stageTimeFields()) d[field.name] = times.*field.seconds;
   d["steps"] = times.steps;
   return d;
 }

@@ -241,10 +241,10 @@ BenchmarkResult runBenchmark(const Scene& scene, int threads, int frames, bool s
 
 std::string benchmarkCsvHeader(bool stages) {
   std::string header = "scene,threads,frames,ms_per_frame,mean_strain,p99_strain,state_hash";
-  if (stages)
-    header +=
-        ",predict_ms,collider_contacts_ms,particle_contacts_ms,surface_contacts_ms,body_contacts_ms,constraints_ms,"
-        "contact_projection_ms,velocities_ms,step_end_ms,other_ms";
+  if (stages) {
+    for (const StageTimeField& field : stageTimeFields()) header += std::string(",") + field.name + "_ms";
+    header += ",other_ms";
+  }
   return header + "\n";
 }
 
@@ -253,21 +253,15 @@ std::string benchmarkCsvRow(const BenchmarkResult& r, bool stages) {
   std::snprintf(line, sizeof line, "%s,%d,%d,%.4f,%.6g,%.6g,%016llx", r.scene.c_str(), r.threads, r.frames,
                 r.msPerFrame, r.strain.mean, r.strain.p99, static_cast<unsigned long long>(r.stateHash));
   std::string row = line;
-  if (stages) {
-    const StageTimes& t = r.stages;
-    const double perFrame = r.frames > 0 ? 1e3 / r.frames : 0.0;  // s summed -> ms per frame
-    const double times[] = {t.predict,     t.colliderContacts,  t.particleContacts, t.surfaceContacts, t.bodyContacts,
-                            t.constraints, t.contactProjection, t.velocities,       t.stepEnd,         0.0};
-    for (std::size_t k = 0; k < std::size(times); ++k) {
-      if (!r.stagesTimed) {
-        row += ",";
-        continue;
-      }
-      const double ms = k + 1 < std::size(times) ? perFrame * times[k] : r.msPerFrame - perFrame * t.total();
-      std::snprintf(line, sizeof line, ",%.4f", ms);
-      row += line;
-    }
-  }
+  if (!stages) return row + "\n";
+  if (!r.stagesTimed) return row + std::string(stageTimeFields().size() + 1, ',') + "\n";
+  const double msPerFrame = r.frames > 0 ? 1e3 / r.frames : 0.0;  // s summed over the frames -> ms per frame
+  auto add = [&](double ms) {
+    std::snprintf(line, sizeof line, ",%.4f", ms);
+    row += line;
+  };
+  for (const StageTimeField& field : stageTimeFields()) add(msPerFrame * (r.stages.*field.seconds));
+  add(r.msPerFrame - msPerFrame * r.stages.total());  // other_ms: the rest of the step
   return row + "\n";
 }
 

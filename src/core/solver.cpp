@@ -258,9 +258,23 @@ int Solver::lastSurfaceBroadPhaseRuns() const { return surfaceContacts_->broadPh
 std::size_t Solver::lastSurfaceCandidateCount() const { return surfaceContacts_->candidateCount(); }
 std::size_t Solver::lastSurfaceSkippedTriangles() const { return surfaceContacts_->skippedTriangles(); }
 
+std::span<const StageTimeField> stageTimeFields() {
+  static constexpr StageTimeField kFields[] = {{"predict", &StageTimes::predict},
+                                               {"collider_contacts", &StageTimes::colliderContacts},
+                                               {"particle_contacts", &StageTimes::particleContacts},
+                                               {"surface_contacts", &StageTimes::surfaceContacts},
+                                               {"body_contacts", &StageTimes::bodyContacts},
+                                               {"constraints", &StageTimes::constraints},
+                                               {"contact_projection", &StageTimes::contactProjection},
+                                               {"velocities", &StageTimes::velocities},
+                                               {"step_end", &StageTimes::stepEnd}};
+  return kFields;
+}
+
 double StageTimes::total() const {
-  return predict + colliderContacts + particleContacts + surfaceContacts + bodyContacts + constraints +
-         contactProjection + velocities + stepEnd;
+  double sum = 0.0;
+  for (const StageTimeField& field : stageTimeFields()) sum += this->*field.seconds;
+  return sum;
 }
 
 void Solver::setStageTiming(bool on) {
