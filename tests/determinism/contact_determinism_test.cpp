@@ -199,9 +199,17 @@ TEST(ContactDeterminism, ParticlePairsAndCollidersSplitOverThreadsGiveTheSerialR
   std::vector<std::vector<std::uint64_t>> hashes;
   std::vector<std::vector<std::pair<ParticleIndex, ParticleIndex>>> pairs;
   std::vector<std::vector<std::pair<ParticleIndex, std::int32_t>>> colliderContacts;
+  // The collider contacts' multipliers and friction, bit for bit, read at the end of every substep
+  // (the threads' lists are joined when read) and after the last step.
+  std::vector<std::vector<double>> colliderValues;
+  auto values = [](const std::vector<Contact>& contacts, std::vector<double>& out) {
+    for (const Contact& c : contacts) out.insert(out.end(), {c.lambda, c.friction.x(), c.friction.y(), c.friction.z()});
+  };
   for (int threads : {1, 2, 3}) {
     setThreadCount(threads);
     Solver solver(model, SolverSettings::smallSteps(4));
+    colliderValues.emplace_back();
+    solver.setSubstepObserver([&](const State&) { values(solver.lastColliderContacts(), colliderValues.back()); });
     State state = State::fromModel(*model);
     hashes.emplace_back();
     for (int i = 0; i < 6; ++i) {
@@ -213,15 +221,23 @@ TEST(ContactDeterminism, ParticlePairsAndCollidersSplitOverThreadsGiveTheSerialR
     for (const Contact& c : solver.lastParticleContacts()) pairs.back().emplace_back(c.particle, c.other);
     colliderContacts.emplace_back();
     for (const Contact& c : solver.lastColliderContacts()) colliderContacts.back().emplace_back(c.particle, c.collider);
+    std::vector<double> last;
+    values(solver.lastColliderContacts(), last);
+    ASSERT_GE(colliderValues.back().size(), last.size());
+    EXPECT_TRUE(
+        std::equal(last.begin(), last.end(), colliderValues.back().end() - static_cast<std::ptrdiff_t>(last.size())))
+        << "threads " << threads << ": the contacts read after the step are those of its last substep";
   }
   setThreadCount(saved);
   EXPECT_GT(pairs[0].size(), 1000u);
+  EXPECT_TRUE(std::any_of(colliderValues[0].begin(), colliderValues[0].end(), [](double v) { return v > 0.0; }));
   EXPECT_GT(colliderContacts[0].size(), 1000u);
   EXPECT_TRUE(std::is_sorted(pairs[0].begin(), pairs[0].end()));
   for (std::size_t t = 1; t < hashes.size(); ++t) {
     EXPECT_EQ(hashes[0], hashes[t]) << "threads " << t + 1;
     EXPECT_EQ(pairs[0], pairs[t]) << "threads " << t + 1;
     EXPECT_EQ(colliderContacts[0], colliderContacts[t]) << "threads " << t + 1;
+    EXPECT_EQ(colliderValues[0], colliderValues[t]) << "threads " << t + 1;
   }
 }
 

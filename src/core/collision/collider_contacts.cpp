@@ -115,10 +115,13 @@ void ColliderContacts::prepare(const Model& model) {
   previousPose_.resize(model.colliders.size());
   unrotated_.assign(model.colliders.size(), 0);
   quick_.assign(model.colliders.size(), Quick{});
-  contacts_.clear();
-  contacts_.reserve(model.colliders.empty() ? 0 : model.particleCount());
-  planes_.clear();
-  planes_.reserve(contacts_.capacity());
+  parts_.assign(1, Part{});
+  parts_[0].contacts.reserve(model.colliders.empty() ? 0 : model.particleCount());
+  parts_[0].planes.reserve(parts_[0].contacts.capacity());
+  partCount_ = 1;
+  count_ = 0;
+  joined_.clear();
+  joinedStale_ = false;
 }
 
 void ColliderContacts::updatePoses(const Model& model, double previousTime, double time) {
@@ -140,40 +143,82 @@ void ColliderContacts::updatePoses(const Model& model, double previousTime, doub
 
 void ColliderContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
                                int team) {
-  contacts_.clear();
-  planes_.clear();
+  for (Part& part : parts_) {
+    part.contacts.clear();
+    part.planes.clear();
+  }
+  partCount_ = 1;
+  count_ = 0;
+  joinedStale_ = true;
   if (model.colliders.empty()) return;
   const std::size_t n = model.particleCount();
   if (team <= 1) {
-    collideRange(model, settings, state, h, 0, n, contacts_, planes_);
+    collideRange(model, settings, state, h, 0, n, parts_[0].contacts, parts_[0].planes);
+    count_ = parts_[0].contacts.size();
     return;
   }
-  if (threadContacts_.size() < static_cast<std::size_t>(team)) {
-    threadContacts_.resize(static_cast<std::size_t>(team));
-    threadPlanes_.resize(static_cast<std::size_t>(team));
+  if (parts_.size() < static_cast<std::size_t>(team)) {
+    parts_.resize(static_cast<std::size_t>(team));
     // A share holds at most n / team + 1 particles, each with at most one contact per collider.
     const std::size_t bound = (n / static_cast<std::size_t>(team) + 1) * model.colliders.size();
-    for (int t = 0; t < team; ++t) {
-      threadContacts_[t].reserve(bound);
-      threadPlanes_[t].reserve(bound);
+    for (Part& part : parts_) {
+      part.contacts.reserve(std::max(bound, part.contacts.capacity()));
+      part.planes.reserve(std::max(bound, part.planes.capacity()));
     }
   }
-  int parts = 1;
 #pragma omp parallel num_threads(team)
   {
     const auto part = static_cast<std::size_t>(omp_get_thread_num());
     const auto count = static_cast<std::size_t>(omp_get_num_threads());
-#pragma omp single
-    parts = static_cast<int>(count);
-    threadContacts_[part].clear();
-    threadPlanes_[part].clear();
-    collideRange(model, settings, state, h, n * part / count, n * (part + 1) / count, threadContacts_[part],
-                 threadPlanes_[part]);
+#pragma omp single nowait
+    partCount_ = static_cast<int>(count);
+    collideRange(model, settings, state, h, n * part / count, n * (part + 1) / count, parts_[part].contacts,
+                 parts_[part].planes);
   }
-  for (int t = 0; t < parts; ++t) {
-    contacts_.insert(contacts_.end(), threadContacts_[t].begin(), threadContacts_[t].end());
-    planes_.insert(planes_.end(), threadPlanes_[t].begin(), threadPlanes_[t].end());
+  for (int p = 0; p < partCount_; ++p) count_ += parts_[p].contacts.size();
+}
+
+const std::vector<Contact>& ColliderContacts::contacts() const {
+  if (partCount_ == 1) return parts_[0].contacts;
+  if (joinedStale_) {
+    joined_.clear();
+    for (int p = 0; p < partCount_; ++p)
+      joined_.insert(joined_.end(), parts_[p].contacts.begin(), parts_[p].contacts.end());
+    joinedStale_ = false;
   }
+  return joined_;
+}
+
+template <typename F>
+void ColliderContacts::forEachIn(std::size_t begin, std::size_t end, F&& f) {
+  std::size_t first = 0;  // of the part, in the parts taken in order
+  for (int p = 0; p < partCount_ && first < end; ++p) {
+    Part& part = parts_[p];
+    const std::size_t size = part.contacts.size();
+    for (std::size_t j = std::max(begin, first); j < std::min(end, first + size); ++j)
+      if (!f(part.contacts[j - first], part.planes[j - first])) return;
+    first += size;
+  }
+}
+
+template <typename F>
+void ColliderContacts::forEachIn(std::size_t begin, std::size_t end, F&& f) const {
+  std::size_t first = 0;
+  for (int p = 0; p < partCount_ && first < end; ++p) {
+    const Part& part = parts_[p];
+    const std::size_t size = part.contacts.size();
+    for (std::size_t j = std::max(begin, first); j < std::min(end, first + size); ++j)
+      f(part.contacts[j - first], part.planes[j - first]);
+    first += size;
+  }
+}
+
+ParticleIndex ColliderContacts::particleAt(std::size_t j) const {
+  for (int p = 0; p < partCount_; ++p) {
+    if (j < parts_[p].contacts.size()) return parts_[p].contacts[j].particle;
+    j -= parts_[p].contacts.size();
+  }
+  return 0;
 }
 
 void ColliderContacts::collideRange(const Model& model, const SolverSettings& settings, const State& state, double h,
@@ -316,15 +361,15 @@ void ColliderContacts::collideOne(const Model& model, const SolverSettings& sett
 // in one share. The contacts of different particles touch different particles: the shares can be
 // projected at once, each particle getting the operations of the serial pass.
 std::size_t ColliderContacts::shareStart(int part, int parts) const {
-  std::size_t j = contacts_.size() * static_cast<std::size_t>(part) / static_cast<std::size_t>(parts);
-  while (j > 0 && j < contacts_.size() && contacts_[j].particle == contacts_[j - 1].particle) ++j;
+  std::size_t j = count_ * static_cast<std::size_t>(part) / static_cast<std::size_t>(parts);
+  while (j > 0 && j < count_ && particleAt(j) == particleAt(j - 1)) ++j;
   return j;
 }
 
 bool ColliderContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace,
                                int team) {
-  if (trace || team <= 1 || contacts_.size() < kParallelContacts)
-    return projectRange(model, settings, state, trace, 0, contacts_.size());
+  joinedStale_ = true;  // the multipliers and friction change
+  if (trace || team <= 1 || count_ < kParallelContacts) return projectRange(model, settings, state, trace, 0, count_);
 #pragma omp parallel num_threads(team)
   {
     const int part = omp_get_thread_num();
@@ -340,9 +385,8 @@ bool ColliderContacts::projectRange(const Model& model, const SolverSettings& se
   Vec3* x = state.position.data();
   const Vec3* xPrev = state.previousPosition.data();
   const bool kineticHere = !settings.dynamicFrictionInVelocityPass;
-  for (std::size_t j = begin; j < end; ++j) {
-    Contact& c = contacts_[j];
-    const Plane& plane = planes_[j];
+  bool found = false;
+  forEachIn(begin, end, [&](Contact& c, const Plane& plane) {
     const ParticleIndex p = c.particle;
     const Collider& collider = model.colliders[c.collider];
     const ColliderPose& pose = pose_[c.collider];
@@ -350,7 +394,7 @@ bool ColliderContacts::projectRange(const Model& model, const SolverSettings& se
     const double C = (plane.swept ? plane.normal.dot(x[p] - plane.point)
                                   : colliderDistance(collider, pose, x[p], n) - model.radius(p)) +
                      c.allowance;
-    if (!(C < 0.0) && !(c.lambda > 0.0)) continue;  // projected Gauss-Seidel, as the families
+    if (!(C < 0.0) && !(c.lambda > 0.0)) return true;  // projected Gauss-Seidel, as the families
     const double deltaLambda = std::max(-C / w[p], -c.lambda);
     c.lambda += deltaLambda;
     x[p] += (w[p] * deltaLambda) * n;
@@ -360,16 +404,18 @@ bool ColliderContacts::projectRange(const Model& model, const SolverSettings& se
                           kinetic * w[p] * c.lambda, c.friction);
     if (trace && trace->check(state, p, StepTrace::Culprit::Contact)) {
       trace->contact = c;
+      found = true;
       return false;
     }
-  }
-  return true;
+    return true;
+  });
+  return !found;
 }
 
 void ColliderContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h,
                                     int team) const {
-  if (team <= 1 || contacts_.size() < kParallelContacts) {
-    velocityPassRange(model, settings, state, h, 0, contacts_.size());
+  if (team <= 1 || count_ < kParallelContacts) {
+    velocityPassRange(model, settings, state, h, 0, count_);
     return;
   }
 #pragma omp parallel num_threads(team)
@@ -387,18 +433,17 @@ void ColliderContacts::velocityPassRange(const Model& model, const SolverSetting
   Vec3* v = state.velocity.data();
   const double restingSpeed = 2.0 * settings.gravity.norm() * h;  // m/s, below it e = 0
   const bool friction = settings.dynamicFrictionInVelocityPass;
-  for (std::size_t j = begin; j < end; ++j) {
-    const Contact& c = contacts_[j];
-    if (!(c.lambda > 0.0)) continue;
+  forEachIn(begin, end, [&](const Contact& c, const Plane& plane) {
+    if (!(c.lambda > 0.0)) return;
     const ParticleIndex p = c.particle;
     const Collider& collider = model.colliders[c.collider];
     const ColliderPose& pose = pose_[c.collider];
-    Vec3 n = planes_[j].normal;
-    if (!planes_[j].swept) colliderDistance(collider, pose, x[p], n);
+    Vec3 n = plane.normal;
+    if (!plane.swept) colliderDistance(collider, pose, x[p], n);
     const Vec3 surfaceVelocity = (x[p] - pointBefore(collider, pose, previousPose_[c.collider], x[p])) / h;
     v[p] += velocityPassChange(v[p] - surfaceVelocity, n, w[p] * c.lambda, c.normalVelocity, collider.material,
                                friction, h, restingSpeed);
-  }
+  });
 }
 
 }  // namespace pliant::detail

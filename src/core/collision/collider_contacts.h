@@ -23,8 +23,10 @@ class ColliderContacts {
   // Stage 3: a contact for each movable particle within contactMargin of a collider at its
   // prediction, or whose path over the substep enters the collider (swept), in (particle, collider)
   // order.
-  // `team` threads each take a contiguous share of the particles into their own lists, joined in
-  // thread order: the same contacts in the same order for any team.
+  // `team` threads each take a contiguous share of the particles into a list of their own (a part);
+  // the parts in thread order are the same contacts in the same order for any team. The parts are
+  // not joined: each thread's contacts stay in its core's cache for the projection, which reads
+  // them in place (joining them moved every line written by one core to the other, each substep).
   void collide(const Model& model, const SolverSettings& settings, const State& state, double h, int team = 1);
   // Stage 5, after the other contacts (obstacles win). False when `trace` found the culprit.
   // Untraced, `team` threads each project a share of the contacts that holds whole particles
@@ -33,7 +35,9 @@ class ColliderContacts {
   // Stage 7: restitution (and dynamic friction when settings ask for it there), split as project.
   void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h, int team = 1) const;
 
-  const std::vector<Contact>& contacts() const { return contacts_; }
+  // The contacts of the last substep in order (the parts joined on first use after a collide).
+  const std::vector<Contact>& contacts() const;
+  std::size_t count() const { return count_; }
 
  private:
   // A swept contact (collider_contacts.cpp) holds the particle on the collider's tangent plane
@@ -43,6 +47,18 @@ class ColliderContacts {
     Vec3 normal = Vec3::UnitY();  // unit, world, at the end pose
     Vec3 point = Vec3::Zero();    // m, world: where the particle's centre touched, carried to the end pose
   };
+  // The contacts and planes of one share of the particles, in (particle, collider) order.
+  struct Part {
+    std::vector<Contact> contacts;
+    std::vector<Plane> planes;  // one per contact
+  };
+  // Calls f(contact, plane) for contacts [begin, end) of the parts taken in order.
+  template <typename F>
+  void forEachIn(std::size_t begin, std::size_t end, F&& f);
+  template <typename F>
+  void forEachIn(std::size_t begin, std::size_t end, F&& f) const;
+  // The particle of contact j of the parts taken in order.
+  ParticleIndex particleAt(std::size_t j) const;
   // The contacts of particles [begin, end), in particle order, appended to `contacts`/`planes`.
   void collideRange(const Model& model, const SolverSettings& settings, const State& state, double h, std::size_t begin,
                     std::size_t end, std::vector<Contact>& contacts, std::vector<Plane>& planes) const;
@@ -56,11 +72,13 @@ class ColliderContacts {
   // The contact of particle p with collider c, if any, appended to `contacts`/`planes`.
   void collideOne(const Model& model, const SolverSettings& settings, const State& state, double h, ParticleIndex p,
                   std::uint32_t c, std::vector<Contact>& contacts, std::vector<Plane>& planes) const;
-  std::vector<Contact> contacts_;
-  std::vector<Plane> planes_;  // one per contact
-  // Per-thread lists of a split collide stage (grown to the largest team seen, then reused).
-  std::vector<std::vector<Contact>> threadContacts_;
-  std::vector<std::vector<Plane>> threadPlanes_;
+  // parts_[0 .. partCount_) hold the substep's contacts (one part when collide ran on one thread;
+  // grown to the largest team seen, then reused), count_ of them.
+  std::vector<Part> parts_;
+  int partCount_ = 1;
+  std::size_t count_ = 0;
+  mutable std::vector<Contact> joined_;  // contacts() of several parts
+  mutable bool joinedStale_ = false;
   std::vector<ColliderPose> pose_;          // at the end of the current substep
   std::vector<ColliderPose> previousPose_;  // at its start
   std::vector<char> unrotated_;             // 1: both poses of the substep are unrotated
