@@ -53,6 +53,7 @@
 #include <cmath>
 
 #include "collision/friction.h"
+#include "constraints/avx2_lanes.h"
 
 namespace pliant::detail {
 
@@ -101,6 +102,68 @@ bool normalsAgreeAlongPath(const Collider& c, double length) {
       return false;
   }
 }
+
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+// Colliders that the screen of four particles at a time takes (more: one at a time).
+constexpr std::uint32_t kQuadColliders = 8;
+
+// The screen of collideRange for particles i .. i + 3 against `count` quick colliders (Q is
+// ColliderContacts::Quick), in lanes: the same operations as the scalar screen in its order
+// (Eigen's squared norm sums (x^2 + y^2) + z^2), so the same decisions, NaN included; the pairs
+// left appended in (particle, collider) order.
+template <class Q>
+__attribute__((target("avx2"))) void screenQuad(const Q* quick, std::uint32_t count, double margin, const double* w,
+                                                const double* radius, const Vec3* position, const Vec3* previous,
+                                                std::size_t i, std::uint32_t* pendingParticle,
+                                                std::uint32_t* pendingCollider, std::size_t& pending) {
+  const double* xs[4] = {position[i].data(), position[i + 1].data(), position[i + 2].data(), position[i + 3].data()};
+  const double* ps[4] = {previous[i].data(), previous[i + 1].data(), previous[i + 2].data(), previous[i + 3].data()};
+  __m256d x, y, z, px, py, pz;
+  gather4(xs, x, y, z);
+  gather4(ps, px, py, pz);
+  const int movable = _mm256_movemask_pd(_mm256_cmp_pd(_mm256_loadu_pd(w + i), _mm256_setzero_pd(), _CMP_NEQ_UQ));
+  const __m256d r = radius ? _mm256_loadu_pd(radius + i) : _mm256_setzero_pd();
+  const __m256d pathX = _mm256_sub_pd(x, px), pathY = _mm256_sub_pd(y, py), pathZ = _mm256_sub_pd(z, pz);
+  const __m256d sign = _mm256_set1_pd(-0.0);
+  const __m256d travelBound =
+      _mm256_mul_pd(_mm256_add_pd(_mm256_add_pd(_mm256_andnot_pd(sign, pathX), _mm256_andnot_pd(sign, pathY)),
+                                  _mm256_andnot_pd(sign, pathZ)),
+                    _mm256_set1_pd(1.0 + 1e-12));
+  const __m256d travel = _mm256_sqrt_pd(_mm256_add_pd(
+      _mm256_add_pd(_mm256_mul_pd(pathX, pathX), _mm256_mul_pd(pathY, pathY)), _mm256_mul_pd(pathZ, pathZ)));
+  const __m256d marginLanes = _mm256_set1_pd(margin);
+  int kept[kQuadColliders];
+  for (std::uint32_t c = 0; c < count; ++c) {
+    const Q& q = quick[c];
+    __m256d d;
+    if (q.kind == Q::Kind::Plane) {
+      d = _mm256_sub_pd(_mm256_sub_pd(y, _mm256_set1_pd(q.position.y())), r);
+    } else {
+      const __m256d dx = _mm256_sub_pd(x, _mm256_set1_pd(q.position.x()));
+      const __m256d dy = _mm256_sub_pd(y, _mm256_set1_pd(q.position.y()));
+      const __m256d dz = _mm256_sub_pd(z, _mm256_set1_pd(q.position.z()));
+      const __m256d norm = _mm256_sqrt_pd(
+          _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy)), _mm256_mul_pd(dz, dz)));
+      d = _mm256_sub_pd(_mm256_sub_pd(norm, _mm256_set1_pd(q.radius)), r);
+    }
+    // Left out: !(d < margin) && (d > travelBound || !(d < travel)).
+    const __m256d skip =
+        _mm256_and_pd(_mm256_cmp_pd(d, marginLanes, _CMP_NLT_UQ),
+                      _mm256_or_pd(_mm256_cmp_pd(d, travelBound, _CMP_GT_OQ), _mm256_cmp_pd(d, travel, _CMP_NLT_UQ)));
+    kept[c] = ~_mm256_movemask_pd(skip) & movable;
+  }
+  int any = 0;
+  for (std::uint32_t c = 0; c < count; ++c) any |= kept[c];
+  if (any == 0) return;  // most groups of four
+  for (int lane = 0; lane < 4; ++lane)
+    for (std::uint32_t c = 0; c < count; ++c)
+      if ((kept[c] >> lane) & 1) {
+        pendingParticle[pending] = static_cast<std::uint32_t>(i + static_cast<std::size_t>(lane));
+        pendingCollider[pending] = c;
+        ++pending;
+      }
+}
+#endif
 
 // The world position at the start of the substep of the collider's material point now at x.
 Vec3 pointBefore(const Collider& c, const ColliderPose& now, const ColliderPose& before, const Vec3& x) {
@@ -244,10 +307,24 @@ void ColliderContacts::collideRange(const Model& model, const SolverSettings& se
     return;
   }
   const std::size_t chunkParticles = kPending / std::max<std::uint32_t>(colliderCount, 1);
+  // Four particles at a time where every collider is a quick one and AVX2 is there (the same
+  // operations in lanes, so the same answers; screenQuad).
+  bool lanes = false;
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+  lanes = screenLanes_ && cpuHasAvx2() && colliderCount <= kQuadColliders &&
+          std::all_of(quick, quick + colliderCount, [](const Quick& q) { return q.kind != Quick::Kind::None; });
+#endif
   for (std::size_t chunk = begin; chunk < end; chunk += chunkParticles) {
     const std::size_t chunkEnd = std::min(end, chunk + chunkParticles);
     std::size_t pending = 0;
-    for (std::size_t i = chunk; i < chunkEnd; ++i) {
+    std::size_t i = chunk;
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+    if (lanes)
+      for (; i + 4 <= chunkEnd; i += 4)
+        screenQuad(quick, colliderCount, margin, w, radius, position, previous, i, pendingParticle, pendingCollider,
+                   pending);
+#endif
+    for (; i < chunkEnd; ++i) {
       if (w[i] == 0.0) continue;
       const Vec3 x = position[i];
       const double r = radius ? radius[i] : 0.0;

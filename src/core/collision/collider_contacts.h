@@ -38,6 +38,10 @@ class ColliderContacts {
   // The contacts of the last substep in order (the parts joined on first use after a collide).
   const std::vector<Contact>& contacts() const;
   std::size_t count() const { return count_; }
+  // For tests: whether the collide stage may screen four particles at a time (where AVX2 is there
+  // and every collider is a static, unrotated plane or sphere); off, one at a time. Both find the
+  // same contacts.
+  void setScreenLanes(bool on) { screenLanes_ = on; }
 
  private:
   // A swept contact (collider_contacts.cpp) holds the particle on the collider's tangent plane
@@ -91,6 +95,7 @@ class ColliderContacts {
     double radius = 0.0;           // m, the sphere's
   };
   std::vector<Quick> quick_;
+  bool screenLanes_ = true;
 };
 
 }  // namespace pliant::detail
