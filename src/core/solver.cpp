@@ -251,8 +251,7 @@ Vec3 Solver::bodyAttachmentForce(std::size_t attachment) const {
   return coupling_->attachmentImpulse(attachment) / (h * h);
 }
 std::size_t Solver::lastContactCount() const {
-  return colliderContacts_->count() + particleContacts_->contacts().size() +
-         surfaceContacts_->contacts().size();
+  return colliderContacts_->count() + particleContacts_->contacts().size() + surfaceContacts_->contacts().size();
 }
 int Solver::lastSurfaceBroadPhaseRuns() const { return surfaceContacts_->broadPhaseRuns(); }
 std::size_t Solver::lastSurfaceCandidateCount() const { return surfaceContacts_->candidateCount(); }

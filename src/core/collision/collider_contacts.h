@@ -35,7 +35,8 @@ class ColliderContacts {
   // Stage 7: restitution (and dynamic friction when settings ask for it there), split as project.
   void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h, int team = 1) const;
 
-  // The contacts of the last substep in order (the parts joined on first use after a collide).
+  // The contacts of the last substep in order (the parts are joined when this is read after a
+  // collide or a projection changed them).
   const std::vector<Contact>& contacts() const;
   std::size_t count() const { return count_; }
   // For tests: whether the collide stage may screen four particles at a time (where AVX2 is there
