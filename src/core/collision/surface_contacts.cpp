@@ -458,6 +458,45 @@ __attribute__((target("avx2"))) unsigned facingAxis4(const Vec3* x0, const Vec3*
   return static_cast<unsigned>(_mm256_movemask_pd(_mm256_and_pd(_mm256_and_pd(start, end), middle)));
 }
 
+// leafCones' unit normal coefficients of the triangles of one leaf (at most four, one per lane):
+// normals[3 i + j] for triangle i, coefficient j (start, middle, end), with the scalar code's
+// operations in its order (so the same bits); false when one of them has no direction.
+__attribute__((target("avx2"))) bool leafNormals4(const Vec3* x0, const Vec3* x1,
+                                                  const std::array<ParticleIndex, 3>* triangles,
+                                                  std::span<const std::uint32_t> leaf, Vec3* normals) {
+  const std::size_t count = leaf.size();
+  ParticleIndex index[3][4];
+  for (std::size_t lane = 0; lane < 4; ++lane)  // lanes past the leaf repeat its first triangle
+    for (int k = 0; k < 3; ++k) index[k][lane] = triangles[leaf[lane < count ? lane : 0]][k];
+  const Lanes3 a0 = laneGather(x0, index[0]), b0 = laneGather(x0, index[1]), c0 = laneGather(x0, index[2]);
+  const Lanes3 a1 = laneGather(x1, index[0]), b1 = laneGather(x1, index[1]), c1 = laneGather(x1, index[2]);
+  const Lanes3 e10 = laneSub(b0, a0), e20 = laneSub(c0, a0), e11 = laneSub(b1, a1), e21 = laneSub(c1, a1);
+  const Lanes3 across = laneCross(e10, e21), back = laneCross(e11, e20);
+  const __m256d half = _mm256_set1_pd(0.5);
+  const Lanes3 coefficients[3] = {
+      laneCross(e10, e20),
+      {_mm256_mul_pd(half, _mm256_add_pd(across.x, back.x)), _mm256_mul_pd(half, _mm256_add_pd(across.y, back.y)),
+       _mm256_mul_pd(half, _mm256_add_pd(across.z, back.z))},
+      laneCross(e11, e21)};
+  const __m256d infinity = _mm256_set1_pd(std::numeric_limits<double>::infinity());
+  int valid = 0xf;
+  alignas(32) double unit[3][3][4];  // coefficient, axis, lane
+  for (int j = 0; j < 3; ++j) {
+    const __m256d length = _mm256_sqrt_pd(laneDot(coefficients[j], coefficients[j]));
+    // length > 0 and finite (below infinity: false for NaN too)
+    valid &= _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(length, _mm256_setzero_pd(), _CMP_GT_OQ),
+                                              _mm256_cmp_pd(length, infinity, _CMP_LT_OQ)));
+    const Lanes3 n = laneDivide(coefficients[j], length);
+    _mm256_store_pd(unit[j][0], n.x);
+    _mm256_store_pd(unit[j][1], n.y);
+    _mm256_store_pd(unit[j][2], n.z);
+  }
+  for (std::size_t i = 0; i < count; ++i)
+    for (int j = 0; j < 3; ++j) normals[3 * i + j] = Vec3(unit[j][0][i], unit[j][1][i], unit[j][2][i]);
+  const int lanes = (1 << count) - 1;
+  return (valid & lanes) == lanes;
+}
+
 // std::min(a, b) and std::max(a, b) per lane, as Aabb::add takes them: the same comparison picks
 // the lane, so ties of +0 and -0 and NaN come out as in the scalar code (the hardware's min and max
 // return the second operand on those).
@@ -768,16 +807,26 @@ void SurfaceContacts::leafCones(const State& state, std::size_t begin, std::size
     std::size_t count = 0;
     Vec3 sum = Vec3::Zero();
     bool valid = true;
-    for (std::uint32_t t : s.triangleTree.primitives(node)) {
-      const auto& tri = s.triangles[t];
-      const Vec3 e10 = x0[tri[1]] - x0[tri[0]], e20 = x0[tri[2]] - x0[tri[0]];
-      const Vec3 e11 = x1[tri[1]] - x1[tri[0]], e21 = x1[tri[2]] - x1[tri[0]];
-      for (const Vec3& n :
-           {Vec3(e10.cross(e20)), Vec3(0.5 * (e10.cross(e21) + e11.cross(e20))), Vec3(e11.cross(e21))}) {
-        const double length = n.norm();
-        if (!(length > 0.0) || !std::isfinite(length)) valid = false;
-        normals[count] = n / length;
-        sum += normals[count++];
+    const std::span<const std::uint32_t> leaf = s.triangleTree.primitives(node);
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+    if (coneLanes_ && cpuHasAvx2() && !leaf.empty() && leaf.size() <= 4) {
+      valid = leafNormals4(x0, x1, s.triangles.data(), leaf, normals.data());
+      count = 3 * leaf.size();
+      for (std::size_t i = 0; i < count; ++i) sum += normals[i];
+    } else
+#endif
+    {
+      for (std::uint32_t t : leaf) {
+        const auto& tri = s.triangles[t];
+        const Vec3 e10 = x0[tri[1]] - x0[tri[0]], e20 = x0[tri[2]] - x0[tri[0]];
+        const Vec3 e11 = x1[tri[1]] - x1[tri[0]], e21 = x1[tri[2]] - x1[tri[0]];
+        for (const Vec3& n :
+             {Vec3(e10.cross(e20)), Vec3(0.5 * (e10.cross(e21) + e11.cross(e20))), Vec3(e11.cross(e21))}) {
+          const double length = n.norm();
+          if (!(length > 0.0) || !std::isfinite(length)) valid = false;
+          normals[count] = n / length;
+          sum += normals[count++];
+        }
       }
     }
     const double length = sum.norm();

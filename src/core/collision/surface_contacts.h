@@ -46,6 +46,9 @@ class SurfaceContacts {
   std::size_t skippedTriangles() const;
   // Whether the broad phase has enough queries to split over threads.
   bool parallel() const;
+  // For tests: whether the broad phase may find the leaves' normal cones four triangles at a time
+  // (where AVX2 is there); off, one at a time. Both give the same cones.
+  void setConeLanes(bool on) { coneLanes_ = on; }
 
  private:
   void findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
@@ -60,6 +63,7 @@ class SurfaceContacts {
   void leafCones(const State& state, std::size_t begin, std::size_t end);
   void findPatches();
   bool active_ = false;
+  bool coneLanes_ = true;
   std::vector<SurfaceContact> contacts_;
   int broadPhaseRuns_ = 0;  // in the current step
   std::string overflow_;
