@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -239,6 +240,41 @@ TEST(ContactDeterminism, ParticlePairsAndCollidersSplitOverThreadsGiveTheSerialR
     EXPECT_EQ(colliderContacts[0], colliderContacts[t]) << "threads " << t + 1;
     EXPECT_EQ(colliderValues[0], colliderValues[t]) << "threads " << t + 1;
   }
+}
+
+TEST(ContactDeterminism, ColliderContactsReadFromTwoThreadsAfterAStep) {
+  // On several threads the collider contacts stay in one list per thread and are joined when
+  // first read after a step (collider_contacts.cpp): two threads reading a solver between steps at
+  // once must both get the whole list (under ThreadSanitizer: without a data race).
+  ModelBuilder b;
+  addCrossedCloths(b, 48, 0.021, 0.043, 0.01, false);
+  b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.0, 1.0, 0.0), {0.6, 0.5, 0.0}));
+  const ModelPtr model = b.build();
+  ASSERT_GT(model->particleCount(), 4096u);
+  const int saved = threadCount();
+  std::vector<std::pair<ParticleIndex, std::int32_t>> serial;
+  {
+    setThreadCount(1);
+    Solver solver(model, SolverSettings::smallSteps(4));
+    State state = State::fromModel(*model);
+    for (int i = 0; i < 6; ++i) ASSERT_TRUE(solver.step(state).ok());
+    for (const Contact& c : solver.lastColliderContacts()) serial.emplace_back(c.particle, c.collider);
+  }
+  setThreadCount(2);
+  Solver solver(model, SolverSettings::smallSteps(4));
+  State state = State::fromModel(*model);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(solver.step(state).ok());
+  setThreadCount(saved);
+  std::vector<std::pair<ParticleIndex, std::int32_t>> read[2];
+  auto reader = [&](int k) {
+    for (const Contact& c : solver.lastColliderContacts()) read[k].emplace_back(c.particle, c.collider);
+  };
+  std::thread first(reader, 0), second(reader, 1);
+  first.join();
+  second.join();
+  EXPECT_GT(serial.size(), 1000u);
+  EXPECT_EQ(read[0], serial);
+  EXPECT_EQ(read[1], serial);
 }
 
 }  // namespace

@@ -51,6 +51,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 #include "collision/friction.h"
 #include "constraints/avx2_lanes.h"
@@ -243,6 +244,8 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
 
 const std::vector<Contact>& ColliderContacts::contacts() const {
   if (partCount_ == 1) return parts_[0].contacts;
+  // Readers of a solver between steps may ask from several threads at once.
+  const std::lock_guard<std::mutex> lock(joinMutex_);
   if (joinedStale_) {
     joined_.clear();
     for (int p = 0; p < partCount_; ++p)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <vector>
 
 #include "pliant/colliders.h"
@@ -84,6 +85,7 @@ class ColliderContacts {
   std::size_t count_ = 0;
   mutable std::vector<Contact> joined_;  // contacts() of several parts
   mutable bool joinedStale_ = false;
+  mutable std::mutex joinMutex_;            // the join of contacts()
   std::vector<ColliderPose> pose_;          // at the end of the current substep
   std::vector<ColliderPose> previousPose_;  // at its start
   std::vector<char> unrotated_;             // 1: both poses of the substep are unrotated
