@@ -255,26 +255,14 @@ const std::vector<Contact>& ColliderContacts::contacts() const {
   return joined_;
 }
 
-template <typename F>
-void ColliderContacts::forEachIn(std::size_t begin, std::size_t end, F&& f) {
+template <class Parts, class F>
+void ColliderContacts::forEachIn(Parts& parts, int partCount, std::size_t begin, std::size_t end, F&& f) {
   std::size_t first = 0;  // of the part, in the parts taken in order
-  for (int p = 0; p < partCount_ && first < end; ++p) {
-    Part& part = parts_[p];
+  for (int p = 0; p < partCount && first < end; ++p) {
+    auto& part = parts[static_cast<std::size_t>(p)];
     const std::size_t size = part.contacts.size();
     for (std::size_t j = std::max(begin, first); j < std::min(end, first + size); ++j)
       if (!f(part.contacts[j - first], part.planes[j - first])) return;
-    first += size;
-  }
-}
-
-template <typename F>
-void ColliderContacts::forEachIn(std::size_t begin, std::size_t end, F&& f) const {
-  std::size_t first = 0;
-  for (int p = 0; p < partCount_ && first < end; ++p) {
-    const Part& part = parts_[p];
-    const std::size_t size = part.contacts.size();
-    for (std::size_t j = std::max(begin, first); j < std::min(end, first + size); ++j)
-      f(part.contacts[j - first], part.planes[j - first]);
     first += size;
   }
 }
@@ -466,7 +454,7 @@ bool ColliderContacts::projectRange(const Model& model, const SolverSettings& se
   const Vec3* xPrev = state.previousPosition.data();
   const bool kineticHere = !settings.dynamicFrictionInVelocityPass;
   bool found = false;
-  forEachIn(begin, end, [&](Contact& c, const Plane& plane) {
+  forEachIn(parts_, partCount_, begin, end, [&](Contact& c, const Plane& plane) {
     const ParticleIndex p = c.particle;
     const Collider& collider = model.colliders[c.collider];
     const ColliderPose& pose = pose_[c.collider];
@@ -513,8 +501,8 @@ void ColliderContacts::velocityPassRange(const Model& model, const SolverSetting
   Vec3* v = state.velocity.data();
   const double restingSpeed = 2.0 * settings.gravity.norm() * h;  // m/s, below it e = 0
   const bool friction = settings.dynamicFrictionInVelocityPass;
-  forEachIn(begin, end, [&](const Contact& c, const Plane& plane) {
-    if (!(c.lambda > 0.0)) return;
+  forEachIn(parts_, partCount_, begin, end, [&](const Contact& c, const Plane& plane) {
+    if (!(c.lambda > 0.0)) return true;
     const ParticleIndex p = c.particle;
     const Collider& collider = model.colliders[c.collider];
     const ColliderPose& pose = pose_[c.collider];
@@ -523,6 +511,7 @@ void ColliderContacts::velocityPassRange(const Model& model, const SolverSetting
     const Vec3 surfaceVelocity = (x[p] - pointBefore(collider, pose, previousPose_[c.collider], x[p])) / h;
     v[p] += velocityPassChange(v[p] - surfaceVelocity, n, w[p] * c.lambda, c.normalVelocity, collider.material,
                                friction, h, restingSpeed);
+    return true;
   });
 }
 

@@ -58,11 +58,10 @@ class ColliderContacts {
     std::vector<Contact> contacts;
     std::vector<Plane> planes;  // one per contact
   };
-  // Calls f(contact, plane) for contacts [begin, end) of the parts taken in order.
-  template <typename F>
-  void forEachIn(std::size_t begin, std::size_t end, F&& f);
-  template <typename F>
-  void forEachIn(std::size_t begin, std::size_t end, F&& f) const;
+  // Calls f(contact, plane) for contacts [begin, end) of parts[0 .. partCount) taken in order,
+  // until f returns false (parts_ or, for a const pass, const parts_).
+  template <class Parts, class F>
+  static void forEachIn(Parts& parts, int partCount, std::size_t begin, std::size_t end, F&& f);
   // The particle of contact j of the parts taken in order.
   ParticleIndex particleAt(std::size_t j) const;
   // The contacts of particles [begin, end), in particle order, appended to `contacts`/`planes`.
