@@ -36,9 +36,11 @@
 //     5. project     `iterations` Gauss-Seidel passes: the families in ConstraintFamily order, then
 //                    the joints between rigid bodies (in index order, on one thread: generalised
 //                    position and angle corrections, Mueller et al. 2020 eqs. 2-13), then the
-//                    bodies' contacts (on one thread, in their order: the normal correction with
-//                    the generalised inverse masses, then static friction on the material points'
-//                    tangential motion while within mu_s lambda_n, sec. 3.5), then the coupling
+//                    bodies' contacts (in their order, or a large set cut into regions of space
+//                    solved on the threads and then the contacts between the regions, the same for
+//                    any thread count: the normal correction with the generalised inverse masses,
+//                    then static friction on the material points' tangential motion while within
+//                    mu_s lambda_n, sec. 3.5), then the coupling
 //                    of particles and bodies (body attachments, then particle-body contacts with
 //                    static friction: one correction shared by the particle and the body through
 //                    w = w_p + 1/m + (r x n)^T I^-1 (r x n), eq. 2), then
@@ -48,8 +50,10 @@
 //                    dynamic: undo mu_d of the normal one).
 //                    Each family runs batch by batch (the solve plan): an independent batch (a
 //                    colour) long enough is split across threads, in one parallel region per pass,
-//                    the rest runs on one thread; contacts run on one thread. Bit-identical for any
-//                    thread count, and equal to projecting every family in index order.
+//                    the rest runs on one thread. Particle-pair and surface contacts are projected
+//                    on one thread, collider contacts (one particle each) in shares of whole
+//                    particles over the threads. Bit-identical for any thread count, and equal to
+//                    projecting every family in index order.
 //     6. velocities  v = (x - x^n) / h; then global velocity damping v *= exp(-c h). Bodies:
 //                    v = (x - x^n) / h, omega from q (q^n)^-1, damped likewise
 //     7. velocity pass  on contacts that pushed (lambda > 0): restitution with the 2|g|h threshold
