@@ -22,7 +22,7 @@ int threadCount();
 
 // The CPUs the process may run on (its affinity mask when first asked, at least 1). Unlike
 // omp_get_num_procs(), which counts the calling thread's CPUs, it does not drop to 1 once
-// pinThreadsToCores has bound the calling thread to one core: pinThreadsToCores asks first.
+// pinThreadsToCores has bound the calling thread to one core: both read the mask once, first.
 int availableCores();
 
 // Binds each of the threadCount() worker threads (the calling thread is thread 0) to its own CPU
@@ -30,7 +30,8 @@ int availableCores();
 // move costs the thread its cache (docs/performance.md measures the effect). For benchmarks and machines
 // given to the simulation; `pliant bench` calls it unless told not to. Binding is process-wide
 // and lasts until the threads end. Returns the number of CPUs used; 0 where binding is not
-// supported or was refused (nothing is changed then). Call after setThreadCount.
+// supported or was refused (nothing is changed then). Call after setThreadCount; calling it again
+// (for a larger team) binds over the same CPUs.
 int pinThreadsToCores();
 
 }  // namespace pliant

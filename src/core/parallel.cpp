@@ -21,6 +21,23 @@ namespace {
 std::atomic<int> defaultThreads{0};
 std::atomic<bool> fixedThreads{false};
 
+// The CPUs the process may run on, read once: sched_getaffinity(0) answers for the calling thread,
+// which pinThreadsToCores binds to one of them, so a later read would see that one only.
+const std::vector<int>& allowedCpus() {
+  static const std::vector<int> cpus = [] {
+    std::vector<int> list;
+#if defined(__linux__)
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+      for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &allowed)) list.push_back(cpu);
+#endif
+    return list;
+  }();
+  return cpus;
+}
+
 int openMpDefault() {
   int threads = defaultThreads.load();
   if (threads == 0) {
@@ -48,26 +65,13 @@ bool automaticThreadCount() { return !fixedThreads.load(); }
 int threadCount() { return omp_get_max_threads(); }
 
 int availableCores() {
-  static const int cores = [] {
-#if defined(__linux__)
-    cpu_set_t allowed;
-    CPU_ZERO(&allowed);
-    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) return std::max(1, CPU_COUNT(&allowed));
-#endif
-    return std::max(1, omp_get_num_procs());
-  }();
-  return cores;
+  const std::vector<int>& cpus = allowedCpus();
+  return cpus.empty() ? std::max(1, omp_get_num_procs()) : static_cast<int>(cpus.size());
 }
 
 int pinThreadsToCores() {
-  availableCores();  // counted before the calling thread is bound to one of them
 #if defined(__linux__)
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 0;
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &allowed)) cpus.push_back(cpu);
+  const std::vector<int>& cpus = allowedCpus();
   if (cpus.empty()) return 0;
   // The OpenMP runtime keeps its worker threads between parallel regions, so binding them once
   // here holds for every later region of up to threadCount() threads.
