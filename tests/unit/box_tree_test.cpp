@@ -1,6 +1,7 @@
 // The box hierarchy's pair search (src/core/collision/box_tree.h) against the brute-force answer:
 // every overlapping pair found, none twice, none that does not overlap, however the search is cut
-// into tasks; with subtrees flagged to skip, exactly the pairs within a flagged subtree left out.
+// into tasks; with subtrees flagged to skip, exactly the pairs within a flagged subtree left out;
+// and, after a few boxes moved, refitting only above them answers as a whole refit does.
 #include "collision/box_tree.h"
 
 #include <gtest/gtest.h>
@@ -128,6 +129,48 @@ TEST(BoxTree, PairsOfTwoTreesAreEveryOverlappingPairOnce) {
     std::sort(pairs.begin(), pairs.end());
     EXPECT_EQ(reported, expected.size()) << "tasks " << minTasks;
     EXPECT_EQ(pairs, expected) << "tasks " << minTasks;
+  }
+}
+
+TEST(BoxTree, RefitAboveTheMovedBoxesAnswersAsAWholeRefit) {
+  std::vector<Vec3> centres;
+  std::vector<Aabb> boxes = randomBoxes(700, 0.08, 3, centres);
+  BoxTree partly, wholly;
+  partly.build(centres);
+  wholly.build(centres);
+  partly.refit(boxes);
+  std::mt19937 random(17);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::uniform_int_distribution<std::uint32_t> pick(0, static_cast<std::uint32_t>(boxes.size() - 1));
+  for (int round = 0; round < 20; ++round) {
+    // A few boxes move across the cube (far beyond their old nodes' boxes), in two batches.
+    std::vector<std::uint32_t> moved;
+    for (int k = 0; k < 1 + round % 5; ++k) {
+      const std::uint32_t i = pick(random);
+      const Vec3 shift = Vec3(unit(random), unit(random), unit(random)) - boxes[i].min;
+      boxes[i].min += shift;
+      boxes[i].max += shift;
+      moved.push_back(i);
+    }
+    partly.refitAbove(moved, boxes);
+    wholly.refit(boxes);
+    for (int q = 0; q < 50; ++q) {
+      Aabb query;
+      const Vec3 at(unit(random), unit(random), unit(random));
+      query.add(at);
+      query.add(at + 0.1 * Vec3(unit(random), unit(random), unit(random)));
+      std::vector<std::uint32_t> a, b, expected;
+      partly.query(query, boxes, [&](std::uint32_t i) { a.push_back(i); });
+      wholly.query(query, boxes, [&](std::uint32_t i) { b.push_back(i); });
+      for (std::uint32_t i = 0; i < boxes.size(); ++i)
+        if (boxes[i].overlaps(query)) expected.push_back(i);
+      EXPECT_EQ(a, b) << "round " << round;  // the same nodes, visited in the same order
+      std::sort(a.begin(), a.end());
+      EXPECT_EQ(a, expected) << "round " << round;
+    }
+    Pairs pairs = found(partly, partly, true, 1, boxes, boxes);
+    Pairs expected = found(wholly, wholly, true, 1, boxes, boxes);
+    EXPECT_EQ(pairs, expected) << "round " << round;
   }
 }
 

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <span>
 #include <vector>
@@ -40,20 +41,41 @@ class BoxTree {
     nodes_.clear();
     nodes_.reserve(2 * centres.size() / kLeafSize + 2);
     if (!centres.empty()) split(centres, 0, static_cast<std::uint32_t>(centres.size()));
+    parent_.assign(nodes_.size(), 0);
+    leafOf_.assign(centres.size(), 0);
+    for (std::uint32_t k = 0; k < nodes_.size(); ++k) {
+      const Node& n = nodes_[k];
+      if (n.leaf) {
+        for (std::uint32_t i = n.first; i < n.first + n.count; ++i) leafOf_[order_[i]] = k;
+      } else {
+        parent_[k + 1] = k;
+        parent_[n.first] = k;
+      }
+    }
+    pathMark_.assign(nodes_.size(), 0);
+    path_.reserve(nodes_.size());
   }
 
   // Recomputes every node's box from the primitives' current boxes (indexed like the centres).
   void refit(std::span<const Aabb> boxes) {
-    for (std::size_t k = nodes_.size(); k-- > 0;) {
-      Node& n = nodes_[k];
-      Aabb box;
-      if (n.leaf) {
-        for (std::uint32_t i = n.first; i < n.first + n.count; ++i) box.add(boxes[order_[i]]);
-      } else {
-        box = nodes_[k + 1].box;
-        box.add(nodes_[n.first].box);
+    for (std::size_t k = nodes_.size(); k-- > 0;) refitNode(k, boxes);
+  }
+
+  // Recomputes the boxes of the nodes above `changed` primitives only (those whose boxes changed
+  // since the last refit): the same boxes as refit(boxes) when no other primitive's box changed.
+  void refitAbove(std::span<const std::uint32_t> changed, std::span<const Aabb> boxes) {
+    path_.clear();
+    for (std::uint32_t primitive : changed)
+      for (std::uint32_t k = leafOf_[primitive]; !pathMark_[k]; k = parent_[k]) {
+        pathMark_[k] = 1;
+        path_.push_back(k);
+        if (k == 0) break;
       }
-      n.box = box;
+    // Children come after their parents: descending order refits them first.
+    std::sort(path_.begin(), path_.end(), std::greater<>());
+    for (std::uint32_t k : path_) {
+      pathMark_[k] = 0;
+      refitNode(k, boxes);
     }
   }
 
@@ -173,6 +195,18 @@ class BoxTree {
   // (median splits), so 40 levels each (10^12 primitives) fit.
   static constexpr int kPairStack = 256;
 
+  void refitNode(std::size_t k, std::span<const Aabb> boxes) {
+    Node& n = nodes_[k];
+    Aabb box;
+    if (n.leaf) {
+      for (std::uint32_t i = n.first; i < n.first + n.count; ++i) box.add(boxes[order_[i]]);
+    } else {
+      box = nodes_[k + 1].box;
+      box.add(nodes_[n.first].box);
+    }
+    n.box = box;
+  }
+
   // Appends the children of `t` to `tasks` as pairs pops them; false when `t` is a pair of leaves
   // (or a leaf with itself). Pairs whose boxes do not overlap are dropped.
   bool expand(const BoxTree& other, bool self, const Task& t, std::vector<Task>& tasks,
@@ -231,6 +265,11 @@ class BoxTree {
 
   std::vector<Node> nodes_;
   std::vector<std::uint32_t> order_;
+  std::vector<std::uint32_t> parent_;  // per node (the root's is 0)
+  std::vector<std::uint32_t> leafOf_;  // per primitive: its leaf
+  // refitAbove's scratch: the nodes on the changed primitives' paths, marked per node.
+  std::vector<std::uint32_t> path_;
+  std::vector<std::uint8_t> pathMark_;
 };
 
 }  // namespace pliant::detail
