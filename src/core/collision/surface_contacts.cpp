@@ -40,6 +40,15 @@
 //   stays in its box, because boxes are convex. Each later substep checks that every particle's
 //   x^n and prediction, shifted by the frame's offset, are still inside its box and runs the broad
 //   phase again (over the rest of the step) if one is not, so skipping it is never a guess.
+//   When only a few particles left their boxes (at most one in kLocalUpdateShare), the frame stays
+//   and every skipped patch's cone holds, the broad phase is updated locally instead
+//   (updateCandidates): those particles get new boxes, and so do their triangles and edges; only
+//   the pairs of these are searched again, from their triangles, and the new ones are added to
+//   the candidates. The other pairs' boxes did not change, so their candidates stand, and the
+//   candidates are again every pair whose boxes overlap (with some that no longer do, which the
+//   substep box test rejects). A resting cloth, where a particle or two creep out of their boxes
+//   every few substeps, no longer runs over every triangle for them. The contacts come in the
+//   candidates' order whichever list holds them, so they are those of a run.
 //   Each substep box-tests the candidates with boxes of the particles' paths in that substep; while
 //   the surface moves little, only those whose boxes came within a gap when a near list was drawn,
 //   for as long as no particle's box has moved half that gap since (collide), which is exact too.
@@ -73,6 +82,7 @@
 #include <new>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "collision/ccd.h"
 #include "collision/closest_on_triangle.h"
@@ -282,6 +292,16 @@ constexpr std::uint32_t kNone = 0xffffffffu;
 // (what rules out self-intersection), with room for the cloth to bend further in the next
 // substeps before the patch must be searched again.
 constexpr double kSkipConeAngle = 75.0 * 3.14159265358979323846 / 180.0;
+
+// The broad phase updates its candidates locally while at most one particle in this many has left
+// its box (see the top); more, and it runs over every triangle. A local update searches from each
+// of their triangles alone, where the run shares the descent among neighbours: in contact-fold-64
+// it pays up to about 16 particles of 4,096 (whole run, 64 costs as much, 256 more than the runs).
+constexpr std::size_t kLocalUpdateShare = 256;
+
+// A local update gives way to a run over every triangle when the candidates it added exceed one in
+// this many of the run's (plus a chunk).
+constexpr std::size_t kAddedShare = 8;
 
 // Below this many candidate pairs the narrow phase runs on one thread.
 constexpr std::size_t kParallelCandidates = 4096;
@@ -602,6 +622,7 @@ constexpr std::size_t kMaxContactsPerParticle = 16;
 void SurfaceContacts::prepare(const Model& model) {
   contacts_.clear();
   broadPhaseRuns_ = 0;
+  broadPhaseUpdates_ = 0;
   overflow_.clear();
   s_ = Scratch();
   active_ = model.selfCollision && !model.collisionTriangles.empty();
@@ -647,6 +668,28 @@ void SurfaceContacts::prepare(const Model& model) {
     for (std::uint32_t k = s.neighbourStart[i]; k < s.neighbourStart[i + 1]; ++k)
       s.neighbourFilter[i] |= std::uint64_t{1} << filterBit(s.neighbours[k]);
   }
+  // Each slot's triangles and edges, ascending (the local update's index).
+  auto index = [&](const auto& items, std::vector<std::uint32_t>& start, std::vector<std::uint32_t>& list) {
+    start.assign(s.particles.size() + 1, 0);
+    for (const auto& slots : items)
+      for (std::uint32_t k : slots) ++start[k + 1];
+    for (std::size_t i = 0; i < s.particles.size(); ++i) start[i + 1] += start[i];
+    list.resize(start.back());
+    std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+    for (std::size_t item = 0; item < items.size(); ++item)
+      for (std::uint32_t k : items[item]) list[fill[k]++] = static_cast<std::uint32_t>(item);
+  };
+  index(s.triangleSlots, s.slotTriangleStart, s.slotTriangles);
+  index(s.edgeSlots, s.slotEdgeStart, s.slotEdges);
+  s.escapedMark.assign(s.particles.size(), 0);
+  s.triangleChanged.assign(s.triangles.size(), 0);
+  s.edgeChanged.assign(s.edges.size(), 0);
+  s.escapedSlots.reserve(s.particles.size() / kLocalUpdateShare + 1);
+  s.changedTriangles.reserve(s.triangles.size());
+  s.changedEdges.reserve(s.edges.size());
+  // A start for the local update's lists; like the candidates', they grow to what the scene needs.
+  s.foundVertexTriangle.reserve(1024);
+  s.foundEdgeEdge.reserve(1024);
   s.kinematicPath.assign(s.particles.size(), -1);
   for (std::size_t k = 0; k < model.kinematicParticles.size(); ++k) {
     const ParticleIndex p = model.kinematicParticles[k].particle;
@@ -731,6 +774,7 @@ void SurfaceContacts::prepare(const Model& model) {
     }
   }
   s.skipNode.assign(s.triangleTree.nodeCount(), 0);
+  s.patchOf.assign(s.triangles.size(), kNone);
   s.cones.resize(s.triangleTree.nodeCount());
   s.skipped.reserve(s.triangleTree.nodeCount());  // no allocation in a step
   s.region.resize(s.particles.size());
@@ -740,7 +784,8 @@ void SurfaceContacts::prepare(const Model& model) {
   s.substepVertex.resize(s.particles.size());
   s.substepTriangle.resize(s.triangles.size());
   s.substepEdge.resize(s.edges.size());
-  s.boxMark.assign(std::max(s.triangles.size(), s.edges.size()), 0);
+  s.triangleListed.assign(s.triangles.size(), 0);
+  s.edgeListed.assign(s.edges.size(), 0);
   s.candidateTriangles.reserve(s.triangles.size());  // no allocation in a step
   s.candidateEdges.reserve(s.edges.size());
   s.anchorBoxes.reserve(s.particles.size());
@@ -871,6 +916,7 @@ void SurfaceContacts::findPatches() {
     s.cones[k] = merge(s.cones[node + 1], s.cones[s.triangleTree.right(node)]);
     s.skipNode[k] = s.diskNode[k] && s.cones[k].angle <= kSkipConeAngle;
   }
+  if (!patchSkipping_) std::fill(s.skipNode.begin(), s.skipNode.end(), 0);
   // The topmost skipped nodes, each checked in the next substeps.
   s.skipped.clear();
   std::size_t skippedCount = 0;
@@ -888,6 +934,30 @@ void SurfaceContacts::findPatches() {
       stack[top++] = node + 1;
     }
   }
+  std::fill(s.patchOf.begin(), s.patchOf.end(), kNone);
+  for (std::size_t k = 0; k < s.skipped.size(); ++k)
+    for (std::uint32_t t : s.triangleTree.primitives(s.skipped[k].node)) s.patchOf[t] = static_cast<std::uint32_t>(k);
+}
+
+bool SurfaceContacts::vertexTriangleCandidate(ParticleIndex vertex, std::uint32_t triangle) const {
+  const auto slot = std::lower_bound(s_.particles.begin(), s_.particles.end(), vertex);
+  if (slot == s_.particles.end() || *slot != vertex) return false;
+  const Scratch::VertexTriangle pair{static_cast<std::uint32_t>(slot - s_.particles.begin()), triangle};
+  return std::binary_search(s_.vertexTriangle.begin(), s_.vertexTriangle.end(), pair) ||
+         std::binary_search(s_.vertexTriangleAdded.begin(), s_.vertexTriangleAdded.end(), pair);
+}
+
+bool SurfaceContacts::edgeEdgeCandidate(ParticleIndex a0, ParticleIndex a1, ParticleIndex b0, ParticleIndex b1) const {
+  auto edge = [&](ParticleIndex p, ParticleIndex q) -> std::uint32_t {
+    const std::array<ParticleIndex, 2> key{std::min(p, q), std::max(p, q)};
+    const auto found = std::lower_bound(s_.edges.begin(), s_.edges.end(), key);
+    return found != s_.edges.end() && *found == key ? static_cast<std::uint32_t>(found - s_.edges.begin()) : kNone;
+  };
+  const std::uint32_t a = edge(a0, a1), b = edge(b0, b1);
+  if (a == kNone || b == kNone) return false;
+  const std::array<std::uint32_t, 2> pair{std::min(a, b), std::max(a, b)};
+  return std::binary_search(s_.edgeEdge.begin(), s_.edgeEdge.end(), pair) ||
+         std::binary_search(s_.edgeEdgeAdded.begin(), s_.edgeEdgeAdded.end(), pair);
 }
 
 std::size_t SurfaceContacts::skippedTriangles() const {
@@ -898,14 +968,127 @@ std::size_t SurfaceContacts::skippedTriangles() const {
 
 bool SurfaceContacts::parallel() const { return active_ && s_.particles.size() >= kParallelQueries; }
 
+// Where particle slot i will be during the rest of the step, in the broad phase's frame: x^n, the
+// prediction, and free flight to the end of the step, x(j) = x^n + j h v + h^2 a j (j - 1) / 2
+// (symplectic Euler with v already kicked once), as seen in substep j's frame at the start and end
+// of the last substep (in between it moves on a line when a is the frame's); a kinematic or fixed
+// particle's positions at every substep end, which are exactly where it will be.
+void SurfaceContacts::drawParticleBox(const Model& model, const SolverSettings& settings, const State& state, double h,
+                                      int remainingSubsteps, double time, double reach, std::size_t i) {
+  Scratch& s = s_;
+  const double m = remainingSubsteps;
+  const double span = m * h;  // s, the rest of the step
+  const Vec3 lastOffset = frameOffset(remainingSubsteps - 1);
+  const double last = m - 1.0;
+  const ParticleIndex p = s.particles[i];
+  const Vec3& start = state.previousPosition[p];
+  Aabb box;
+  box.add(start);
+  box.add(state.position[p]);
+  const double w = model.inverseMass[p];
+  if (s.kinematicPath[i] >= 0) {
+    const PathFunction& path = model.kinematicParticles[s.kinematicPath[i]].path;
+    for (int j = 1; j < remainingSubsteps; ++j) {
+      const Vec3 offset = frameOffset(j);
+      box.add(path(time + j * h) - offset);
+      box.add(path(time + (j + 1) * h) - offset);
+    }
+  } else if (w > 0.0) {
+    const Vec3 acceleration = settings.gravity + w * state.externalForce[p];
+    box.add(start + (last * h) * state.velocity[p] + (0.5 * h * h * last * (last - 1.0)) * acceleration - lastOffset);
+    box.add(start + span * state.velocity[p] + (0.5 * h * h * m * (m - 1.0)) * acceleration - lastOffset);
+  } else {
+    for (int j = 1; j < remainingSubsteps; ++j) box.add(start - frameOffset(j));
+  }
+  // Room for the corrections the constraints will make: half the thickness, and along each axis
+  // a quarter of the travel along it plus a twentieth of the whole travel (a falling cloth is
+  // deflected sideways far less than it falls). Less makes more runs, more more candidates.
+  // And a relative 1e-12 for the rounding of the frame's shift (far above it).
+  const Vec3 travel = box.max - box.min;
+  const double rounding =
+      1e-12 * (box.min.cwiseAbs().maxCoeff() + box.max.cwiseAbs().maxCoeff() + lastOffset.cwiseAbs().maxCoeff());
+  box.inflate(Vec3((0.5 * model.surfaceThickness + 0.05 * travel.norm() + rounding) * Vec3::Ones() + 0.25 * travel));
+  s.region[i] = box;
+  s.vertexBoxes[i] = box;
+  s.vertexBoxes[i].inflate(0.5 * reach);
+}
+
+void SurfaceContacts::drawTriangleBox(std::uint32_t t, double reach) {
+  Aabb box;
+  for (std::uint32_t k : s_.triangleSlots[t]) box.add(s_.region[k]);
+  box.inflate(0.5 * reach);
+  s_.triangleBoxes[t] = box;
+}
+
+void SurfaceContacts::drawEdgeBox(std::uint32_t e, double reach) {
+  Aabb box = s_.region[s_.edgeSlots[e][0]];
+  box.add(s_.region[s_.edgeSlots[e][1]]);
+  box.inflate(0.5 * reach);
+  s_.edgeBoxes[e] = box;
+}
+
+// Most pairs asked are not near: the filter (a slot's neighbours and itself hashed into 64 bits)
+// answers those without the search.
+inline __attribute__((always_inline)) bool SurfaceContacts::meshNear(std::uint32_t a, std::uint32_t b) const {
+  if (!((s_.neighbourFilter[a] >> filterBit(b)) & 1u)) return false;
+  return a == b || std::binary_search(s_.neighbours.begin() + s_.neighbourStart[a],
+                                      s_.neighbours.begin() + s_.neighbourStart[a + 1], b);
+}
+
+// 2. Vertex-triangle candidates: each vertex (of either triangle's owned ones) against the other
+//    triangle, when it is neither a corner of it nor joined to a corner by an edge, and their boxes
+//    overlap. 3. Edge-edge candidates: each pair of owned edges, once (a < b), whose ends are
+//    neither shared nor joined by an edge and whose boxes overlap. Pairs of immovable particles
+//    only are left out. With `onlyMarked` (the local update), only ta's owned vertices and edges
+//    marked in escapedMark and edgeChanged are paired with tb's.
+template <class KeepVertex, class KeepEdges>
+inline __attribute__((always_inline)) void SurfaceContacts::trianglePairCandidates(const double* w, std::uint32_t ta,
+                                                                                   std::uint32_t tb,
+                                                                                   KeepVertex&& keepVertex,
+                                                                                   KeepEdges&& keepEdges,
+                                                                                   bool onlyMarked) const {
+  const Scratch& s = s_;
+  auto vertexAgainst = [&](std::uint32_t owner, std::uint32_t t, bool marked) __attribute__((always_inline)) {
+    const Aabb& triangleBox = s.triangleBoxes[t];
+    const auto& tri = s.triangles[t];
+    const auto& corner = s.triangleSlots[t];
+    for (std::uint32_t i : s.ownedVertices[owner]) {
+      if (i == kNone) break;
+      if (marked && !s.escapedMark[i]) continue;
+      if (!s.vertexBoxes[i].overlaps(triangleBox)) continue;
+      if (meshNear(i, corner[0]) || meshNear(i, corner[1]) || meshNear(i, corner[2])) continue;
+      if (w[s.particles[i]] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) continue;
+      keepVertex(i, t);
+    }
+  };
+  vertexAgainst(ta, tb, onlyMarked);
+  vertexAgainst(tb, ta, false);
+  for (std::uint32_t a : s.ownedEdges[ta]) {
+    if (a == kNone) break;
+    if (onlyMarked && !s.edgeChanged[a]) continue;
+    const Aabb& boxA = s.edgeBoxes[a];
+    const auto& sa = s.edgeSlots[a];
+    for (std::uint32_t b : s.ownedEdges[tb]) {
+      if (b == kNone) break;
+      if (!boxA.overlaps(s.edgeBoxes[b])) continue;
+      const auto& sb = s.edgeSlots[b];
+      if (meshNear(sa[0], sb[0]) || meshNear(sa[0], sb[1]) || meshNear(sa[1], sb[0]) || meshNear(sa[1], sb[1]))
+        continue;
+      const auto& ea = s.edges[a];
+      const auto& eb = s.edges[b];
+      if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) continue;
+      keepEdges(std::min(a, b), std::max(a, b));
+    }
+  }
+}
+
 void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
                                      int remainingSubsteps, double time, int teamSize) {
   Scratch& s = s_;
   ++broadPhaseRuns_;
+  s.built = false;      // until the run completes (a kinematic path may throw on the way)
   s.nearValid = false;  // drawn on the candidates of the last run
   const double reach = surfaceReach(model, settings);
-  const double m = remainingSubsteps;
-  const double span = m * h;  // s, the rest of the step
   // 1. The frame the boxes are drawn in. When the surface moves as a whole (its particles'
   //    velocities spread less about their mean v than half its length) and by more than half the
   //    thickness in the rest of the step, it moves with v and falls with gravity,
@@ -942,55 +1125,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
       s.frameAcceleration = settings.gravity;
     }
   }
-  const Vec3 lastOffset = frameOffset(remainingSubsteps - 1);
-  const double last = m - 1.0;
-  //    Where each particle will be during the rest of the step, in that frame: x^n, the
-  //    prediction, and free flight to the end of the step, x(j) = x^n + j h v + h^2 a j (j - 1) / 2
-  //    (symplectic Euler with v already kicked once), as seen in substep j's frame at the start
-  //    and end of the last substep (in between it moves on a line when a is the frame's); a
-  //    kinematic or fixed particle's positions at every substep end, which are exactly where it
-  //    will be.
-  auto particleBox = [&](std::size_t i) {
-    const ParticleIndex p = s.particles[i];
-    const Vec3& start = state.previousPosition[p];
-    Aabb box;
-    box.add(start);
-    box.add(state.position[p]);
-    const double w = model.inverseMass[p];
-    if (s.kinematicPath[i] >= 0) {
-      const PathFunction& path = model.kinematicParticles[s.kinematicPath[i]].path;
-      for (int j = 1; j < remainingSubsteps; ++j) {
-        const Vec3 offset = frameOffset(j);
-        box.add(path(time + j * h) - offset);
-        box.add(path(time + (j + 1) * h) - offset);
-      }
-    } else if (w > 0.0) {
-      const Vec3 acceleration = settings.gravity + w * state.externalForce[p];
-      box.add(start + (last * h) * state.velocity[p] + (0.5 * h * h * last * (last - 1.0)) * acceleration - lastOffset);
-      box.add(start + span * state.velocity[p] + (0.5 * h * h * m * (m - 1.0)) * acceleration - lastOffset);
-    } else {
-      for (int j = 1; j < remainingSubsteps; ++j) box.add(start - frameOffset(j));
-    }
-    // Room for the corrections the constraints will make: half the thickness, and along each axis
-    // a quarter of the travel along it plus a twentieth of the whole travel (a falling cloth is
-    // deflected sideways far less than it falls). Less makes more runs, more more candidates.
-    // And a relative 1e-12 for the rounding of the frame's shift (far above it).
-    const Vec3 travel = box.max - box.min;
-    const double rounding =
-        1e-12 * (box.min.cwiseAbs().maxCoeff() + box.max.cwiseAbs().maxCoeff() + lastOffset.cwiseAbs().maxCoeff());
-    box.inflate(Vec3((0.5 * model.surfaceThickness + 0.05 * travel.norm() + rounding) * Vec3::Ones() + 0.25 * travel));
-    s.region[i] = box;
-    s.vertexBoxes[i] = box;
-    s.vertexBoxes[i].inflate(0.5 * reach);
-  };
   const double* w = model.inverseMass.data();
-  // Slots a and b are the same or joined by an edge of the mesh. Most pairs asked are not: the
-  // filter (a slot's neighbours and itself hashed into 64 bits) answers those without the search.
-  auto near = [&](std::uint32_t a, std::uint32_t b) __attribute__((always_inline)) {
-    if (!((s.neighbourFilter[a] >> filterBit(b)) & 1u)) return false;
-    return a == b || std::binary_search(s.neighbours.begin() + s.neighbourStart[a],
-                                        s.neighbours.begin() + s.neighbourStart[a + 1], b);
-  };
   // Everything below runs in one parallel region: the boxes and the leaves' cones in fixed shares
   // (each box and cone is computed alike on any thread), the refit and the cones' merging on one
   // thread, then the search. The search descends the triangle hierarchy against itself
@@ -1020,7 +1155,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   // region, so that what it throws reaches the caller.
   if (s.kinematicSurface)
     for (std::size_t i = 0; i < s.particles.size(); ++i)
-      if (s.kinematicPath[i] >= 0) particleBox(i);
+      if (s.kinematicPath[i] >= 0) drawParticleBox(model, settings, state, h, remainingSubsteps, time, reach, i);
 #pragma omp parallel num_threads(threads) reduction(+ : vertexFound, edgeFound) reduction(| : allocationFailed)
   {
     const auto team = static_cast<std::size_t>(omp_get_num_threads());
@@ -1029,20 +1164,12 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     // The kinematic particles' boxes were drawn before the region.
     const std::size_t particles = s.particles.size();
     for (std::size_t i = share(particles, thread); i < share(particles, thread + 1); ++i)
-      if (s.kinematicPath[i] < 0) particleBox(i);
+      if (s.kinematicPath[i] < 0) drawParticleBox(model, settings, state, h, remainingSubsteps, time, reach, i);
 #pragma omp barrier
-    for (std::size_t t = share(s.triangles.size(), thread); t < share(s.triangles.size(), thread + 1); ++t) {
-      Aabb box;
-      for (std::uint32_t k : s.triangleSlots[t]) box.add(s.region[k]);
-      box.inflate(0.5 * reach);
-      s.triangleBoxes[t] = box;
-    }
-    for (std::size_t e = share(s.edges.size(), thread); e < share(s.edges.size(), thread + 1); ++e) {
-      Aabb box = s.region[s.edgeSlots[e][0]];
-      box.add(s.region[s.edgeSlots[e][1]]);
-      box.inflate(0.5 * reach);
-      s.edgeBoxes[e] = box;
-    }
+    for (std::size_t t = share(s.triangles.size(), thread); t < share(s.triangles.size(), thread + 1); ++t)
+      drawTriangleBox(static_cast<std::uint32_t>(t), reach);
+    for (std::size_t e = share(s.edges.size(), thread); e < share(s.edges.size(), thread + 1); ++e)
+      drawEdgeBox(static_cast<std::uint32_t>(e), reach);
     // Patches that cannot touch themselves in this substep (normal cones, see the top) are skipped.
     const std::size_t nodes = s.triangleTree.nodeCount();
     leafCones(state, share(nodes, thread), share(nodes, thread + 1));
@@ -1064,49 +1191,25 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
         allocationFailed = 1;
       }
     };
-    // 2. Vertex-triangle candidates: each vertex against the triangles it is neither a corner of
-    //    nor joined to a corner of by an edge, whose boxes overlap.
-    auto vertexAgainst = [&](std::uint32_t owner, std::uint32_t t) __attribute__((always_inline)) {
-      const Aabb& triangleBox = s.triangleBoxes[t];
-      const auto& tri = s.triangles[t];
-      const auto& corner = s.triangleSlots[t];
-      for (std::uint32_t i : s.ownedVertices[owner]) {
-        if (i == kNone) break;
-        if (!s.vertexBoxes[i].overlaps(triangleBox)) continue;
-        if (near(i, corner[0]) || near(i, corner[1]) || near(i, corner[2])) continue;
-        if (w[s.particles[i]] + w[tri[0]] + w[tri[1]] + w[tri[2]] == 0.0) continue;
-        ++vertexFound;
-        keep(vertexTriangle, vertexCap, Scratch::VertexTriangle{i, t});
-      }
-    };
-      // A vertex's (edge's) box lies in each of its triangles' boxes, so every pair whose boxes
-      // overlap is reached from a pair of triangles whose boxes overlap: the vertex's (edges')
-      // owners and the triangle. Each pair is reached once, from its owners.
+    // A vertex's (edge's) box lies in each of its triangles' boxes, so every pair whose boxes
+    // overlap is reached from a pair of triangles whose boxes overlap: the vertex's (edges')
+    // owners and the triangle. Each pair is reached once, from its owners.
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t k = 0; k < tasks; ++k) {
       s.triangleTree.pairs(
           s.triangleTree, true, s.triangleTasks[k], s.triangleBoxes, s.triangleBoxes,
           [&](std::uint32_t ta, std::uint32_t tb) {
-            vertexAgainst(ta, tb);
-            vertexAgainst(tb, ta);
-            // 3. Edge-edge candidates: each pair of edges, once (a < b), whose ends are neither
-            //    shared nor joined by an edge.
-            for (std::uint32_t a : s.ownedEdges[ta]) {
-              if (a == kNone) break;
-              const Aabb& boxA = s.edgeBoxes[a];
-              const auto& sa = s.edgeSlots[a];
-              for (std::uint32_t b : s.ownedEdges[tb]) {
-                if (b == kNone) break;
-                if (!boxA.overlaps(s.edgeBoxes[b])) continue;
-                const auto& sb = s.edgeSlots[b];
-                if (near(sa[0], sb[0]) || near(sa[0], sb[1]) || near(sa[1], sb[0]) || near(sa[1], sb[1])) continue;
-                const auto& ea = s.edges[a];
-                const auto& eb = s.edges[b];
-                if (w[ea[0]] + w[ea[1]] + w[eb[0]] + w[eb[1]] == 0.0) continue;
-                ++edgeFound;
-                keep(edgeEdge, edgeCap, std::array<std::uint32_t, 2>{std::min(a, b), std::max(a, b)});
-              }
-            }
+            trianglePairCandidates(
+                w, ta, tb,
+                [&](std::uint32_t i, std::uint32_t t) {
+                  ++vertexFound;
+                  keep(vertexTriangle, vertexCap, Scratch::VertexTriangle{i, t});
+                },
+                [&](std::uint32_t a, std::uint32_t b) {
+                  ++edgeFound;
+                  keep(edgeEdge, edgeCap, std::array<std::uint32_t, 2>{a, b});
+                },
+                false);
           },
           s.skipNode);
     }
@@ -1118,8 +1221,9 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
     }
     s.vertexTriangle.clear();
     s.edgeEdge.clear();
-    s.candidateTriangles.clear();
-    s.candidateEdges.clear();
+    s.vertexTriangleAdded.clear();
+    s.edgeEdgeAdded.clear();
+    clearCandidateBoxes();
     s.built = false;
     overflow_ =
         "surface contact broad phase: " +
@@ -1158,20 +1262,138 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
         s.edgeEdge, [](const std::array<std::uint32_t, 2>& pair) { return pair[0]; },
         [](const std::array<std::uint32_t, 2>& pair) { return pair[1]; });
   }
-  // The triangles and edges the candidates name, ascending: only their substep boxes are drawn.
-  auto listMarked = [&](std::size_t count, std::vector<std::uint32_t>& list) {  // and clear the marks
-    list.clear();
-    for (std::uint32_t k = 0; k < count; ++k)
-      if (s.boxMark[k]) {
-        s.boxMark[k] = 0;
-        list.push_back(k);
-      }
-  };
-  for (const Scratch::VertexTriangle& pair : s.vertexTriangle) s.boxMark[pair.triangle] = 1;
-  listMarked(s.triangles.size(), s.candidateTriangles);
-  for (const auto& pair : s.edgeEdge) s.boxMark[pair[0]] = s.boxMark[pair[1]] = 1;
-  listMarked(s.edges.size(), s.candidateEdges);
+  s.vertexTriangleAdded.clear();
+  s.edgeEdgeAdded.clear();
+  listCandidateBoxes();
   s.built = true;
+}
+
+// The local update (see the top). The particles that left their boxes get new ones (for the rest
+// of the step, in the frame, which stays), and so do their triangles and edges; the tree is
+// refitted. Every candidate pair that names one of those vertices, triangles or edges is dropped
+// and searched again from their triangles (each pair of triangles once); the pairs of the others
+// keep their boxes and so their candidates. The list is then the one a run over every triangle
+// would find with these boxes and the same skipped patches, sorted alike. Serial: it touches a few
+// triangles, so any team gives the same list.
+bool SurfaceContacts::updateCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
+                                       int remainingSubsteps, double time) {
+  Scratch& s = s_;
+  const Vec3* x0 = state.previousPosition.data();
+  const Vec3* x1 = state.position.data();
+  s.escapedSlots.clear();
+  const std::size_t most = s.particles.size() / kLocalUpdateShare;
+  for (std::size_t i = 0; i < s.particles.size(); ++i) {
+    const ParticleIndex p = s.particles[i];
+    if (s.region[i].contains(x0[p]) && s.region[i].contains(x1[p])) continue;  // the frame stays: no shift
+    // A non-finite position is left to the run over every triangle, as before this update existed.
+    if (s.escapedSlots.size() == most || !x0[p].allFinite() || !x1[p].allFinite()) return false;
+    s.escapedSlots.push_back(static_cast<std::uint32_t>(i));
+  }
+  if (s.escapedSlots.empty()) return false;
+  const double reach = surfaceReach(model, settings);
+  s.built = false;  // until the update completes (a kinematic path may throw on the way)
+  for (std::uint32_t i : s.escapedSlots) drawParticleBox(model, settings, state, h, remainingSubsteps, time, reach, i);
+  s.changedTriangles.clear();
+  s.changedEdges.clear();
+  for (std::uint32_t i : s.escapedSlots) {
+    s.escapedMark[i] = 1;
+    for (std::uint32_t k = s.slotTriangleStart[i]; k < s.slotTriangleStart[i + 1]; ++k) {
+      const std::uint32_t t = s.slotTriangles[k];
+      if (!s.triangleChanged[t]) s.changedTriangles.push_back(t);
+      s.triangleChanged[t] = 1;
+    }
+    for (std::uint32_t k = s.slotEdgeStart[i]; k < s.slotEdgeStart[i + 1]; ++k) {
+      const std::uint32_t e = s.slotEdges[k];
+      if (!s.edgeChanged[e]) s.changedEdges.push_back(e);
+      s.edgeChanged[e] = 1;
+    }
+  }
+  for (std::uint32_t t : s.changedTriangles) drawTriangleBox(t, reach);
+  for (std::uint32_t e : s.changedEdges) drawEdgeBox(e, reach);
+  s.triangleTree.refitAbove(s.changedTriangles, s.triangleBoxes);
+  // A changed vertex's (edge's) owner is one of its triangles, so every pair that names a changed
+  // vertex, triangle or edge is reached from a changed triangle; a pair of two changed triangles
+  // from the lower. Pairs within one skipped patch are left out, as the full search leaves them.
+  const double* w = model.inverseMass.data();
+  s.foundVertexTriangle.clear();
+  s.foundEdgeEdge.clear();
+  for (std::uint32_t ta : s.changedTriangles) {
+    s.triangleTree.query(s.triangleBoxes[ta], s.triangleBoxes, [&](std::uint32_t tb) {
+      if (tb == ta || (s.triangleChanged[tb] && tb < ta)) return;
+      if (s.patchOf[ta] != kNone && s.patchOf[ta] == s.patchOf[tb]) return;
+      // An unchanged tb has no changed vertex or edge: only ta's changed ones pair with it.
+      trianglePairCandidates(
+          w, ta, tb,
+          [&](std::uint32_t i, std::uint32_t t) {
+            if (s.escapedMark[i] || s.triangleChanged[t]) s.foundVertexTriangle.push_back({i, t});
+          },
+          [&](std::uint32_t a, std::uint32_t b) {
+            if (s.edgeChanged[a] || s.edgeChanged[b]) s.foundEdgeEdge.push_back({a, b});
+          },
+          !s.triangleChanged[tb]);
+    });
+  }
+  for (std::uint32_t i : s.escapedSlots) s.escapedMark[i] = 0;
+  for (std::uint32_t t : s.changedTriangles) s.triangleChanged[t] = 0;
+  for (std::uint32_t e : s.changedEdges) s.edgeChanged[e] = 0;
+  // The pairs found that no list holds yet join the added ones (sorted, each once). Those the
+  // run's list holds stay there, and so do its pairs that these boxes no longer reach: the box
+  // test of every substep rejects them.
+  auto add = [](const auto& run, auto& found, auto& added, auto& scratch) {
+    std::sort(found.begin(), found.end());
+    found.erase(std::remove_if(found.begin(), found.end(),
+                               [&](const auto& pair) { return std::binary_search(run.begin(), run.end(), pair); }),
+                found.end());
+    scratch.resize(added.size() + found.size());
+    scratch.erase(std::set_union(added.begin(), added.end(), found.begin(), found.end(), scratch.begin()),
+                  scratch.end());
+    added.swap(scratch);
+  };
+  add(s.vertexTriangle, s.foundVertexTriangle, s.vertexTriangleAdded, s.vertexTriangleAddedScratch);
+  add(s.edgeEdge, s.foundEdgeEdge, s.edgeEdgeAdded, s.edgeEdgeAddedScratch);
+  // Over the bound, or so many added that a run costs less than testing them in every substep:
+  // the run over every triangle (which also finds an overflow and refuses the step).
+  const std::size_t run = s.vertexTriangle.size() + s.edgeEdge.size();
+  const std::size_t added = s.vertexTriangleAdded.size() + s.edgeEdgeAdded.size();
+  if (s.vertexTriangle.size() + s.vertexTriangleAdded.size() > kMaxCandidatesPerQuery * s.particles.size() ||
+      s.edgeEdge.size() + s.edgeEdgeAdded.size() > kMaxCandidatesPerQuery * s.edges.size() ||
+      added > run / kAddedShare + kNarrowChunk)
+    return false;
+  // The substep boxes of the triangles and edges the new pairs name.
+  for (const Scratch::VertexTriangle& pair : s.foundVertexTriangle)
+    if (!s.triangleListed[pair.triangle]) {
+      s.triangleListed[pair.triangle] = 1;
+      s.candidateTriangles.push_back(pair.triangle);
+    }
+  for (const auto& pair : s.foundEdgeEdge)
+    for (std::uint32_t e : pair)
+      if (!s.edgeListed[e]) {
+        s.edgeListed[e] = 1;
+        s.candidateEdges.push_back(e);
+      }
+  s.built = true;  // the near list, drawn on the run's candidates, still holds
+  ++broadPhaseUpdates_;
+  return true;
+}
+
+// The triangles and edges the run's candidates name, ascending: only their substep boxes are drawn.
+void SurfaceContacts::listCandidateBoxes() {
+  Scratch& s = s_;
+  clearCandidateBoxes();
+  for (const Scratch::VertexTriangle& pair : s.vertexTriangle) s.triangleListed[pair.triangle] = 1;
+  for (const auto& pair : s.edgeEdge) s.edgeListed[pair[0]] = s.edgeListed[pair[1]] = 1;
+  for (std::uint32_t t = 0; t < s.triangles.size(); ++t)
+    if (s.triangleListed[t]) s.candidateTriangles.push_back(t);
+  for (std::uint32_t e = 0; e < s.edges.size(); ++e)
+    if (s.edgeListed[e]) s.candidateEdges.push_back(e);
+}
+
+void SurfaceContacts::clearCandidateBoxes() {
+  Scratch& s = s_;
+  for (std::uint32_t t : s.candidateTriangles) s.triangleListed[t] = 0;
+  for (std::uint32_t e : s.candidateEdges) s.edgeListed[e] = 0;
+  s.candidateTriangles.clear();
+  s.candidateEdges.clear();
 }
 
 void SurfaceContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
@@ -1181,6 +1403,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   Scratch& s = s_;
   if (substep == 0) {
     broadPhaseRuns_ = 0;
+    broadPhaseUpdates_ = 0;
     overflow_.clear();
   }
   if (!overflow_.empty()) return;  // an earlier substep overflowed: the step is refused
@@ -1201,13 +1424,17 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   const Vec3 frame = checkCandidates ? frameOffset(s.frameSubsteps) : Vec3::Zero();
   const int boxThreads = s.particles.size() >= kParallelQueries ? std::max(teamSize, 1) : 1;
   const std::size_t patchTriangles = checkCandidates ? skippedTriangles() : 0;
-  int broken = 0;
+  int broken = 0;              // a particle left its box
+  int conesBroken = 0;         // a skipped patch's cone no longer holds
   double largestMotion = 0.0;  // m^2, squared
   // How far the particles' substep boxes moved from those the near list was drawn on (m).
   const Aabb* anchor = s.nearValid ? s.anchorBoxes.data() : nullptr;
   double drift = 0.0;
   int unordered = 0;
-#pragma omp parallel num_threads(boxThreads) reduction(| : broken, unordered) reduction(max : largestMotion, drift)
+#pragma omp parallel num_threads(boxThreads) reduction(|                                 \
+                                                       : broken, conesBroken, unordered) \
+    reduction(max                                                                        \
+              : largestMotion, drift)
   {
     const auto team = static_cast<std::size_t>(omp_get_num_threads());
     const auto thread = static_cast<std::size_t>(omp_get_thread_num());
@@ -1239,10 +1466,15 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       }
     }
     if (checkCandidates && !patchesHold(state, share(patchTriangles, thread), share(patchTriangles, thread + 1)))
-      broken = 1;
+      conesBroken = 1;
   }
-  if (!(checkCandidates && !broken))
-    findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
+  if (!(checkCandidates && !broken && !conesBroken)) {
+    // Particles left their boxes while the cones hold and the frame stays: a local update, if few.
+    const bool staticFrame = s.frameVelocity == Vec3::Zero() && s.frameAcceleration == Vec3::Zero();
+    if (!(localUpdates_ && checkCandidates && !conesBroken && staticFrame &&
+          updateCandidates(model, settings, state, h, settings.substeps - substep, time)))
+      findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
+  }
   if (!overflow_.empty()) return;  // the step is refused (Solver::step)
   // The substep boxes of the triangles and edges that some candidate names (listed by the run).
   const std::size_t boxTriangles = s.candidateTriangles.size(), boxEdges = s.candidateEdges.size();
@@ -1441,16 +1673,25 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     }
   };
 
-  // The candidates are independent. They are cut into chunks (the vertex-triangle ones first, then
-  // the edge-edge ones) that the threads take in any order, so a thread slowed by another process
-  // does not hold the others up; each thread appends its contacts to its own list and notes where
-  // each chunk's are, and the lists are joined chunk by chunk: the contacts come in the candidates'
-  // order for any team and any schedule.
+  // The candidates are independent. They are cut into chunks (the run's vertex-triangle ones
+  // first, then its edge-edge ones, then those the local updates added, in the same two parts)
+  // that the threads take in any order, so a thread slowed by another process does not hold the
+  // others up; each thread appends its contacts to its own list and notes where each chunk's are,
+  // and the lists are joined chunk by chunk: the contacts come in the candidates' order for any
+  // team and any schedule.
   const std::size_t vt = s.vertexTriangle.size(), ee = s.edgeEdge.size();
-  const std::size_t vertexChunks = (vt + kNarrowChunk - 1) / kNarrowChunk;
-  const std::size_t chunks = vertexChunks + (ee + kNarrowChunk - 1) / kNarrowChunk;
-  const int threads = vt + ee >= kParallelCandidates ? std::max(teamSize, 1) : 1;
-  if (s.kept.size() < vt + ee) s.kept.resize(vt + ee);
+  const std::size_t partSize[4] = {vt, ee, s.vertexTriangleAdded.size(), s.edgeEdgeAdded.size()};
+  std::size_t partOffset[4], partChunkEnd[4];  // in `kept`; the chunks of parts 0 .. i
+  for (std::size_t part = 0, offset = 0, chunkEnd = 0; part < 4; ++part) {
+    partOffset[part] = offset;
+    offset += partSize[part];
+    chunkEnd += (partSize[part] + kNarrowChunk - 1) / kNarrowChunk;
+    partChunkEnd[part] = chunkEnd;
+  }
+  const std::size_t chunks = partChunkEnd[3];
+  const std::size_t candidates = partOffset[3] + partSize[3];
+  const int threads = candidates >= kParallelCandidates ? std::max(teamSize, 1) : 1;
+  if (s.kept.size() < candidates) s.kept.resize(candidates);
   if (s.nearList.size() < vt + ee) s.nearList.resize(vt + ee);
   if (s.nearCount.size() < chunks) s.nearCount.resize(chunks);
   if (s.chunkContacts.size() < chunks) s.chunkContacts.resize(chunks);
@@ -1480,13 +1721,24 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       s.anchorScale = scale;
     }
   }
-  if (s.threadContacts.size() < static_cast<std::size_t>(threads)) s.threadContacts.resize(threads);
-  for (int t = 0; t < threads; ++t) s.threadContacts[t].clear();
+  if (s.threadContacts.size() < static_cast<std::size_t>(threads)) {
+    s.threadContacts.resize(threads);
+    s.threadKeys.resize(threads);
+  }
+  for (int t = 0; t < threads; ++t) {
+    s.threadContacts[t].clear();
+    s.threadKeys[t].clear();
+  }
   const auto chunkCount = static_cast<std::int64_t>(chunks);
 #pragma omp parallel num_threads(threads)
   {
     const auto thread = static_cast<std::uint32_t>(omp_get_thread_num());
     std::vector<SurfaceContact>& out = s.threadContacts[thread];
+    std::vector<std::uint64_t>& keys = s.threadKeys[thread];
+    // Each contact's candidate (first index, second index), for the join below.
+    auto keyed = [&](std::size_t before, std::uint32_t first, std::uint32_t second) __attribute__((always_inline)) {
+      if (out.size() != before) keys.push_back(std::uint64_t{first} << 32 | second);
+    };
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t chunk = 0; chunk < chunkCount; ++chunk) {
       Scratch::ChunkContacts& where = s.chunkContacts[static_cast<std::size_t>(chunk)];
@@ -1496,48 +1748,70 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       // are listed first (in the chunk's part of `kept`), without a branch per candidate: which
       // pass is hard to predict, and a mispredicted branch costs more than the box test. The
       // test reads the chunk's candidates, or those of them in the near list (see above), which
-      // is drawn in the chunk's part of nearList.
-      const bool vertexChunk = static_cast<std::size_t>(chunk) < vertexChunks;
+      // is drawn in the chunk's part of nearList (the run's candidates only: the added ones are
+      // all read).
+      const auto c = static_cast<std::size_t>(chunk);
+      const std::size_t part = c < partChunkEnd[0] ? 0 : c < partChunkEnd[1] ? 1 : c < partChunkEnd[2] ? 2 : 3;
+      const bool vertexChunk = part % 2 == 0, addedChunk = part >= 2;
       BoxTestInput in;
-      in.first = (static_cast<std::size_t>(chunk) - (vertexChunk ? 0 : vertexChunks)) * kNarrowChunk;
-      in.count = std::min(vertexChunk ? vt : ee, in.first + kNarrowChunk) - in.first;
-      std::uint32_t* const near = s.nearList.data() + (vertexChunk ? 0 : vt) + in.first;
-      if (nearHolds) {
-        in.listed = near;
-        in.count = s.nearCount[static_cast<std::size_t>(chunk)];
-      } else if (drawNear) {
-        in.near = near;
-        in.gap = s.nearGap;
+      in.first = (c - (part == 0 ? 0 : partChunkEnd[part - 1])) * kNarrowChunk;
+      in.count = std::min(partSize[part], in.first + kNarrowChunk) - in.first;
+      if (!addedChunk) {
+        std::uint32_t* const near = s.nearList.data() + partOffset[part] + in.first;
+        if (nearHolds) {
+          in.listed = near;
+          in.count = s.nearCount[c];
+        } else if (drawNear) {
+          in.near = near;
+          in.gap = s.nearGap;
+        }
       }
-      std::uint32_t* const kept = s.kept.data() + (vertexChunk ? 0 : vt) + in.first;
+      std::uint32_t* const kept = s.kept.data() + partOffset[part] + in.first;
+      const std::vector<Scratch::VertexTriangle>& vertexPairs = addedChunk ? s.vertexTriangleAdded : s.vertexTriangle;
+      const std::vector<std::array<std::uint32_t, 2>>& edgePairs = addedChunk ? s.edgeEdgeAdded : s.edgeEdge;
       if (vertexChunk) {
         const std::size_t end = keepOverlappingBoxes(
-            in, [&](std::size_t k) -> const Aabb& { return s.substepVertex[s.vertexTriangle[k].vertex]; },
-            [&](std::size_t k) -> const Aabb& { return s.substepTriangle[s.vertexTriangle[k].triangle]; }, kept);
-        for (std::size_t i = 0; i < end; ++i) vertexTriangle(s.vertexTriangle[kept[i]], out);
+            in, [&](std::size_t k) -> const Aabb& { return s.substepVertex[vertexPairs[k].vertex]; },
+            [&](std::size_t k) -> const Aabb& { return s.substepTriangle[vertexPairs[k].triangle]; }, kept);
+        for (std::size_t i = 0; i < end; ++i) {
+          const Scratch::VertexTriangle& pair = vertexPairs[kept[i]];
+          const std::size_t before = out.size();
+          vertexTriangle(pair, out);
+          keyed(before, pair.vertex, pair.triangle);
+        }
       } else {
         const std::size_t end = keepOverlappingBoxes(
-            in, [&](std::size_t k) -> const Aabb& { return s.substepEdge[s.edgeEdge[k][0]]; },
-            [&](std::size_t k) -> const Aabb& { return s.substepEdge[s.edgeEdge[k][1]]; }, kept);
+            in, [&](std::size_t k) -> const Aabb& { return s.substepEdge[edgePairs[k][0]]; },
+            [&](std::size_t k) -> const Aabb& { return s.substepEdge[edgePairs[k][1]]; }, kept);
         std::size_t i = 0;
 #ifdef PLIANT_HAVE_AVX2_KERNELS
         // Four at a time first: the pairs that make nothing (most) stop there.
         if (cpuHasAvx2()) {
           for (; i + 4 <= end; i += 4) {
             const std::array<ParticleIndex, 2>* const edges[4][2] = {
-                {&s.edges[s.edgeEdge[kept[i]][0]], &s.edges[s.edgeEdge[kept[i]][1]]},
-                {&s.edges[s.edgeEdge[kept[i + 1]][0]], &s.edges[s.edgeEdge[kept[i + 1]][1]]},
-                {&s.edges[s.edgeEdge[kept[i + 2]][0]], &s.edges[s.edgeEdge[kept[i + 2]][1]]},
-                {&s.edges[s.edgeEdge[kept[i + 3]][0]], &s.edges[s.edgeEdge[kept[i + 3]][1]]}};
+                {&s.edges[edgePairs[kept[i]][0]], &s.edges[edgePairs[kept[i]][1]]},
+                {&s.edges[edgePairs[kept[i + 1]][0]], &s.edges[edgePairs[kept[i + 1]][1]]},
+                {&s.edges[edgePairs[kept[i + 2]][0]], &s.edges[edgePairs[kept[i + 2]][1]]},
+                {&s.edges[edgePairs[kept[i + 3]][0]], &s.edges[edgePairs[kept[i + 3]][1]]}};
             const unsigned may = edgeEdgeMayMake4(x0, x1, edges, reach, separationReach, rejections);
             for (unsigned lane = 0; lane < 4; ++lane)
-              if (may & (1u << lane)) edgeEdge(s.edgeEdge[kept[i + lane]], out);
+              if (may & (1u << lane)) {
+                const std::array<std::uint32_t, 2>& pair = edgePairs[kept[i + lane]];
+                const std::size_t before = out.size();
+                edgeEdge(pair, out);
+                keyed(before, pair[0], pair[1]);
+              }
           }
         }
 #endif
-        for (; i < end; ++i) edgeEdge(s.edgeEdge[kept[i]], out);
+        for (; i < end; ++i) {
+          const std::array<std::uint32_t, 2>& pair = edgePairs[kept[i]];
+          const std::size_t before = out.size();
+          edgeEdge(pair, out);
+          keyed(before, pair[0], pair[1]);
+        }
       }
-      if (drawNear) s.nearCount[static_cast<std::size_t>(chunk)] = static_cast<std::uint32_t>(in.nearCount);
+      if (drawNear && !addedChunk) s.nearCount[c] = static_cast<std::uint32_t>(in.nearCount);
       where.end = out.size();
     }
   }
@@ -1551,11 +1825,40 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
                 " m): lower the thickness";
     return;
   }
-  for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
-    const Scratch::ChunkContacts& where = s.chunkContacts[chunk];
-    const std::vector<SurfaceContact>& list = s.threadContacts[where.thread];
-    contacts_.insert(contacts_.end(), list.begin() + static_cast<std::ptrdiff_t>(where.begin),
-                     list.begin() + static_cast<std::ptrdiff_t>(where.end));
+  // The contacts in the candidates' order, whichever list held them: the run's vertex-triangle
+  // ones merged with the added ones by candidate, then the edge-edge ones (so that a solver that
+  // has added candidates makes the contacts of one that has just run, in the same order).
+  auto partChunks = [&](std::size_t part) {
+    return std::pair(part == 0 ? 0 : partChunkEnd[part - 1], partChunkEnd[part]);
+  };
+  auto gather = [&](std::size_t part, std::vector<Scratch::KeyedContact>& into) {
+    into.clear();
+    const auto [first, end] = partChunks(part);
+    for (std::size_t chunk = first; chunk < end; ++chunk) {
+      const Scratch::ChunkContacts& where = s.chunkContacts[chunk];
+      for (std::size_t k = where.begin; k < where.end; ++k)
+        into.push_back({s.threadKeys[where.thread][k], &s.threadContacts[where.thread][k]});
+    }
+  };
+  for (std::size_t kind = 0; kind < 2; ++kind) {
+    gather(kind + 2, s.addedContacts);
+    if (s.addedContacts.empty()) {
+      const auto [first, end] = partChunks(kind);
+      for (std::size_t chunk = first; chunk < end; ++chunk) {
+        const Scratch::ChunkContacts& where = s.chunkContacts[chunk];
+        const std::vector<SurfaceContact>& list = s.threadContacts[where.thread];
+        contacts_.insert(contacts_.end(), list.begin() + static_cast<std::ptrdiff_t>(where.begin),
+                         list.begin() + static_cast<std::ptrdiff_t>(where.end));
+      }
+      continue;
+    }
+    gather(kind, s.runContacts);
+    std::size_t a = 0, b = 0;
+    while (a < s.runContacts.size() || b < s.addedContacts.size())
+      contacts_.push_back(b == s.addedContacts.size() ||
+                                  (a < s.runContacts.size() && s.runContacts[a].key < s.addedContacts[b].key)
+                              ? *s.runContacts[a++].contact
+                              : *s.addedContacts[b++].contact);
   }
 }
 

@@ -35,12 +35,17 @@ class SurfaceContacts {
   void invalidateCandidates() { s_.built = false; }
 
   const std::vector<SurfaceContact>& contacts() const { return contacts_; }
+  // In the current step: the broad phase's runs over every triangle, and its local updates (the
+  // pairs of the few particles that left their boxes searched again, see surface_contacts.cpp).
   int broadPhaseRuns() const { return broadPhaseRuns_; }
+  int broadPhaseUpdates() const { return broadPhaseUpdates_; }
   // Non-empty when the step's collide stage found more candidate pairs or contacts than their
   // bounds (pliant::surfaceCandidateBound, surfaceContactBound): what overflowed, for the refused step. The
   // substep then has no surface contacts; the solver refuses the step and restores the state.
   const std::string& overflow() const { return overflow_; }
-  std::size_t candidateCount() const { return s_.vertexTriangle.size() + s_.edgeEdge.size(); }
+  std::size_t candidateCount() const {
+    return s_.vertexTriangle.size() + s_.edgeEdge.size() + s_.vertexTriangleAdded.size() + s_.edgeEdgeAdded.size();
+  }
   // Triangles in patches whose pairs within the patch the current candidates leave out (normal
   // cones, see surface_contacts.cpp).
   std::size_t skippedTriangles() const;
@@ -49,10 +54,41 @@ class SurfaceContacts {
   // For tests: whether the broad phase may find the leaves' normal cones four triangles at a time
   // (where AVX2 is there); off, one at a time. Both give the same cones.
   void setConeLanes(bool on) { coneLanes_ = on; }
+  // For tests: whether the broad phase may update its candidates locally; off, every particle that
+  // leaves its box makes a run over every triangle.
+  void setLocalUpdates(bool on) { localUpdates_ = on; }
+  // For tests: whether patches that cannot touch themselves are skipped (see surface_contacts.cpp).
+  void setPatchSkipping(bool on) { patchSkipping_ = on; }
+  // For tests: whether the current candidates hold the pair of collision particle `vertex` and
+  // collision triangle `triangle` (index in Model::collisionTriangles), or of the edges (a0, a1)
+  // and (b0, b1) (each given by its two particles, in any order).
+  bool vertexTriangleCandidate(ParticleIndex vertex, std::uint32_t triangle) const;
+  bool edgeEdgeCandidate(ParticleIndex a0, ParticleIndex a1, ParticleIndex b0, ParticleIndex b1) const;
 
  private:
   void findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
                       int remainingSubsteps, double time, int threads);
+  // The local update (see surface_contacts.cpp); false when it does not apply, and the caller
+  // runs findCandidates instead.
+  bool updateCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
+                        int remainingSubsteps, double time);
+  // Particle slot i's box for the rest of the step (region and vertexBoxes), in the current frame.
+  void drawParticleBox(const Model& model, const SolverSettings& settings, const State& state, double h,
+                       int remainingSubsteps, double time, double reach, std::size_t i);
+  // Triangle t's and edge e's boxes from their particles' regions.
+  void drawTriangleBox(std::uint32_t t, double reach);
+  void drawEdgeBox(std::uint32_t e, double reach);
+  // Slots a and b are the same or joined by an edge of the mesh.
+  bool meshNear(std::uint32_t a, std::uint32_t b) const;
+  // The candidates reached from triangles ta and tb, whose boxes overlap: keepVertex(slot,
+  // triangle) for each vertex-triangle pair, keepEdges(a, b) (a < b) for each edge-edge pair
+  // (onlyMarked: see surface_contacts.cpp).
+  template <class KeepVertex, class KeepEdges>
+  void trianglePairCandidates(const double* inverseMass, std::uint32_t ta, std::uint32_t tb, KeepVertex&& keepVertex,
+                              KeepEdges&& keepEdges, bool onlyMarked) const;
+  // candidateTriangles and candidateEdges from the candidates of a run; emptied.
+  void listCandidateBoxes();
+  void clearCandidateBoxes();
   // Where the broad phase's frame is at substep j of its run (m, see surface_contacts.cpp).
   Vec3 frameOffset(int j) const;
   // Whether every skipped patch's cone still holds over the substep (x^n to the prediction), for
@@ -64,8 +100,11 @@ class SurfaceContacts {
   void findPatches();
   bool active_ = false;
   bool coneLanes_ = true;
+  bool localUpdates_ = true;
+  bool patchSkipping_ = true;
   std::vector<SurfaceContact> contacts_;
   int broadPhaseRuns_ = 0;  // in the current step
+  int broadPhaseUpdates_ = 0;
   std::string overflow_;
 
   struct Scratch {
@@ -81,6 +120,12 @@ class SurfaceContacts {
     std::vector<std::uint32_t> neighbourStart;
     std::vector<std::uint32_t> neighbours;
     std::vector<std::uint64_t> neighbourFilter;  // per slot: bits of itself and its neighbours
+    // The triangles and edges of each slot: slotTriangles[slotTriangleStart[i] ..
+    // slotTriangleStart[i + 1]), and the same for edges.
+    std::vector<std::uint32_t> slotTriangleStart;
+    std::vector<std::uint32_t> slotTriangles;
+    std::vector<std::uint32_t> slotEdgeStart;
+    std::vector<std::uint32_t> slotEdges;
     // Broad phase: where each particle stays during the step, and the boxes compared, in a frame
     // that moves with velocity frameVelocity (m/s) and acceleration frameAcceleration (m/s^2) in
     // substeps of frameStep (s); frameSubsteps substeps have passed since the run.
@@ -97,11 +142,12 @@ class SurfaceContacts {
     std::vector<Aabb> substepVertex;
     std::vector<Aabb> substepTriangle;  // drawn for candidateTriangles only
     std::vector<Aabb> substepEdge;      // drawn for candidateEdges only
-    // The triangles and edges that the current candidates name, ascending (found with the
-    // candidates, marking each in boxMark, cleared after).
+    // The triangles and edges that the current candidates name (those of the run ascending, then
+    // those the local updates added), each marked in triangleListed and edgeListed.
     std::vector<std::uint32_t> candidateTriangles;
     std::vector<std::uint32_t> candidateEdges;
-    std::vector<std::uint8_t> boxMark;
+    std::vector<std::uint8_t> triangleListed;
+    std::vector<std::uint8_t> edgeListed;
     BoxTree triangleTree;                      // built on the rest layout, refitted by each broad phase run
     std::vector<BoxTree::Task> triangleTasks;  // the search cut into pieces for threads
     std::vector<BoxTree::Task> taskScratch;
@@ -125,14 +171,25 @@ class SurfaceContacts {
       std::size_t before = 0;  // triangles in the patches before this one
     };
     std::vector<SkippedPatch> skipped;
+    std::vector<std::uint32_t> patchOf;      // per triangle: its entry in `skipped`, or kNone
     std::vector<std::uint32_t> sortTotals;   // sorting the candidates: per thread
     std::vector<std::uint32_t> bucketPlace;  // and per thread and key
     struct VertexTriangle {
       std::uint32_t vertex = 0;    // slot
       std::uint32_t triangle = 0;  // index in triangles
+      // The candidates' order: by vertex, then triangle.
+      friend bool operator<(const VertexTriangle& l, const VertexTriangle& r) {
+        return l.vertex != r.vertex ? l.vertex < r.vertex : l.triangle < r.triangle;
+      }
     };
     std::vector<VertexTriangle> vertexTriangle;          // candidates, sorted by (vertex, triangle)
     std::vector<std::array<std::uint32_t, 2>> edgeEdge;  // candidates (a < b), sorted
+    // The candidates that local updates added since the run (none of them in the lists above),
+    // sorted alike; and their scratch.
+    std::vector<VertexTriangle> vertexTriangleAdded;
+    std::vector<std::array<std::uint32_t, 2>> edgeEdgeAdded;
+    std::vector<VertexTriangle> vertexTriangleAddedScratch;
+    std::vector<std::array<std::uint32_t, 2>> edgeEdgeAddedScratch;
     // The candidates sorted by their second index only (the first pass of the sort).
     std::vector<VertexTriangle> vertexTriangleScratch;
     std::vector<std::array<std::uint32_t, 2>> edgeEdgeScratch;
@@ -140,9 +197,27 @@ class SurfaceContacts {
     // Per-thread candidate lists of the broad phase, sorted together after.
     std::vector<std::vector<VertexTriangle>> threadVertexTriangle;
     std::vector<std::vector<std::array<std::uint32_t, 2>>> threadEdgeEdge;
+    // The local update's scratch: the slots that left their boxes, the triangles and edges they
+    // belong to (each marked, cleared after), and the pairs found for them.
+    std::vector<std::uint32_t> escapedSlots;
+    std::vector<std::uint32_t> changedTriangles;
+    std::vector<std::uint32_t> changedEdges;
+    std::vector<std::uint8_t> escapedMark;
+    std::vector<std::uint8_t> triangleChanged;
+    std::vector<std::uint8_t> edgeChanged;
+    std::vector<VertexTriangle> foundVertexTriangle;
+    std::vector<std::array<std::uint32_t, 2>> foundEdgeEdge;
     // Per-thread contact lists of the narrow phase, and where each chunk of candidates (see
     // collide) put its contacts; joined chunk by chunk, in the candidates' order, after.
     std::vector<std::vector<SurfaceContact>> threadContacts;
+    std::vector<std::vector<std::uint64_t>> threadKeys;  // per contact: its candidate, first << 32 | second
+    // Joining the contacts of the run's candidates with those of the added ones (collide).
+    struct KeyedContact {
+      std::uint64_t key = 0;
+      const SurfaceContact* contact = nullptr;
+    };
+    std::vector<KeyedContact> runContacts;
+    std::vector<KeyedContact> addedContacts;
     struct ChunkContacts {
       std::uint32_t thread = 0;
       std::size_t begin = 0;  // in threadContacts[thread]
