@@ -16,6 +16,7 @@
 //                        the same state
 //   contact_share        contact_ms / ms_per_frame: the collide and contact-projection stages
 //   surface_candidates   candidate pairs of the surface broad phase; broad_phase_runs per step
+//                        over every triangle, broad_phase_updates of a few particles' pairs
 //   contacts             contacts of the last substep (collider + particle + surface)
 // The label holds the state hash after the timed step, so a fast but different result shows.
 //
@@ -148,7 +149,7 @@ void contactStep(benchmark::State& bs, const ContactFixture& (*fixture)()) {
   timeStep(solver, s, ok);  // sizes the solver's scratch
   double seconds = 0.0, baseSeconds = 0.0;
   std::size_t candidates = 0, contacts = 0;
-  int runs = 0;
+  int runs = 0, updates = 0;
   for (auto _ : bs) {
     s = f.warm;
     const double elapsed = timeStep(solver, s, ok);
@@ -161,6 +162,7 @@ void contactStep(benchmark::State& bs, const ContactFixture& (*fixture)()) {
     candidates = solver.lastSurfaceCandidateCount();
     contacts = solver.lastContactCount();
     runs = solver.lastSurfaceBroadPhaseRuns();
+    updates = solver.lastSurfaceBroadPhaseUpdates();
     // The same step without contacts, untimed by the framework.
     s = f.warm;
     baseSeconds += timeStep(base, s, ok);
@@ -173,6 +175,7 @@ void contactStep(benchmark::State& bs, const ContactFixture& (*fixture)()) {
   bs.counters["contact_share"] = ms > 0.0 ? contactMs / ms : 0.0;
   bs.counters["surface_candidates"] = static_cast<double>(candidates);
   bs.counters["broad_phase_runs"] = runs;
+  bs.counters["broad_phase_updates"] = updates;
   bs.counters["contacts"] = static_cast<double>(contacts);
   s = f.warm;
   timeStep(solver, s, ok);

@@ -1,8 +1,8 @@
 // Contact work counters of benchmark scenes, frame by frame (issue 14: how the cost of the drapes
 // grows from 64^2 to 256^2): surface broad-phase runs in the step, the step's surface candidates
 // (vertex-triangle plus edge-edge pairs kept by the broad phase), and the contacts of its last
-// substep, by kind, and the triangles in patches the broad phase skipped (normal cones). Counts, not times: they are
-// the same on any machine.
+// substep, by kind, the triangles in patches the broad phase skipped (normal cones), and its local
+// updates in the step. Counts, not times: they are the same on any machine.
 //
 // Usage: pliant_contact_counters [--frames N] SCENE...   (CSV on stdout)
 #include <cstdio>
@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     pliant::setThreadCount(1);
     std::printf(
         "scene,particles,frame,broad_phase_runs,surface_candidates,surface_contacts,collider_contacts,skipped_"
-        "triangles\n");
+        "triangles,broad_phase_updates\n");
     for (const std::string& name : scenes) {
       const pliant::Scene scene = pliant::makeBenchmarkScene(name);
       pliant::Solver solver(scene.model, scene.settings);
@@ -47,10 +47,10 @@ int main(int argc, char** argv) {
       for (int frame = 1; frame <= count; ++frame) {
         const pliant::StepResult r = solver.step(state);
         if (!r.ok()) throw pliant::Error(name + ": " + r.message);
-        std::printf("%s,%zu,%d,%d,%zu,%zu,%zu,%zu\n", name.c_str(), scene.model->particleCount(), frame,
+        std::printf("%s,%zu,%d,%d,%zu,%zu,%zu,%zu,%d\n", name.c_str(), scene.model->particleCount(), frame,
                     solver.lastSurfaceBroadPhaseRuns(), solver.lastSurfaceCandidateCount(),
                     solver.lastSurfaceContacts().size(), solver.lastColliderContacts().size(),
-                    solver.lastSurfaceSkippedTriangles());
+                    solver.lastSurfaceSkippedTriangles(), solver.lastSurfaceBroadPhaseUpdates());
       }
     }
     return 0;

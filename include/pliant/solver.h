@@ -22,7 +22,8 @@
 //                    x^n to the prediction (continuous collision: the cubic coplanarity test,
 //                    collision/ccd.h), oriented by the side they came from. Their candidate pairs
 //                    come from a broad phase over boxes swept to the predicted end of the step, run
-//                    in the first substep and again only if a particle leaves its box.
+//                    in the first substep and again only if a particle leaves its box (for a few
+//                    such particles, a local update of their pairs only).
 //                    Rigid bodies (rigid/body_contacts.cpp, Mueller et al. 2020 sec. 3.5): a sorted
 //                    sweep over the bodies' bounds at their predicted poses gives the pairs with a
 //                    dynamic body that no joint connects, in index order, then each dynamic body
@@ -414,10 +415,12 @@ class Solver {
   // The particles' contacts of the last substep: with colliders, between particles and between
   // surfaces (the bodies' are lastBodyContacts(), particles on bodies lastParticleBodyContacts()).
   std::size_t lastContactCount() const;
-  // Surface contact work of the last step: how many times the broad phase ran (1 per step unless a
-  // particle left the box it was given, see surface_contacts.cpp) and how many candidate pairs the
-  // last run produced (vertex-triangle plus edge-edge).
+  // Surface contact work of the last step: how many times the broad phase ran over every triangle
+  // (once in a step unless particles left the boxes they were given, see surface_contacts.cpp), how
+  // many times it updated the pairs of a few such particles only instead, and how many candidate
+  // pairs it holds now (vertex-triangle plus edge-edge: the last run's and those updates added).
   int lastSurfaceBroadPhaseRuns() const;
+  int lastSurfaceBroadPhaseUpdates() const;
   std::size_t lastSurfaceCandidateCount() const;
   // How many collision triangles lie in patches whose pairs within the patch the last run skipped
   // (normal cones under 90 degrees, see surface_contacts.cpp).

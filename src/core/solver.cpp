@@ -254,6 +254,7 @@ std::size_t Solver::lastContactCount() const {
   return colliderContacts_->count() + particleContacts_->contacts().size() + surfaceContacts_->contacts().size();
 }
 int Solver::lastSurfaceBroadPhaseRuns() const { return surfaceContacts_->broadPhaseRuns(); }
+int Solver::lastSurfaceBroadPhaseUpdates() const { return surfaceContacts_->broadPhaseUpdates(); }
 std::size_t Solver::lastSurfaceCandidateCount() const { return surfaceContacts_->candidateCount(); }
 std::size_t Solver::lastSurfaceSkippedTriangles() const { return surfaceContacts_->skippedTriangles(); }
 

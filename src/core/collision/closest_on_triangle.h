@@ -18,7 +18,10 @@ struct TriangleClosest {
   double w = 0.0;
 };
 
-inline TriangleClosest closestOnTriangle(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
+// Inlined where it is called: the narrow phase of surface contact calls it for most vertex-triangle
+// pairs, and GCC's limits on a file's growth stopped inlining it there.
+[[gnu::always_inline]] inline TriangleClosest closestOnTriangle(const Vec3& p, const Vec3& a, const Vec3& b,
+                                                                const Vec3& c) {
   const Vec3 ab = b - a, ac = c - a, ap = p - a;
   const double d1 = ab.dot(ap), d2 = ac.dot(ap);
   if (d1 <= 0.0 && d2 <= 0.0) return {kTriangleCorner0};

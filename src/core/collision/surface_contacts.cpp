@@ -95,8 +95,8 @@ namespace pliant::detail {
 
 namespace {
 
-// Closest point to p on triangle (a, b, c), as barycentric weights.
-Vec3 closestBarycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
+// Closest point to p on triangle (a, b, c), as barycentric weights (inlined, as closestOnTriangle).
+[[gnu::always_inline]] inline Vec3 closestBarycentric(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
   return triangleWeights(closestOnTriangle(p, a, b, c));
 }
 
@@ -1376,6 +1376,34 @@ bool SurfaceContacts::updateCandidates(const Model& model, const SolverSettings&
   return true;
 }
 
+// The candidate a contact was made from, as first << 32 | second (its place in the candidates'
+// order): found again from the contact's particles, which name its vertex and triangle, or its
+// two edges (make in collide). Called only when local updates added contacts.
+std::uint64_t SurfaceContacts::candidateKey(const SurfaceContact& c) const {
+  const Scratch& s = s_;
+  auto slot = [&](ParticleIndex p) {
+    return static_cast<std::uint32_t>(std::lower_bound(s.particles.begin(), s.particles.end(), p) -
+                                      s.particles.begin());
+  };
+  auto edge = [&](ParticleIndex p, ParticleIndex q) {
+    const std::array<ParticleIndex, 2> key{std::min(p, q), std::max(p, q)};
+    return static_cast<std::uint32_t>(std::lower_bound(s.edges.begin(), s.edges.end(), key) - s.edges.begin());
+  };
+  if (c.kind == SurfaceContact::Kind::EdgeEdge)
+    return std::uint64_t{edge(c.particles[0], c.particles[1])} << 32 | edge(c.particles[2], c.particles[3]);
+  // The triangle: the first of its first corner's triangles with its corners in its order.
+  const std::uint32_t corner = slot(c.particles[1]);
+  std::uint32_t triangle = 0;
+  for (std::uint32_t k = s.slotTriangleStart[corner]; k < s.slotTriangleStart[corner + 1]; ++k) {
+    const std::array<ParticleIndex, 3>& t = s.triangles[s.slotTriangles[k]];
+    if (t[0] == c.particles[1] && t[1] == c.particles[2] && t[2] == c.particles[3]) {
+      triangle = s.slotTriangles[k];
+      break;
+    }
+  }
+  return std::uint64_t{slot(c.particles[0])} << 32 | triangle;
+}
+
 // The triangles and edges the run's candidates name, ascending: only their substep boxes are drawn.
 void SurfaceContacts::listCandidateBoxes() {
   Scratch& s = s_;
@@ -1721,24 +1749,13 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       s.anchorScale = scale;
     }
   }
-  if (s.threadContacts.size() < static_cast<std::size_t>(threads)) {
-    s.threadContacts.resize(threads);
-    s.threadKeys.resize(threads);
-  }
-  for (int t = 0; t < threads; ++t) {
-    s.threadContacts[t].clear();
-    s.threadKeys[t].clear();
-  }
+  if (s.threadContacts.size() < static_cast<std::size_t>(threads)) s.threadContacts.resize(threads);
+  for (int t = 0; t < threads; ++t) s.threadContacts[t].clear();
   const auto chunkCount = static_cast<std::int64_t>(chunks);
 #pragma omp parallel num_threads(threads)
   {
     const auto thread = static_cast<std::uint32_t>(omp_get_thread_num());
     std::vector<SurfaceContact>& out = s.threadContacts[thread];
-    std::vector<std::uint64_t>& keys = s.threadKeys[thread];
-    // Each contact's candidate (first index, second index), for the join below.
-    auto keyed = [&](std::size_t before, std::uint32_t first, std::uint32_t second) __attribute__((always_inline)) {
-      if (out.size() != before) keys.push_back(std::uint64_t{first} << 32 | second);
-    };
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t chunk = 0; chunk < chunkCount; ++chunk) {
       Scratch::ChunkContacts& where = s.chunkContacts[static_cast<std::size_t>(chunk)];
@@ -1773,12 +1790,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
         const std::size_t end = keepOverlappingBoxes(
             in, [&](std::size_t k) -> const Aabb& { return s.substepVertex[vertexPairs[k].vertex]; },
             [&](std::size_t k) -> const Aabb& { return s.substepTriangle[vertexPairs[k].triangle]; }, kept);
-        for (std::size_t i = 0; i < end; ++i) {
-          const Scratch::VertexTriangle& pair = vertexPairs[kept[i]];
-          const std::size_t before = out.size();
-          vertexTriangle(pair, out);
-          keyed(before, pair.vertex, pair.triangle);
-        }
+        for (std::size_t i = 0; i < end; ++i) vertexTriangle(vertexPairs[kept[i]], out);
       } else {
         const std::size_t end = keepOverlappingBoxes(
             in, [&](std::size_t k) -> const Aabb& { return s.substepEdge[edgePairs[k][0]]; },
@@ -1795,21 +1807,11 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
                 {&s.edges[edgePairs[kept[i + 3]][0]], &s.edges[edgePairs[kept[i + 3]][1]]}};
             const unsigned may = edgeEdgeMayMake4(x0, x1, edges, reach, separationReach, rejections);
             for (unsigned lane = 0; lane < 4; ++lane)
-              if (may & (1u << lane)) {
-                const std::array<std::uint32_t, 2>& pair = edgePairs[kept[i + lane]];
-                const std::size_t before = out.size();
-                edgeEdge(pair, out);
-                keyed(before, pair[0], pair[1]);
-              }
+              if (may & (1u << lane)) edgeEdge(edgePairs[kept[i + lane]], out);
           }
         }
 #endif
-        for (; i < end; ++i) {
-          const std::array<std::uint32_t, 2>& pair = edgePairs[kept[i]];
-          const std::size_t before = out.size();
-          edgeEdge(pair, out);
-          keyed(before, pair[0], pair[1]);
-        }
+        for (; i < end; ++i) edgeEdge(edgePairs[kept[i]], out);
       }
       if (drawNear && !addedChunk) s.nearCount[c] = static_cast<std::uint32_t>(in.nearCount);
       where.end = out.size();
@@ -1825,9 +1827,16 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
                 " m): lower the thickness";
     return;
   }
-  // The contacts in the candidates' order, whichever list held them: the run's vertex-triangle
-  // ones merged with the added ones by candidate, then the edge-edge ones (so that a solver that
-  // has added candidates makes the contacts of one that has just run, in the same order).
+  joinContacts(partChunkEnd);
+}
+
+// The contacts in the candidates' order, whichever list held them: the run's vertex-triangle ones
+// merged with the added ones by candidate, then the edge-edge ones (so that a solver that has
+// added candidates makes the contacts of one that has just run, in the same order). Parts 0 - 3 of
+// the chunks as collide cut them; partChunkEnd[i] ends part i's chunks. Out of collide, whose
+// narrow tests the compiler inlines more fully without it.
+void SurfaceContacts::joinContacts(const std::size_t partChunkEnd[4]) {
+  Scratch& s = s_;
   auto partChunks = [&](std::size_t part) {
     return std::pair(part == 0 ? 0 : partChunkEnd[part - 1], partChunkEnd[part]);
   };
@@ -1837,7 +1846,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     for (std::size_t chunk = first; chunk < end; ++chunk) {
       const Scratch::ChunkContacts& where = s.chunkContacts[chunk];
       for (std::size_t k = where.begin; k < where.end; ++k)
-        into.push_back({s.threadKeys[where.thread][k], &s.threadContacts[where.thread][k]});
+        into.push_back({candidateKey(s.threadContacts[where.thread][k]), &s.threadContacts[where.thread][k]});
     }
   };
   for (std::size_t kind = 0; kind < 2; ++kind) {

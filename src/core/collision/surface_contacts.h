@@ -88,6 +88,8 @@ class SurfaceContacts {
                               KeepEdges&& keepEdges, bool onlyMarked) const;
   // candidateTriangles and candidateEdges from the candidates of a run; emptied.
   void listCandidateBoxes();
+  std::uint64_t candidateKey(const SurfaceContact& contact) const;
+  void joinContacts(const std::size_t partChunkEnd[4]);
   void clearCandidateBoxes();
   // Where the broad phase's frame is at substep j of its run (m, see surface_contacts.cpp).
   Vec3 frameOffset(int j) const;
@@ -210,7 +212,6 @@ class SurfaceContacts {
     // Per-thread contact lists of the narrow phase, and where each chunk of candidates (see
     // collide) put its contacts; joined chunk by chunk, in the candidates' order, after.
     std::vector<std::vector<SurfaceContact>> threadContacts;
-    std::vector<std::vector<std::uint64_t>> threadKeys;  // per contact: its candidate, first << 32 | second
     // Joining the contacts of the run's candidates with those of the added ones (collide).
     struct KeyedContact {
       std::uint64_t key = 0;
