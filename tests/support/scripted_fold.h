@@ -35,11 +35,11 @@ inline ModelPtr foldedCloth(int n, State& state) {
   return model;
 }
 
-// Substep k's motion of a folded n x n cloth: every particle creeps up to 0.15 mm along each axis; at k % 3 == 1 two
-// particles five rows apart in the grid (52 mm or more) jump towards each other, out of their boxes
-// (which give a resting particle 2 mm of room) and beyond their triangles' old boxes, to end 4 mm
-// apart: pairs no box held before, and contacts between the triangles of both; at k % 10 == 7 a
-// quarter of the particles jump 7 mm each.
+// Substep k's motion of a folded n x n cloth: every particle creeps up to 0.15 mm along each axis;
+// at k % 3 == 1 two particles five rows apart in the grid (52 mm or more) jump towards each other,
+// out of their boxes (which give a resting particle 2 mm of room) and beyond their triangles' old
+// boxes, to end 4 mm apart: pairs no box held before, and contacts between the triangles of both;
+// at k % 10 == 7 a quarter of the particles jump 7 mm each.
 inline void moveByScript(State& state, int n, int k, std::mt19937& random) {
   std::uniform_real_distribution<double> creep(-1.5e-4, 1.5e-4), unit(-1.0, 1.0);
   const std::size_t count = state.position.size();
