@@ -139,7 +139,7 @@ TEST(SelfCollisionDeterminismLarge, LocalUpdatesGiveTheSameContactsOnAnyTeam) {
     surface.setPatchSkipping(false);  // the jumps turn triangles over: skipped patches would run again
     std::mt19937 random(5);
     for (int k = 0; k < 40; ++k) {
-      if (k > 0) testing::moveByScript(state, 48, k, random);
+      if (k > 0) testing::moveByScript(*model, h, state, 48, k, random);
       const int substep = k % settings.substeps;
       surface.collide(*model, settings, state, h, substep, k * h, team);
       ASSERT_TRUE(surface.overflow().empty());

@@ -14,7 +14,8 @@
 namespace pliant::testing {
 
 // An n x n cloth of 10 mm edges (n = 24: 576 particles, so a local update takes at most two: one
-// in 256), folded over itself along a wavy line with 3 mm between the layers; 4 mm thick.
+// in 256), folded over itself along a wavy line with 3 mm between the layers; 4 mm thick. Its
+// first corner is kinematic, drawn along x at 0.3 m/s.
 inline ModelPtr foldedCloth(int n, State& state) {
   ModelBuilder b;
   ClothGridDef cloth;
@@ -22,6 +23,8 @@ inline ModelPtr foldedCloth(int n, State& state) {
   cloth.sizeX = cloth.sizeY = 0.01 * n;
   cloth.selfCollision = true;
   const GeneratedObject object = addClothGrid(b, cloth);
+  const Vec3 corner = b.model().initialPosition[object.firstParticle];
+  b.addKinematic(object.firstParticle, [corner](double t) { return Vec3(corner + Vec3(0.3 * t, 0.0, 0.0)); });
   b.model().surfaceThickness = 0.004;
   ModelPtr model = b.build();
   state = State::fromModel(*model);
@@ -39,8 +42,9 @@ inline ModelPtr foldedCloth(int n, State& state) {
 // at k % 3 == 1 two particles five rows apart in the grid (52 mm or more) jump towards each other,
 // out of their boxes (which give a resting particle 2 mm of room) and beyond their triangles' old
 // boxes, to end 4 mm apart: pairs no box held before, and contacts between the triangles of both;
-// at k % 10 == 7 a quarter of the particles jump 7 mm each.
-inline void moveByScript(State& state, int n, int k, std::mt19937& random) {
+// at k % 10 == 7 a quarter of the particles jump 7 mm each. Kinematic particles follow their paths
+// (substeps of h s from time 0).
+inline void moveByScript(const Model& model, double h, State& state, int n, int k, std::mt19937& random) {
   std::uniform_real_distribution<double> creep(-1.5e-4, 1.5e-4), unit(-1.0, 1.0);
   const std::size_t count = state.position.size();
   std::uniform_int_distribution<std::size_t> pick(0, count - 1);
@@ -58,6 +62,10 @@ inline void moveByScript(State& state, int n, int k, std::mt19937& random) {
       const Vec3 direction(unit(random), unit(random), unit(random));
       state.position[pick(random)] += 0.007 * direction.normalized();
     }
+  for (const KinematicParticle& kinematic : model.kinematicParticles) {
+    state.previousPosition[kinematic.particle] = kinematic.path(k * h);
+    state.position[kinematic.particle] = kinematic.path((k + 1) * h);
+  }
 }
 
 }  // namespace pliant::testing

@@ -59,7 +59,7 @@ TEST(SurfaceLocalUpdate, MakesTheContactsOfARunOverEveryTriangle) {
   int localRuns = 0, localUpdates = 0, fullRuns = 0;
   std::size_t contacts = 0;
   for (int k = 0; k < 60; ++k) {
-    if (k > 0) moveByScript(state, 24, k, random);
+    if (k > 0) moveByScript(*model, h, state, 24, k, random);
     const int substep = k % settings.substeps;
     local.collide(*model, settings, state, h, substep, k * h, 1);
     full.collide(*model, settings, state, h, substep, k * h, 1);
@@ -106,7 +106,7 @@ TEST(SurfaceLocalUpdate, KeepsEveryPairWhoseSubstepBoxesOverlap) {
   std::size_t checkedPairs = 0;
   std::vector<detail::Aabb> box(model->particleCount());
   for (int k = 0; k < 40; ++k) {
-    if (k > 0) moveByScript(state, 24, k, random);
+    if (k > 0) moveByScript(*model, h, state, 24, k, random);
     const int substep = k % settings.substeps;
     surface.collide(*model, settings, state, h, substep, k * h, 1);
     ASSERT_TRUE(surface.overflow().empty());
