@@ -299,6 +299,9 @@ constexpr double kSkipConeAngle = 75.0 * 3.14159265358979323846 / 180.0;
 // it pays up to about 16 particles of 4,096 (whole run, 64 costs as much, 256 more than the runs).
 constexpr std::size_t kLocalUpdateShare = 256;
 
+// Below this many changed triangles a local update searches on one thread.
+constexpr std::size_t kParallelUpdate = 8;
+
 // A local update gives way to a run over every triangle when the candidates it added exceed one in
 // this many of the run's (plus a chunk).
 constexpr std::size_t kAddedShare = 8;
@@ -1276,7 +1279,7 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
 // would find with these boxes and the same skipped patches, sorted alike. Serial: it touches a few
 // triangles, so any team gives the same list.
 bool SurfaceContacts::updateCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
-                                       int remainingSubsteps, double time) {
+                                       int remainingSubsteps, double time, int teamSize) {
   Scratch& s = s_;
   const Vec3* x0 = state.previousPosition.data();
   const Vec3* x1 = state.position.data();
@@ -1314,28 +1317,58 @@ bool SurfaceContacts::updateCandidates(const Model& model, const SolverSettings&
   // A changed vertex's (edge's) owner is one of its triangles, so every pair that names a changed
   // vertex, triangle or edge is reached from a changed triangle; a pair of two changed triangles
   // from the lower. Pairs within one skipped patch are left out, as the full search leaves them.
+  // The changed triangles are shared out over the team, each thread into its own lists (sorted
+  // together below, so any team finds the same pairs in the same order). An allocation failure is
+  // caught where it happens: no exception may leave the parallel region.
   const double* w = model.inverseMass.data();
+  const int threads = s.changedTriangles.size() >= kParallelUpdate ? std::max(teamSize, 1) : 1;
+  if (s.threadVertexTriangle.size() < static_cast<std::size_t>(threads)) {
+    s.threadVertexTriangle.resize(threads);
+    s.threadEdgeEdge.resize(threads);
+  }
+  int allocationFailed = 0;
+#pragma omp parallel num_threads(threads) reduction(| : allocationFailed)
+  {
+    const auto team = static_cast<std::size_t>(omp_get_num_threads());
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    auto& vertexTriangle = s.threadVertexTriangle[thread];
+    auto& edgeEdge = s.threadEdgeEdge[thread];
+    vertexTriangle.clear();
+    edgeEdge.clear();
+    const std::size_t changed = s.changedTriangles.size();
+    try {
+      for (std::size_t k = changed * thread / team; k < changed * (thread + 1) / team; ++k) {
+        const std::uint32_t ta = s.changedTriangles[k];
+        s.triangleTree.query(s.triangleBoxes[ta], s.triangleBoxes, [&](std::uint32_t tb) {
+          if (tb == ta || (s.triangleChanged[tb] && tb < ta)) return;
+          if (s.patchOf[ta] != kNone && s.patchOf[ta] == s.patchOf[tb]) return;
+          // An unchanged tb has no changed vertex or edge: only ta's changed ones pair with it.
+          trianglePairCandidates(
+              w, ta, tb,
+              [&](std::uint32_t i, std::uint32_t t) {
+                if (s.escapedMark[i] || s.triangleChanged[t]) vertexTriangle.push_back({i, t});
+              },
+              [&](std::uint32_t a, std::uint32_t b) {
+                if (s.edgeChanged[a] || s.edgeChanged[b]) edgeEdge.push_back({a, b});
+              },
+              !s.triangleChanged[tb]);
+        });
+      }
+    } catch (const std::bad_alloc&) {
+      allocationFailed = 1;
+    }
+  }
   s.foundVertexTriangle.clear();
   s.foundEdgeEdge.clear();
-  for (std::uint32_t ta : s.changedTriangles) {
-    s.triangleTree.query(s.triangleBoxes[ta], s.triangleBoxes, [&](std::uint32_t tb) {
-      if (tb == ta || (s.triangleChanged[tb] && tb < ta)) return;
-      if (s.patchOf[ta] != kNone && s.patchOf[ta] == s.patchOf[tb]) return;
-      // An unchanged tb has no changed vertex or edge: only ta's changed ones pair with it.
-      trianglePairCandidates(
-          w, ta, tb,
-          [&](std::uint32_t i, std::uint32_t t) {
-            if (s.escapedMark[i] || s.triangleChanged[t]) s.foundVertexTriangle.push_back({i, t});
-          },
-          [&](std::uint32_t a, std::uint32_t b) {
-            if (s.edgeChanged[a] || s.edgeChanged[b]) s.foundEdgeEdge.push_back({a, b});
-          },
-          !s.triangleChanged[tb]);
-    });
+  for (int t = 0; t < threads; ++t) {
+    s.foundVertexTriangle.insert(s.foundVertexTriangle.end(), s.threadVertexTriangle[t].begin(),
+                                 s.threadVertexTriangle[t].end());
+    s.foundEdgeEdge.insert(s.foundEdgeEdge.end(), s.threadEdgeEdge[t].begin(), s.threadEdgeEdge[t].end());
   }
   for (std::uint32_t i : s.escapedSlots) s.escapedMark[i] = 0;
   for (std::uint32_t t : s.changedTriangles) s.triangleChanged[t] = 0;
   for (std::uint32_t e : s.changedEdges) s.edgeChanged[e] = 0;
+  if (allocationFailed) return false;  // the run meets it again and refuses the step
   // The pairs found that no list holds yet join the added ones (sorted, each once). Those the
   // run's list holds stay there, and so do its pairs that these boxes no longer reach: the box
   // test of every substep rejects them.
@@ -1500,7 +1533,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     // Particles left their boxes while the cones hold and the frame stays: a local update, if few.
     const bool staticFrame = s.frameVelocity == Vec3::Zero() && s.frameAcceleration == Vec3::Zero();
     if (!(localUpdates_ && checkCandidates && !conesBroken && staticFrame &&
-          updateCandidates(model, settings, state, h, settings.substeps - substep, time)))
+          updateCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize)))
       findCandidates(model, settings, state, h, settings.substeps - substep, time, teamSize);
   }
   if (!overflow_.empty()) return;  // the step is refused (Solver::step)

@@ -68,10 +68,10 @@ class SurfaceContacts {
  private:
   void findCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
                       int remainingSubsteps, double time, int threads);
-  // The local update (see surface_contacts.cpp); false when it does not apply, and the caller
-  // runs findCandidates instead.
+  // The local update (see surface_contacts.cpp), its search split over `threads` threads when it
+  // changed enough triangles; false when it does not apply, and the caller runs findCandidates.
   bool updateCandidates(const Model& model, const SolverSettings& settings, const State& state, double h,
-                        int remainingSubsteps, double time);
+                        int remainingSubsteps, double time, int threads);
   // Particle slot i's box for the rest of the step (region and vertexBoxes), in the current frame.
   void drawParticleBox(const Model& model, const SolverSettings& settings, const State& state, double h,
                        int remainingSubsteps, double time, double reach, std::size_t i);
