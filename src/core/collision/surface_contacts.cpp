@@ -643,12 +643,8 @@ void SurfaceContacts::prepare(const Model& model) {
   s.particles.erase(std::unique(s.particles.begin(), s.particles.end()), s.particles.end());
   std::sort(s.edges.begin(), s.edges.end());
   s.edges.erase(std::unique(s.edges.begin(), s.edges.end()), s.edges.end());
-  auto slot = [&](ParticleIndex p) {
-    return static_cast<std::uint32_t>(std::lower_bound(s.particles.begin(), s.particles.end(), p) -
-                                      s.particles.begin());
-  };
-  for (const auto& t : s.triangles) s.triangleSlots.push_back({slot(t[0]), slot(t[1]), slot(t[2])});
-  for (const auto& e : s.edges) s.edgeSlots.push_back({slot(e[0]), slot(e[1])});
+  for (const auto& t : s.triangles) s.triangleSlots.push_back({slotOf(t[0]), slotOf(t[1]), slotOf(t[2])});
+  for (const auto& e : s.edges) s.edgeSlots.push_back({slotOf(e[0]), slotOf(e[1])});
   s.neighbourStart.assign(s.particles.size() + 1, 0);
   for (const auto& e : s.edgeSlots) {
     ++s.neighbourStart[e[0] + 1];
@@ -697,7 +693,7 @@ void SurfaceContacts::prepare(const Model& model) {
   for (std::size_t k = 0; k < model.kinematicParticles.size(); ++k) {
     const ParticleIndex p = model.kinematicParticles[k].particle;
     if (std::binary_search(s.particles.begin(), s.particles.end(), p)) {
-      s.kinematicPath[slot(p)] = static_cast<std::int32_t>(k);
+      s.kinematicPath[slotOf(p)] = static_cast<std::int32_t>(k);
       s.kinematicSurface = true;
     }
   }
@@ -721,10 +717,7 @@ void SurfaceContacts::prepare(const Model& model) {
           vertexOwned[corner] = 1;
           s.ownedVertices[t][vertices++] = corner;
         }
-        const ParticleIndex a = s.triangles[t][k], b = s.triangles[t][(k + 1) % 3];
-        const std::array<ParticleIndex, 2> key{std::min(a, b), std::max(a, b)};
-        const auto e =
-            static_cast<std::uint32_t>(std::lower_bound(s.edges.begin(), s.edges.end(), key) - s.edges.begin());
+        const std::uint32_t e = edgeOf(s.triangles[t][k], s.triangles[t][(k + 1) % 3]);
         triangleEdges[t][k] = e;
         if (!edgeOwned[e]) {
           edgeOwned[e] = 1;
@@ -942,21 +935,27 @@ void SurfaceContacts::findPatches() {
     for (std::uint32_t t : s.triangleTree.primitives(s.skipped[k].node)) s.patchOf[t] = static_cast<std::uint32_t>(k);
 }
 
+std::uint32_t SurfaceContacts::slotOf(ParticleIndex p) const {
+  const auto found = std::lower_bound(s_.particles.begin(), s_.particles.end(), p);
+  return found != s_.particles.end() && *found == p ? static_cast<std::uint32_t>(found - s_.particles.begin()) : kNone;
+}
+
+std::uint32_t SurfaceContacts::edgeOf(ParticleIndex p, ParticleIndex q) const {
+  const std::array<ParticleIndex, 2> key{std::min(p, q), std::max(p, q)};
+  const auto found = std::lower_bound(s_.edges.begin(), s_.edges.end(), key);
+  return found != s_.edges.end() && *found == key ? static_cast<std::uint32_t>(found - s_.edges.begin()) : kNone;
+}
+
 bool SurfaceContacts::vertexTriangleCandidate(ParticleIndex vertex, std::uint32_t triangle) const {
-  const auto slot = std::lower_bound(s_.particles.begin(), s_.particles.end(), vertex);
-  if (slot == s_.particles.end() || *slot != vertex) return false;
-  const Scratch::VertexTriangle pair{static_cast<std::uint32_t>(slot - s_.particles.begin()), triangle};
+  const std::uint32_t slot = slotOf(vertex);
+  if (slot == kNone) return false;
+  const Scratch::VertexTriangle pair{slot, triangle};
   return std::binary_search(s_.vertexTriangle.begin(), s_.vertexTriangle.end(), pair) ||
          std::binary_search(s_.vertexTriangleAdded.begin(), s_.vertexTriangleAdded.end(), pair);
 }
 
 bool SurfaceContacts::edgeEdgeCandidate(ParticleIndex a0, ParticleIndex a1, ParticleIndex b0, ParticleIndex b1) const {
-  auto edge = [&](ParticleIndex p, ParticleIndex q) -> std::uint32_t {
-    const std::array<ParticleIndex, 2> key{std::min(p, q), std::max(p, q)};
-    const auto found = std::lower_bound(s_.edges.begin(), s_.edges.end(), key);
-    return found != s_.edges.end() && *found == key ? static_cast<std::uint32_t>(found - s_.edges.begin()) : kNone;
-  };
-  const std::uint32_t a = edge(a0, a1), b = edge(b0, b1);
+  const std::uint32_t a = edgeOf(a0, a1), b = edgeOf(b0, b1);
   if (a == kNone || b == kNone) return false;
   const std::array<std::uint32_t, 2> pair{std::min(a, b), std::max(a, b)};
   return std::binary_search(s_.edgeEdge.begin(), s_.edgeEdge.end(), pair) ||
@@ -1414,18 +1413,10 @@ bool SurfaceContacts::updateCandidates(const Model& model, const SolverSettings&
 // two edges (make in collide). Called only when local updates added contacts.
 std::uint64_t SurfaceContacts::candidateKey(const SurfaceContact& c) const {
   const Scratch& s = s_;
-  auto slot = [&](ParticleIndex p) {
-    return static_cast<std::uint32_t>(std::lower_bound(s.particles.begin(), s.particles.end(), p) -
-                                      s.particles.begin());
-  };
-  auto edge = [&](ParticleIndex p, ParticleIndex q) {
-    const std::array<ParticleIndex, 2> key{std::min(p, q), std::max(p, q)};
-    return static_cast<std::uint32_t>(std::lower_bound(s.edges.begin(), s.edges.end(), key) - s.edges.begin());
-  };
   if (c.kind == SurfaceContact::Kind::EdgeEdge)
-    return std::uint64_t{edge(c.particles[0], c.particles[1])} << 32 | edge(c.particles[2], c.particles[3]);
+    return std::uint64_t{edgeOf(c.particles[0], c.particles[1])} << 32 | edgeOf(c.particles[2], c.particles[3]);
   // The triangle: the first of its first corner's triangles with its corners in its order.
-  const std::uint32_t corner = slot(c.particles[1]);
+  const std::uint32_t corner = slotOf(c.particles[1]);
   std::uint32_t triangle = 0;
   for (std::uint32_t k = s.slotTriangleStart[corner]; k < s.slotTriangleStart[corner + 1]; ++k) {
     const std::array<ParticleIndex, 3>& t = s.triangles[s.slotTriangles[k]];
@@ -1434,7 +1425,7 @@ std::uint64_t SurfaceContacts::candidateKey(const SurfaceContact& c) const {
       break;
     }
   }
-  return std::uint64_t{slot(c.particles[0])} << 32 | triangle;
+  return std::uint64_t{slotOf(c.particles[0])} << 32 | triangle;
 }
 
 // The triangles and edges the run's candidates name, ascending: only their substep boxes are drawn.

@@ -78,6 +78,10 @@ class SurfaceContacts {
   // Triangle t's and edge e's boxes from their particles' regions.
   void drawTriangleBox(std::uint32_t t, double reach);
   void drawEdgeBox(std::uint32_t e, double reach);
+  // The slot of collision particle p, and the index of the edge joining p and q (either order);
+  // kNone (0xffffffff) when there is none.
+  std::uint32_t slotOf(ParticleIndex p) const;
+  std::uint32_t edgeOf(ParticleIndex p, ParticleIndex q) const;
   // Slots a and b are the same or joined by an edge of the mesh.
   bool meshNear(std::uint32_t a, std::uint32_t b) const;
   // The candidates reached from triangles ta and tb, whose boxes overlap: keepVertex(slot,
