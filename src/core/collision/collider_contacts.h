@@ -11,6 +11,7 @@
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "step_check.h"
+#include "thread_owned.h"
 
 namespace pliant::detail {
 
@@ -54,7 +55,7 @@ class ColliderContacts {
     Vec3 point = Vec3::Zero();    // m, world: where the particle's centre touched, carried to the end pose
   };
   // The contacts and planes of one share of the particles, in (particle, collider) order.
-  struct Part {
+  struct alignas(kCacheLine) Part {  // a thread's own (thread_owned.h)
     std::vector<Contact> contacts;
     std::vector<Plane> planes;  // one per contact
   };

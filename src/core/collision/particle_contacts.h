@@ -11,6 +11,7 @@
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "step_check.h"
+#include "thread_owned.h"
 
 namespace pliant::detail {
 
@@ -109,7 +110,8 @@ class ParticleContacts {
   std::vector<Vec3> threadLow_;
   std::vector<Vec3> threadHigh_;
   std::vector<char> threadFlag_;
-  std::vector<std::vector<std::uint32_t>> threadNeighbourhood_;  // forEachParticleNeighbourhood's, per thread
+  std::vector<ThreadOwned<std::vector<std::uint32_t>>>
+      threadNeighbourhood_;  // forEachParticleNeighbourhood's, per thread
   // Counting sort of the rebuilt list by lower index: group starts, per particle index.
   std::vector<std::uint32_t> lowStart_;
   // Runs fn(part, parts) on `team` threads (on the caller alone when team <= 1) and returns parts.

@@ -116,9 +116,9 @@ constexpr std::size_t kFewPairsPerKey = 8;
 // of their lists (round robin), then of their fixed shares of `scratch`, in order, and turn the
 // counts into starts over fixed shares of the buckets, so the list is the same for any team.
 template <class T, class First, class Second>
-void sortPairs(const std::vector<std::vector<T>>& lists, int count, std::size_t firstKeys, std::size_t secondKeys,
-               std::uint32_t* totals, std::uint32_t* place, std::vector<T>& scratch, std::vector<T>& out, First first,
-               Second second) {
+void sortPairs(const std::vector<ThreadOwned<std::vector<T>>>& lists, int count, std::size_t firstKeys,
+               std::size_t secondKeys, std::uint32_t* totals, std::uint32_t* place, std::vector<T>& scratch,
+               std::vector<T>& out, First first, Second second) {
   const auto team = static_cast<std::size_t>(omp_get_num_threads());
   const auto thread = static_cast<std::size_t>(omp_get_thread_num());
   const auto listCount = static_cast<std::size_t>(count);

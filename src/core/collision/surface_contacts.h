@@ -15,6 +15,7 @@
 #include "pliant/model.h"
 #include "pliant/solver.h"
 #include "step_check.h"
+#include "thread_owned.h"
 
 namespace pliant::detail {
 
@@ -201,8 +202,8 @@ class SurfaceContacts {
     std::vector<std::array<std::uint32_t, 2>> edgeEdgeScratch;
     bool built = false;  // whether the candidates above were found (for the current settings)
     // Per-thread candidate lists of the broad phase, sorted together after.
-    std::vector<std::vector<VertexTriangle>> threadVertexTriangle;
-    std::vector<std::vector<std::array<std::uint32_t, 2>>> threadEdgeEdge;
+    std::vector<ThreadOwned<std::vector<VertexTriangle>>> threadVertexTriangle;
+    std::vector<ThreadOwned<std::vector<std::array<std::uint32_t, 2>>>> threadEdgeEdge;
     // The local update's scratch: the slots that left their boxes, the triangles and edges they
     // belong to (each marked, cleared after), and the pairs found for them.
     std::vector<std::uint32_t> escapedSlots;
@@ -215,7 +216,7 @@ class SurfaceContacts {
     std::vector<std::array<std::uint32_t, 2>> foundEdgeEdge;
     // Per-thread contact lists of the narrow phase, and where each chunk of candidates (see
     // collide) put its contacts; joined chunk by chunk, in the candidates' order, after.
-    std::vector<std::vector<SurfaceContact>> threadContacts;
+    std::vector<ThreadOwned<std::vector<SurfaceContact>>> threadContacts;
     // Joining the contacts of the run's candidates with those of the added ones (collide).
     struct KeyedContact {
       std::uint64_t key = 0;

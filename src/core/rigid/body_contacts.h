@@ -13,6 +13,7 @@
 #include "pliant/solver.h"
 #include "pliant/state.h"
 #include "spin_barrier.h"
+#include "thread_owned.h"
 
 namespace pliant::detail {
 
@@ -233,15 +234,15 @@ class BodyContacts {
   std::vector<std::uint32_t> cellTable_;  // cell index + 1, or 0
   int cellTableBits_ = 1;                 // log2 of its size
   std::vector<BodyIndex> large_;
-  std::vector<std::uint8_t> isLarge_;           // per body
-  std::vector<double> extents_;                 // m, the bounds' widths (scratch for their median)
-  std::vector<BodyIndex> order_;                // bodies by lower x (then index), for the sweep
-  int sweepGaveUp_ = 0;                         // searches left before the sweep is tried again
-  std::vector<std::vector<Pair>> threadPairs_;  // the grid's pairs per thread (scratch)
-  std::vector<Role> role_;                      // per body, this round's
-  std::vector<double> reach_;                   // m, per body: its motion left in the step
-  std::vector<std::uint8_t> settled_;           // per body: slow enough to keep its manifolds a step
-  bool kinematicMotion_ = false;                // a kinematic body or collider: per substep
+  std::vector<std::uint8_t> isLarge_;                        // per body
+  std::vector<double> extents_;                              // m, the bounds' widths (scratch for their median)
+  std::vector<BodyIndex> order_;                             // bodies by lower x (then index), for the sweep
+  int sweepGaveUp_ = 0;                                      // searches left before the sweep is tried again
+  std::vector<ThreadOwned<std::vector<Pair>>> threadPairs_;  // the grid's pairs per thread (scratch)
+  std::vector<Role> role_;                                   // per body, this round's
+  std::vector<double> reach_;                                // m, per body: its motion left in the step
+  std::vector<std::uint8_t> settled_;                        // per body: slow enough to keep its manifolds a step
+  bool kinematicMotion_ = false;                             // a kinematic body or collider: per substep
   // Per-substep detection's candidates for the step: body pairs whose bounds grown by their reach over
   // the rest of the step overlap (sorted), those bounds, and the roles they were found with.
   std::vector<Pair> stepPairs_;
