@@ -1345,10 +1345,16 @@ bool SurfaceContacts::updateCandidates(const Model& model, const SolverSettings&
           trianglePairCandidates(
               w, ta, tb,
               [&](std::uint32_t i, std::uint32_t t) {
-                if (s.escapedMark[i] || s.triangleChanged[t]) vertexTriangle.push_back({i, t});
+                const Scratch::VertexTriangle pair{i, t};
+                if ((s.escapedMark[i] || s.triangleChanged[t]) &&
+                    !std::binary_search(s.vertexTriangle.begin(), s.vertexTriangle.end(), pair))
+                  vertexTriangle.push_back(pair);
               },
               [&](std::uint32_t a, std::uint32_t b) {
-                if (s.edgeChanged[a] || s.edgeChanged[b]) edgeEdge.push_back({a, b});
+                const std::array<std::uint32_t, 2> pair{a, b};
+                if ((s.edgeChanged[a] || s.edgeChanged[b]) &&
+                    !std::binary_search(s.edgeEdge.begin(), s.edgeEdge.end(), pair))
+                  edgeEdge.push_back(pair);
               },
               !s.triangleChanged[tb]);
         });
@@ -1369,20 +1375,17 @@ bool SurfaceContacts::updateCandidates(const Model& model, const SolverSettings&
   for (std::uint32_t e : s.changedEdges) s.edgeChanged[e] = 0;
   if (allocationFailed) return false;  // the run meets it again and refuses the step
   // The pairs found that no list holds yet join the added ones (sorted, each once). Those the
-  // run's list holds stay there, and so do its pairs that these boxes no longer reach: the box
-  // test of every substep rejects them.
-  auto add = [](const auto& run, auto& found, auto& added, auto& scratch) {
+  // run's list holds stay there (the search above left them out), and so do its pairs that these
+  // boxes no longer reach: the box test of every substep rejects them.
+  auto add = [](auto& found, auto& added, auto& scratch) {
     std::sort(found.begin(), found.end());
-    found.erase(std::remove_if(found.begin(), found.end(),
-                               [&](const auto& pair) { return std::binary_search(run.begin(), run.end(), pair); }),
-                found.end());
     scratch.resize(added.size() + found.size());
     scratch.erase(std::set_union(added.begin(), added.end(), found.begin(), found.end(), scratch.begin()),
                   scratch.end());
     added.swap(scratch);
   };
-  add(s.vertexTriangle, s.foundVertexTriangle, s.vertexTriangleAdded, s.vertexTriangleAddedScratch);
-  add(s.edgeEdge, s.foundEdgeEdge, s.edgeEdgeAdded, s.edgeEdgeAddedScratch);
+  add(s.foundVertexTriangle, s.vertexTriangleAdded, s.vertexTriangleAddedScratch);
+  add(s.foundEdgeEdge, s.edgeEdgeAdded, s.edgeEdgeAddedScratch);
   // Over the bound, or so many added that a run costs less than testing them in every substep:
   // the run over every triangle (which also finds an overflow and refuses the step).
   const std::size_t run = s.vertexTriangle.size() + s.edgeEdge.size();
