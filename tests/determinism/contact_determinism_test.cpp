@@ -184,9 +184,9 @@ TEST(ContactDeterminism, ThreadCountDoesNotChangeTheResult) {
 
 TEST(ContactDeterminism, ParticlePairsAndCollidersSplitOverThreadsGiveTheSerialResult) {
   // Above 4096 particles the particle-pair list is rebuilt by threads over shares of the grid,
-  // re-tested in shares of the list, and the collider contacts are projected and given their
-  // velocity pass in shares of whole particles (particle_contacts.cpp, collider_contacts.cpp): the
-  // contacts, their order and the state must be those of one thread. Two thick cloths (radius
+  // re-tested in shares of the list, and the collider contacts are found, projected and given
+  // their velocity pass in parts of whole particles taken round robin (particle_contacts.cpp,
+  // collider_contacts.cpp): the contacts, their order and the state must be those of one thread. Two thick cloths (radius
   // just under half the spacing), the upper one crossed and within particle reach of the lower
   // one, falling onto a plane with a sphere's cap above it: pairs and collider contacts at once.
   ModelBuilder b;

@@ -183,6 +183,7 @@ void ColliderContacts::prepare(const Model& model) {
   parts_[0].contacts.reserve(model.colliders.empty() ? 0 : model.particleCount());
   parts_[0].planes.reserve(parts_[0].contacts.capacity());
   partCount_ = 1;
+  reservedParts_ = 0;
   count_ = 0;
   joined_.clear();
   joinedStale_ = false;
@@ -221,25 +222,35 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
     count_ = parts_[0].contacts.size();
     return;
   }
-  if (parts_.size() < static_cast<std::size_t>(team)) {
-    parts_.resize(static_cast<std::size_t>(team));
-    // A share holds at most n / team + 1 particles, each with at most one contact per collider.
-    const std::size_t bound = (n / static_cast<std::size_t>(team) + 1) * model.colliders.size();
-    for (Part& part : parts_) {
-      part.contacts.reserve(std::max(bound, part.contacts.capacity()));
-      part.planes.reserve(std::max(bound, part.planes.capacity()));
+  // kPartsPerThread parts per thread, taken round robin: the contacts crowd into a few ranges of
+  // particle indices (the rows on the ground), which one contiguous share per thread would give to
+  // one thread. A part holds at most n / parts + 1 particles, each with at most one contact per
+  // collider (reserved once per team size, so that no step allocates).
+  const std::size_t wanted = kPartsPerThread * static_cast<std::size_t>(team);
+  if (parts_.size() < wanted) parts_.resize(wanted);
+  if (reservedParts_ != wanted) {
+    const std::size_t bound = (n / wanted + 1) * model.colliders.size();
+    for (std::size_t p = 0; p < wanted; ++p) {
+      parts_[p].contacts.reserve(bound);
+      parts_[p].planes.reserve(bound);
     }
+    reservedParts_ = wanted;
   }
 #pragma omp parallel num_threads(team)
   {
-    const auto part = static_cast<std::size_t>(omp_get_thread_num());
-    const auto count = static_cast<std::size_t>(omp_get_num_threads());
+    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
+    const auto threads = static_cast<std::size_t>(omp_get_num_threads());
+    const std::size_t parts = kPartsPerThread * threads;
 #pragma omp single nowait
-    partCount_ = static_cast<int>(count);
-    collideRange(model, settings, state, h, n * part / count, n * (part + 1) / count, parts_[part].contacts,
-                 parts_[part].planes);
+    partCount_ = static_cast<int>(parts);
+    for (std::size_t part = thread; part < parts; part += threads)
+      collideRange(model, settings, state, h, n * part / parts, n * (part + 1) / parts, parts_[part].contacts,
+                   parts_[part].planes);
   }
-  for (int p = 0; p < partCount_; ++p) count_ += parts_[p].contacts.size();
+  partStart_.resize(static_cast<std::size_t>(partCount_) + 1);
+  partStart_[0] = 0;
+  for (int p = 0; p < partCount_; ++p) partStart_[p + 1] = partStart_[p] + parts_[p].contacts.size();
+  count_ = partStart_[partCount_];
 }
 
 const std::vector<Contact>& ColliderContacts::contacts() const {
@@ -265,14 +276,6 @@ void ColliderContacts::forEachIn(Parts& parts, int partCount, std::size_t begin,
       if (!f(part.contacts[j - first], part.planes[j - first])) return;
     first += size;
   }
-}
-
-ParticleIndex ColliderContacts::particleAt(std::size_t j) const {
-  for (int p = 0; p < partCount_; ++p) {
-    if (j < parts_[p].contacts.size()) return parts_[p].contacts[j].particle;
-    j -= parts_[p].contacts.size();
-  }
-  return 0;
 }
 
 void ColliderContacts::collideRange(const Model& model, const SolverSettings& settings, const State& state, double h,
@@ -424,25 +427,18 @@ void ColliderContacts::collideOne(const Model& model, const SolverSettings& sett
   planes.push_back(plane);
 }
 
-// Where share `part` of `parts` of the contacts starts: an even split moved forward to the next
-// particle's first contact, so that the contacts of one particle (one per collider, in order) stay
-// in one share. The contacts of different particles touch different particles: the shares can be
-// projected at once, each particle getting the operations of the serial pass.
-std::size_t ColliderContacts::shareStart(int part, int parts) const {
-  std::size_t j = count_ * static_cast<std::size_t>(part) / static_cast<std::size_t>(parts);
-  while (j > 0 && j < count_ && particleAt(j) == particleAt(j - 1)) ++j;
-  return j;
-}
-
 bool ColliderContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace,
                                int team) {
   joinedStale_ = true;  // the multipliers and friction change
-  if (trace || team <= 1 || count_ < kParallelContacts) return projectRange(model, settings, state, trace, 0, count_);
+  if (trace || team <= 1 || partCount_ == 1 || count_ < kParallelContacts)
+    return projectRange(model, settings, state, trace, 0, count_);
+    // Each thread projects the parts it made (round robin, as collide): they are in its cache.
 #pragma omp parallel num_threads(team)
   {
-    const int part = omp_get_thread_num();
-    const int parts = omp_get_num_threads();
-    projectRange(model, settings, state, nullptr, shareStart(part, parts), shareStart(part + 1, parts));
+    const int thread = omp_get_thread_num();
+    const int threads = omp_get_num_threads();
+    for (int part = thread; part < partCount_; part += threads)
+      projectRange(model, settings, state, nullptr, partStart_[part], partStart_[part + 1]);
   }
   return true;
 }
@@ -482,15 +478,16 @@ bool ColliderContacts::projectRange(const Model& model, const SolverSettings& se
 
 void ColliderContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h,
                                     int team) const {
-  if (team <= 1 || count_ < kParallelContacts) {
+  if (team <= 1 || partCount_ == 1 || count_ < kParallelContacts) {
     velocityPassRange(model, settings, state, h, 0, count_);
     return;
   }
 #pragma omp parallel num_threads(team)
   {
-    const int part = omp_get_thread_num();
-    const int parts = omp_get_num_threads();
-    velocityPassRange(model, settings, state, h, shareStart(part, parts), shareStart(part + 1, parts));
+    const int thread = omp_get_thread_num();
+    const int threads = omp_get_num_threads();
+    for (int part = thread; part < partCount_; part += threads)
+      velocityPassRange(model, settings, state, h, partStart_[part], partStart_[part + 1]);
   }
 }
 

@@ -25,14 +25,15 @@ class ColliderContacts {
   // Stage 3: a contact for each movable particle within contactMargin of a collider at its
   // prediction, or whose path over the substep enters the collider (swept), in (particle, collider)
   // order.
-  // `team` threads each take a contiguous share of the particles into a list of their own (a part);
-  // the parts in thread order are the same contacts in the same order for any team. The parts are
-  // not joined: each thread's contacts stay in its core's cache for the projection, which reads
-  // them in place (joining them moved every line written by one core to the other, each substep).
+  // With `team` threads the particles are cut into kPartsPerThread contiguous ranges per thread,
+  // each collided into a list of its own (a part), the parts taken round robin; the parts in order
+  // are the same contacts in the same order for any team. The parts are not joined: the thread that
+  // made a part projects it, in place, from its core's cache (joining them moved every line written
+  // by one core to the other, each substep).
   void collide(const Model& model, const SolverSettings& settings, const State& state, double h, int team = 1);
   // Stage 5, after the other contacts (obstacles win). False when `trace` found the culprit.
-  // Untraced, `team` threads each project a share of the contacts that holds whole particles
-  // (a particle's contacts touch no other particle): the serial pass's result for any team.
+  // Untraced, `team` threads each project the parts they made (a part holds whole particles, and a
+  // particle's contacts touch no other particle): the serial pass's result for any team.
   bool project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace, int team = 1);
   // Stage 7: restitution (and dynamic friction when settings ask for it there), split as project.
   void velocityPass(const Model& model, const SolverSettings& settings, State& state, double h, int team = 1) const;
@@ -63,14 +64,11 @@ class ColliderContacts {
   // until f returns false (parts_ or, for a const pass, const parts_).
   template <class Parts, class F>
   static void forEachIn(Parts& parts, int partCount, std::size_t begin, std::size_t end, F&& f);
-  // The particle of contact j of the parts taken in order.
-  ParticleIndex particleAt(std::size_t j) const;
   // The contacts of particles [begin, end), in particle order, appended to `contacts`/`planes`.
   void collideRange(const Model& model, const SolverSettings& settings, const State& state, double h, std::size_t begin,
                     std::size_t end, std::vector<Contact>& contacts, std::vector<Plane>& planes) const;
   // Below this many contacts a split projection costs more than it saves.
   static constexpr std::size_t kParallelContacts = 512;
-  std::size_t shareStart(int part, int parts) const;
   bool projectRange(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace,
                     std::size_t begin, std::size_t end);
   void velocityPassRange(const Model& model, const SolverSettings& settings, State& state, double h, std::size_t begin,
@@ -82,6 +80,11 @@ class ColliderContacts {
   // grown to the largest team seen, then reused), count_ of them.
   std::vector<Part> parts_;
   int partCount_ = 1;
+  std::vector<std::size_t> partStart_;  // where each part's contacts start in the parts taken in order
+  std::size_t reservedParts_ = 0;       // parts whose room is reserved for their share of the particles
+  // Parts per thread of a split collide: enough that contacts crowded into a range of particles
+  // are shared out, few enough that a part's list stays long.
+  static constexpr std::size_t kPartsPerThread = 4;
   std::size_t count_ = 0;
   mutable std::vector<Contact> joined_;  // contacts() of several parts
   mutable bool joinedStale_ = false;
