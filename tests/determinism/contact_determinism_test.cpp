@@ -185,7 +185,7 @@ TEST(ContactDeterminism, ThreadCountDoesNotChangeTheResult) {
 TEST(ContactDeterminism, ParticlePairsAndCollidersSplitOverThreadsGiveTheSerialResult) {
   // Above 4096 particles the particle-pair list is rebuilt by threads over shares of the grid,
   // re-tested in shares of the list, and the collider contacts are found, projected and given
-  // their velocity pass in parts of whole particles taken round robin (particle_contacts.cpp,
+  // their velocity pass in one share of whole particles per thread (particle_contacts.cpp,
   // collider_contacts.cpp): the contacts, their order and the state must be those of one thread. Two thick cloths (radius
   // just under half the spacing), the upper one crossed and within particle reach of the lower
   // one, falling onto a plane with a sphere's cap above it: pairs and collider contacts at once.

@@ -222,30 +222,32 @@ void ColliderContacts::collide(const Model& model, const SolverSettings& setting
     count_ = parts_[0].contacts.size();
     return;
   }
-  // kPartsPerThread parts per thread, taken round robin: the contacts crowd into a few ranges of
-  // particle indices (the rows on the ground), which one contiguous share per thread would give to
-  // one thread. A part holds at most n / parts + 1 particles, each with at most one contact per
-  // collider (reserved once per team size, so that no step allocates).
-  const std::size_t wanted = kPartsPerThread * static_cast<std::size_t>(team);
+  // One part per thread: thread t takes the t-th share of the particles, cut at the same groups of
+  // four as the prediction's shares (Solver::StepFrame::predictShare), so that the lines of a
+  // particle's position and velocity stay with one core from the prediction to the velocity pass.
+  // (Parts taken round robin balanced the contacts crowding into a range of particles better, but
+  // every contact's particle then crossed to the other core and back: slower on the whole.) A part
+  // holds at most n / team + 4 particles, each with at most one contact per collider (reserved
+  // once per team size, so that no step allocates).
+  const auto wanted = static_cast<std::size_t>(team);
   if (parts_.size() < wanted) parts_.resize(wanted);
   if (reservedParts_ != wanted) {
-    const std::size_t bound = (n / wanted + 1) * model.colliders.size();
+    const std::size_t bound = (n / wanted + 4) * model.colliders.size();
     for (std::size_t p = 0; p < wanted; ++p) {
       parts_[p].contacts.reserve(bound);
       parts_[p].planes.reserve(bound);
     }
     reservedParts_ = wanted;
   }
+  const std::size_t groups = (n + 3) / 4;
 #pragma omp parallel num_threads(team)
   {
-    const auto thread = static_cast<std::size_t>(omp_get_thread_num());
-    const auto threads = static_cast<std::size_t>(omp_get_num_threads());
-    const std::size_t parts = kPartsPerThread * threads;
+    const auto part = static_cast<std::size_t>(omp_get_thread_num());
+    const auto parts = static_cast<std::size_t>(omp_get_num_threads());
 #pragma omp single nowait
     partCount_ = static_cast<int>(parts);
-    for (std::size_t part = thread; part < parts; part += threads)
-      collideRange(model, settings, state, h, n * part / parts, n * (part + 1) / parts, parts_[part].contacts,
-                   parts_[part].planes);
+    collideRange(model, settings, state, h, std::min(n, 4 * (groups * part / parts)),
+                 std::min(n, 4 * (groups * (part + 1) / parts)), parts_[part].contacts, parts_[part].planes);
   }
   partStart_.resize(static_cast<std::size_t>(partCount_) + 1);
   partStart_[0] = 0;
@@ -432,12 +434,13 @@ bool ColliderContacts::project(const Model& model, const SolverSettings& setting
   joinedStale_ = true;  // the multipliers and friction change
   if (trace || team <= 1 || partCount_ == 1 || count_ < kParallelContacts)
     return projectRange(model, settings, state, trace, 0, count_);
-    // Each thread projects the parts it made (round robin, as collide): they are in its cache.
+    // Each thread projects the part it made (when the team is the collide's): its contacts and its
+    // particles are in its core's cache.
 #pragma omp parallel num_threads(team)
   {
     const int thread = omp_get_thread_num();
     const int threads = omp_get_num_threads();
-    for (int part = thread; part < partCount_; part += threads)
+    for (int part = thread * partCount_ / threads; part < (thread + 1) * partCount_ / threads; ++part)
       projectRange(model, settings, state, nullptr, partStart_[part], partStart_[part + 1]);
   }
   return true;
@@ -486,7 +489,7 @@ void ColliderContacts::velocityPass(const Model& model, const SolverSettings& se
   {
     const int thread = omp_get_thread_num();
     const int threads = omp_get_num_threads();
-    for (int part = thread; part < partCount_; part += threads)
+    for (int part = thread * partCount_ / threads; part < (thread + 1) * partCount_ / threads; ++part)
       velocityPassRange(model, settings, state, h, partStart_[part], partStart_[part + 1]);
   }
 }

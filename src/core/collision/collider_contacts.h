@@ -25,11 +25,10 @@ class ColliderContacts {
   // Stage 3: a contact for each movable particle within contactMargin of a collider at its
   // prediction, or whose path over the substep enters the collider (swept), in (particle, collider)
   // order.
-  // With `team` threads the particles are cut into kPartsPerThread contiguous ranges per thread,
-  // each collided into a list of its own (a part), the parts taken round robin; the parts in order
-  // are the same contacts in the same order for any team. The parts are not joined: the thread that
-  // made a part projects it, in place, from its core's cache (joining them moved every line written
-  // by one core to the other, each substep).
+  // `team` threads each take a contiguous share of the particles (the prediction's) into a list of
+  // their own (a part); the parts in thread order are the same contacts in the same order for any
+  // team. The parts are not joined: the thread that made a part projects it, in place, from its
+  // core's cache (joining them moved every line written by one core to the other, each substep).
   void collide(const Model& model, const SolverSettings& settings, const State& state, double h, int team = 1);
   // Stage 5, after the other contacts (obstacles win). False when `trace` found the culprit.
   // Untraced, `team` threads each project the parts they made (a part holds whole particles, and a
@@ -82,9 +81,6 @@ class ColliderContacts {
   int partCount_ = 1;
   std::vector<std::size_t> partStart_;  // where each part's contacts start in the parts taken in order
   std::size_t reservedParts_ = 0;       // parts whose room is reserved for their share of the particles
-  // Parts per thread of a split collide: enough that contacts crowded into a range of particles
-  // are shared out, few enough that a part's list stays long.
-  static constexpr std::size_t kPartsPerThread = 4;
   std::size_t count_ = 0;
   mutable std::vector<Contact> joined_;  // contacts() of several parts
   mutable bool joinedStale_ = false;
