@@ -251,7 +251,7 @@ Vec3 Solver::bodyAttachmentForce(std::size_t attachment) const {
   return coupling_->attachmentImpulse(attachment) / (h * h);
 }
 std::size_t Solver::lastContactCount() const {
-  return colliderContacts_->count() + particleContacts_->contacts().size() + surfaceContacts_->contacts().size();
+  return colliderContacts_->count() + particleContacts_->contacts().size() + surfaceContacts_->contactCount();
 }
 int Solver::lastSurfaceBroadPhaseRuns() const { return surfaceContacts_->broadPhaseRuns(); }
 int Solver::lastSurfaceBroadPhaseUpdates() const { return surfaceContacts_->broadPhaseUpdates(); }

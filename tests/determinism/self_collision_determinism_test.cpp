@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -116,6 +118,62 @@ TEST(SelfCollisionDeterminismLarge, ThreadedParticleLoopsDoNotChangeTheResult) {
   EXPECT_GT(colliderContacts[0].size(), 1000u);
   EXPECT_TRUE(std::is_sorted(colliderContacts[1].begin(), colliderContacts[1].end()));
   EXPECT_EQ(colliderContacts[0], colliderContacts[1]);
+}
+
+// Without local updates' candidates the narrow phase's contacts stay in its threads' lists, chunk
+// by chunk, and are projected there (surface_contacts.cpp); lastSurfaceContacts joins them when
+// first read after a step. Two crossed cloths (4,608 particles, enough for the narrow phase to
+// split) falling onto a plane: the contacts read after each step, their multipliers and friction
+// to the bit, are those of one thread, and two threads reading at once both get them (under
+// ThreadSanitizer: without a data race).
+TEST(SelfCollisionDeterminismLarge, SurfaceContactsKeptPerThreadReadAsOneList) {
+  ModelBuilder b;
+  addCrossedCloths(b, 48, 0.004, 0.0075, 0.002, true);
+  b.model().particleCollisions = false;
+  b.model().surfaceThickness = 0.004;
+  b.model().surfaceContactMaterial = {0.3, 0.3, 0.0};
+  b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.0, 1.0, 0.0), {0.3, 0.2, 0.0}));
+  const ModelPtr model = b.build();
+  const int saved = threadCount();
+  // Per step: each contact's particles, multiplier and friction.
+  using Values = std::vector<std::array<double, 8>>;
+  auto values = [](const std::vector<SurfaceContact>& contacts) {
+    Values out;
+    for (const SurfaceContact& c : contacts)
+      out.push_back({static_cast<double>(c.particles[0]), static_cast<double>(c.particles[1]),
+                     static_cast<double>(c.particles[2]), static_cast<double>(c.particles[3]), c.lambda, c.friction.x(),
+                     c.friction.y(), c.friction.z()});
+    return out;
+  };
+  std::vector<std::vector<Values>> steps;
+  for (int threads : {1, 2}) {
+    setThreadCount(threads);
+    Solver solver(model, SolverSettings::smallSteps(4));
+    State state = State::fromModel(*model);
+    steps.emplace_back();
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_TRUE(solver.step(state).ok());
+      steps.back().push_back(values(solver.lastSurfaceContacts()));
+    }
+    if (threads == 2) {
+      ASSERT_TRUE(solver.step(state).ok());
+      Values read[2];
+      auto reader = [&](int k) { read[k] = values(solver.lastSurfaceContacts()); };
+      std::thread first(reader, 0), second(reader, 1);
+      first.join();
+      second.join();
+      EXPECT_GT(read[0].size(), 1000u);
+      EXPECT_EQ(read[0], values(solver.lastSurfaceContacts()));
+      EXPECT_EQ(read[1], read[0]);
+    }
+  }
+  setThreadCount(saved);
+  for (std::size_t i = 0; i < steps[0].size(); ++i) {
+    EXPECT_GT(steps[0][i].size(), 1000u) << "step " << i;
+    EXPECT_TRUE(std::equal(steps[0][i].begin(), steps[0][i].end(), steps[1][i].begin(), steps[1][i].end(),
+                           [](const auto& x, const auto& y) { return std::memcmp(&x, &y, sizeof(x)) == 0; }))
+        << "step " << i;
+  }
 }
 
 // The surface broad phase's local updates (surface_contacts.cpp) run on the calling thread, its

@@ -624,6 +624,10 @@ constexpr std::size_t kMaxContactsPerParticle = 16;
 
 void SurfaceContacts::prepare(const Model& model) {
   contacts_.clear();
+  inChunks_ = false;
+  chunkCount_ = 0;
+  contactCount_ = 0;
+  joinStale_ = false;
   broadPhaseRuns_ = 0;
   broadPhaseUpdates_ = 0;
   overflow_.clear();
@@ -1454,6 +1458,10 @@ void SurfaceContacts::clearCandidateBoxes() {
 void SurfaceContacts::collide(const Model& model, const SolverSettings& settings, const State& state, double h,
                               int substep, double time, int teamSize) {
   contacts_.clear();
+  inChunks_ = false;
+  chunkCount_ = 0;
+  contactCount_ = 0;
+  joinStale_ = false;
   if (!active_) return;
   Scratch& s = s_;
   if (substep == 0) {
@@ -1860,10 +1868,21 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
 // The contacts in the candidates' order, whichever list held them: the run's vertex-triangle ones
 // merged with the added ones by candidate, then the edge-edge ones (so that a solver that has
 // added candidates makes the contacts of one that has just run, in the same order). Parts 0 - 3 of
-// the chunks as collide cut them; partChunkEnd[i] ends part i's chunks. Out of collide, whose
-// narrow tests the compiler inlines more fully without it.
+// the chunks as collide cut them; partChunkEnd[i] ends part i's chunks. Without added candidates
+// the chunks are in that order already: the contacts stay in the threads' lists (copying them
+// into one list took a tenth of the work left on one thread of a two-thread contact-fold-64).
+// Out of collide, whose narrow tests the compiler inlines more fully without it.
 void SurfaceContacts::joinContacts(const std::size_t partChunkEnd[4]) {
   Scratch& s = s_;
+  if (partChunkEnd[3] == partChunkEnd[1]) {
+    inChunks_ = true;
+    chunkCount_ = partChunkEnd[1];
+    contactCount_ = 0;
+    for (std::size_t chunk = 0; chunk < chunkCount_; ++chunk)
+      contactCount_ += s.chunkContacts[chunk].end - s.chunkContacts[chunk].begin;
+    joinStale_ = true;
+    return;
+  }
   auto partChunks = [&](std::size_t part) {
     return std::pair(part == 0 ? 0 : partChunkEnd[part - 1], partChunkEnd[part]);
   };
@@ -1896,6 +1915,37 @@ void SurfaceContacts::joinContacts(const std::size_t partChunkEnd[4]) {
                               ? *s.runContacts[a++].contact
                               : *s.addedContacts[b++].contact);
   }
+  contactCount_ = contacts_.size();
+}
+
+template <class Self, class F>
+void SurfaceContacts::forEachContact(Self& self, F&& f) {
+  if (!self.inChunks_) {
+    for (auto& c : self.contacts_)
+      if (!f(c)) return;
+    return;
+  }
+  for (std::size_t chunk = 0; chunk < self.chunkCount_; ++chunk) {
+    const Scratch::ChunkContacts& where = self.s_.chunkContacts[chunk];
+    auto& list = self.s_.threadContacts[where.thread];
+    for (std::size_t k = where.begin; k < where.end; ++k)
+      if (!f(list[k])) return;
+  }
+}
+
+const std::vector<SurfaceContact>& SurfaceContacts::contacts() const {
+  if (!inChunks_) return contacts_;
+  // Readers of a solver between steps may ask from several threads at once.
+  const std::lock_guard<std::mutex> lock(joinMutex_);
+  if (joinStale_) {
+    contacts_.clear();
+    forEachContact(*this, [&](const SurfaceContact& c) {
+      contacts_.push_back(c);
+      return true;
+    });
+    joinStale_ = false;
+  }
+  return contacts_;
 }
 
 bool SurfaceContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace) {
@@ -1905,11 +1955,13 @@ bool SurfaceContacts::project(const Model& model, const SolverSettings& settings
   const double thickness = model.surfaceThickness;
   const double mu = model.surfaceContactMaterial.staticFriction;
   const double kinetic = settings.dynamicFrictionInVelocityPass ? 0.0 : model.surfaceContactMaterial.dynamicFriction;
-  for (SurfaceContact& c : contacts_) {
+  joinStale_ = inChunks_;  // the multipliers and friction change
+  bool found = false;
+  forEachContact(*this, [&](SurfaceContact& c) {
     Vec3 r = Vec3::Zero();
     for (int k = 0; k < 4; ++k) r += c.weights[k] * x[c.particles[k]];
     const double C = c.normal.dot(r) - thickness + c.allowance;
-    if (!(C < 0.0) && !(c.lambda > 0.0)) continue;  // projected Gauss-Seidel, as the families
+    if (!(C < 0.0) && !(c.lambda > 0.0)) return true;  // projected Gauss-Seidel, as the families
     const double deltaLambda = std::max(-C / c.inverseMassSum, -c.lambda);
     c.lambda += deltaLambda;
     for (int k = 0; k < 4; ++k) x[c.particles[k]] += (c.weights[k] * w[c.particles[k]] * deltaLambda) * c.normal;
@@ -1924,11 +1976,13 @@ bool SurfaceContacts::project(const Model& model, const SolverSettings& settings
       for (ParticleIndex p : c.particles) {
         if (!trace->check(state, p, StepTrace::Culprit::SurfaceContact)) continue;
         trace->surfaceContact = c;
+        found = true;
         return false;
       }
     }
-  }
-  return true;
+    return true;
+  });
+  return !found;
 }
 
 void SurfaceContacts::velocityPass(const Model& model, const SolverSettings& settings, State& state, double h) const {
@@ -1936,14 +1990,15 @@ void SurfaceContacts::velocityPass(const Model& model, const SolverSettings& set
   Vec3* v = state.velocity.data();
   const double restingSpeed = 2.0 * settings.gravity.norm() * h;
   const bool friction = settings.dynamicFrictionInVelocityPass;
-  for (const SurfaceContact& c : contacts_) {
-    if (!(c.lambda > 0.0)) continue;
+  forEachContact(*this, [&](const SurfaceContact& c) {
+    if (!(c.lambda > 0.0)) return true;
     Vec3 relative = Vec3::Zero();
     for (int k = 0; k < 4; ++k) relative += c.weights[k] * v[c.particles[k]];
     const Vec3 dv = velocityPassChange(relative, c.normal, c.inverseMassSum * c.lambda, c.normalVelocity,
                                        model.surfaceContactMaterial, friction, h, restingSpeed);
     for (int k = 0; k < 4; ++k) v[c.particles[k]] += (c.weights[k] * w[c.particles[k]] / c.inverseMassSum) * dv;
-  }
+    return true;
+  });
 }
 
 }  // namespace pliant::detail

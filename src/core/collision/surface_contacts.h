@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,11 @@ class SurfaceContacts {
   // The candidates depend on the settings (the contact margin): find them again at the next step.
   void invalidateCandidates() { s_.built = false; }
 
-  const std::vector<SurfaceContact>& contacts() const { return contacts_; }
+  // The contacts of the last substep in order. Where the narrow phase's threads made them, they
+  // stay (the projection reads them there) and are joined here when first read after a collide or
+  // a projection changed them; safe to call from several threads at once between steps.
+  const std::vector<SurfaceContact>& contacts() const;
+  std::size_t contactCount() const { return contactCount_; }
   // In the current step: the broad phase's runs over every triangle, and its local updates (the
   // pairs of the few particles that left their boxes searched again, see surface_contacts.cpp).
   int broadPhaseRuns() const { return broadPhaseRuns_; }
@@ -95,6 +100,10 @@ class SurfaceContacts {
   void listCandidateBoxes();
   std::uint64_t candidateKey(const SurfaceContact& contact) const;
   void joinContacts(const std::size_t partChunkEnd[4]);
+  // Calls f(contact) for self's contacts in order: in the threads' lists chunk by chunk
+  // (inChunks_), or in contacts_; stops when f returns false. Self: SurfaceContacts or const.
+  template <class Self, class F>
+  static void forEachContact(Self& self, F&& f);
   void clearCandidateBoxes();
   // Where the broad phase's frame is at substep j of its run (m, see surface_contacts.cpp).
   Vec3 frameOffset(int j) const;
@@ -109,7 +118,13 @@ class SurfaceContacts {
   bool coneLanes_ = true;
   bool localUpdates_ = true;
   bool patchSkipping_ = true;
-  std::vector<SurfaceContact> contacts_;
+  // The contacts, when local updates' contacts were merged in (or joined by contacts()).
+  mutable std::vector<SurfaceContact> contacts_;
+  bool inChunks_ = false;  // the contacts are in the threads' lists, s_.chunkContacts[0 .. chunkCount_)
+  std::size_t chunkCount_ = 0;
+  std::size_t contactCount_ = 0;
+  mutable bool joinStale_ = false;  // contacts_ is not yet the join of the lists
+  mutable std::mutex joinMutex_;
   int broadPhaseRuns_ = 0;  // in the current step
   int broadPhaseUpdates_ = 0;
   std::string overflow_;
