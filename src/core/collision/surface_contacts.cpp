@@ -455,6 +455,64 @@ __attribute__((target("avx2"))) unsigned edgeEdgeMayMake4(const Vec3* x0, const 
   return static_cast<unsigned>(~_mm256_movemask_pd(nothing)) & 15u;
 }
 
+// The vertex-triangle narrow phase of four candidates at once, as far as it goes for the pairs that
+// end farther than the reach from the triangle's plane and are separated along its normal at the
+// start (a third of the candidates of a folded cloth): a bit per lane, clear where collide's
+// vertexTriangle makes nothing for certain. As edgeEdgeMayMake4, every operation is the scalar
+// one in its order, so each lane's values are the scalar ones; a lane whose bit is set is tested
+// by the scalar code from the start. Set are the lanes whose triangle is degenerate or turned or
+// not finite, whose vertex ends within the reach on its side (the linear estimate may make a
+// contact), and that the separating axis does not reject (or whose rejection is off).
+__attribute__((target("avx2"))) unsigned vertexTriangleMayMake4(const Vec3* x0, const Vec3* x1,
+                                                                const ParticleIndex vertices[4],
+                                                                const std::array<ParticleIndex, 3>* const triangles[4],
+                                                                double reach, double separationReach, bool rejections) {
+  if (!rejections) return 15u;
+  ParticleIndex index[3][4];  // the triangle's corners per lane
+  for (int lane = 0; lane < 4; ++lane)
+    for (int k = 0; k < 3; ++k) index[k][lane] = (*triangles[lane])[k];
+  const Lanes3 p0 = laneGather(x0, vertices), p1 = laneGather(x1, vertices);
+  const Lanes3 a0 = laneGather(x0, index[0]), b0 = laneGather(x0, index[1]), c0 = laneGather(x0, index[2]);
+  const Lanes3 a1 = laneGather(x1, index[0]), b1 = laneGather(x1, index[1]), c1 = laneGather(x1, index[2]);
+  const __m256d zero = _mm256_setzero_pd(), one = _mm256_set1_pd(1.0);
+  const Lanes3 n1 = laneCross(laneSub(b1, a1), laneSub(c1, a1));
+  const __m256d length1 = _mm256_sqrt_pd(laneDot(n1, n1));
+  // A non-finite length1 makes the scalar code return at once: such lanes go to it.
+  const __m256d finite = _mm256_cmp_pd(_mm256_sub_pd(length1, length1), zero, _CMP_EQ_OQ);
+  const __m256d positive1 = _mm256_cmp_pd(length1, zero, _CMP_GT_OQ);
+  const Lanes3 u1 = laneDivide(n1, length1);  // used only where positive1
+  const Lanes3 n0 = laneCross(laneSub(b0, a0), laneSub(c0, a0));
+  const __m256d length0 = _mm256_sqrt_pd(laneDot(n0, n0));
+  const __m256d positive0 = _mm256_cmp_pd(length0, zero, _CMP_GT_OQ);
+  const Lanes3 unit0 = laneDivide(n0, length0);
+  const Lanes3 u0 = {_mm256_blendv_pd(u1.x, unit0.x, positive0), _mm256_blendv_pd(u1.y, unit0.y, positive0),
+                     _mm256_blendv_pd(u1.z, unit0.z, positive0)};
+  // Not turned: length1 > 0 and u0 . u1 >= 0 (false for NaN, as !(x < 0) is not).
+  const __m256d straight = _mm256_and_pd(positive1, _mm256_cmp_pd(laneDot(u0, u1), zero, _CMP_NLT_UQ));
+  const __m256d d0 = laneDot(u0, laneSub(p0, a0)), d1 = laneDot(u1, laneSub(p1, a1));
+  const __m256d side = _mm256_blendv_pd(_mm256_set1_pd(-1.0), one, _mm256_cmp_pd(d0, zero, _CMP_GE_OQ));
+  // Ends beyond the reach: !(side d1 < reach), true for NaN as in the scalar test.
+  const __m256d far = _mm256_cmp_pd(_mm256_mul_pd(side, d1), _mm256_set1_pd(reach), _CMP_NLT_UQ);
+  // The separating axis u0 (ccd.h, separated<1>): the vertex beyond the triangle by more than the
+  // reach, on one side at both ends of the substep.
+  const __m256d bound = _mm256_set1_pd(separationReach);
+  __m256d up[2], down[2];
+  for (int time = 0; time < 2; ++time) {
+    const Lanes3& p = time == 0 ? p0 : p1;
+    const Lanes3& a = time == 0 ? a0 : a1;
+    const Lanes3& b = time == 0 ? b0 : b1;
+    const Lanes3& c = time == 0 ? c0 : c1;
+    const __m256d cp = laneDot(u0, p), ca = laneDot(u0, a), cb = laneDot(u0, b), cc = laneDot(u0, c);
+    up[time] = _mm256_sub_pd(cp, _mm256_max_pd(_mm256_max_pd(ca, cb), cc));
+    down[time] = _mm256_sub_pd(_mm256_min_pd(_mm256_min_pd(ca, cb), cc), cp);
+  }
+  const __m256d separated =
+      _mm256_or_pd(_mm256_and_pd(_mm256_cmp_pd(up[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(up[1], bound, _CMP_GT_OQ)),
+                   _mm256_and_pd(_mm256_cmp_pd(down[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(down[1], bound, _CMP_GT_OQ)));
+  const __m256d nothing = _mm256_and_pd(_mm256_and_pd(finite, straight), _mm256_and_pd(far, separated));
+  return static_cast<unsigned>(~_mm256_movemask_pd(nothing)) & 15u;
+}
+
 // patchesHold's test of four triangles at once against one axis: a bit per lane (lane i for
 // triangles[i]) set where the triangle's normal keeps a positive dot product with the axis over the
 // substep. The scalar test's operations in its order (Eigen's cross product, dot and squared norm,
@@ -1575,7 +1633,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   // The separating-axis rejections in front of the cubic hold for motions below a bound (ccd.h).
   const double motionBound = kSeparationMotion * lateral;
   const bool rejections = largestMotion <= motionBound * motionBound;
-  const double separationReach = kSeparationReach * lateral;  // as sweptEdgeEdgeSeparated's
+  const double separationReach = kSeparationReach * lateral;  // as sweptEdgeEdgeSeparated's and the vertex's
   const std::size_t contactCap = kMaxContactsPerParticle * s.particles.size();
   // Completes a contact whose particles, normal and weights are set: allowance, velocity, mass.
   auto finish = [&](SurfaceContact& c, std::vector<SurfaceContact>& out) {
@@ -1825,7 +1883,26 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
         const std::size_t end = keepOverlappingBoxes(
             in, [&](std::size_t k) -> const Aabb& { return s.substepVertex[vertexPairs[k].vertex]; },
             [&](std::size_t k) -> const Aabb& { return s.substepTriangle[vertexPairs[k].triangle]; }, kept);
-        for (std::size_t i = 0; i < end; ++i) vertexTriangle(vertexPairs[kept[i]], out);
+        std::size_t i = 0;
+#ifdef PLIANT_HAVE_AVX2_KERNELS
+        // Four at a time first: the pairs far from the plane and separated stop there.
+        if (vertexLanes_ && cpuHasAvx2()) {
+          for (; i + 4 <= end; i += 4) {
+            ParticleIndex vertices[4];
+            const std::array<ParticleIndex, 3>* triangles[4];
+            for (std::size_t lane = 0; lane < 4; ++lane) {
+              const Scratch::VertexTriangle& pair = vertexPairs[kept[i + lane]];
+              vertices[lane] = s.particles[pair.vertex];
+              triangles[lane] = &s.triangles[pair.triangle];
+            }
+            const unsigned may =
+                vertexTriangleMayMake4(x0, x1, vertices, triangles, reach, separationReach, rejections);
+            for (unsigned lane = 0; lane < 4; ++lane)
+              if (may & (1u << lane)) vertexTriangle(vertexPairs[kept[i + lane]], out);
+          }
+        }
+#endif
+        for (; i < end; ++i) vertexTriangle(vertexPairs[kept[i]], out);
       } else {
         const std::size_t end = keepOverlappingBoxes(
             in, [&](std::size_t k) -> const Aabb& { return s.substepEdge[edgePairs[k][0]]; },

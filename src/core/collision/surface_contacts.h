@@ -60,6 +60,9 @@ class SurfaceContacts {
   // For tests: whether the broad phase may find the leaves' normal cones four triangles at a time
   // (where AVX2 is there); off, one at a time. Both give the same cones.
   void setConeLanes(bool on) { coneLanes_ = on; }
+  // For tests: whether the narrow phase may screen vertex-triangle candidates four at a time (where
+  // AVX2 is there); off, one at a time. Both make the same contacts.
+  void setVertexLanes(bool on) { vertexLanes_ = on; }
   // For tests: whether the broad phase may update its candidates locally; off, every particle that
   // leaves its box makes a run over every triangle.
   void setLocalUpdates(bool on) { localUpdates_ = on; }
@@ -116,6 +119,7 @@ class SurfaceContacts {
   void findPatches();
   bool active_ = false;
   bool coneLanes_ = true;
+  bool vertexLanes_ = true;
   bool localUpdates_ = true;
   bool patchSkipping_ = true;
   // The contacts, when local updates' contacts were merged in (or joined by contacts()).
