@@ -422,21 +422,25 @@ __attribute__((target("avx2"))) unsigned edgeEdgeMayMake4(const Vec3* x0, const 
   const __m256d side = _mm256_blendv_pd(_mm256_set1_pd(-1.0), one, _mm256_cmp_pd(d0, zero, _CMP_GE_OQ));
   const __m256d sideD1 = _mm256_mul_pd(side, d1);
   const __m256d near = _mm256_cmp_pd(sideD1, _mm256_set1_pd(reach), _CMP_LT_OQ);
-  // The linear estimate's closest points (closest in edgeEdge), where it is near.
-  const __m256d crossing = _mm256_cmp_pd(sideD1, zero, _CMP_LT_OQ);
-  const __m256d tau = _mm256_blendv_pd(one, _mm256_div_pd(d0, _mm256_sub_pd(d0, d1)), crossing);
-  const Lanes3 pa = laneLerp(pa0, pa1, tau), pb = laneLerp(pb0, pb1, tau);
-  const Lanes3 da = laneSub(laneLerp(qa0, qa1, tau), pa), db = laneSub(laneLerp(qb0, qb1, tau), pb);
-  const Lanes3 r = laneSub(pa, pb);
-  const __m256d A = laneDot(da, da), B = laneDot(da, db), C = laneDot(db, db), D = laneDot(da, r), E = laneDot(db, r);
-  const __m256d denominator = _mm256_sub_pd(_mm256_mul_pd(A, C), _mm256_mul_pd(B, B));
-  const __m256d sa = _mm256_div_pd(_mm256_sub_pd(_mm256_mul_pd(B, E), _mm256_mul_pd(C, D)), denominator);
-  const __m256d sb = _mm256_div_pd(_mm256_sub_pd(_mm256_mul_pd(A, E), _mm256_mul_pd(B, D)), denominator);
-  const __m256d within = _mm256_and_pd(
-      _mm256_and_pd(_mm256_cmp_pd(denominator, zero, _CMP_GT_OQ),
-                    _mm256_and_pd(_mm256_cmp_pd(sa, zero, _CMP_GE_OQ), _mm256_cmp_pd(sa, one, _CMP_LE_OQ))),
-      _mm256_and_pd(_mm256_cmp_pd(sb, zero, _CMP_GE_OQ), _mm256_cmp_pd(sb, one, _CMP_LE_OQ)));
-  const __m256d linearContact = _mm256_and_pd(near, within);
+  // The linear estimate's closest points (closest in edgeEdge), where it is near (most groups of a
+  // folded cloth have no lane near: then no lane makes a contact by the estimate).
+  __m256d linearContact = zero;
+  if (_mm256_movemask_pd(near) != 0) {
+    const __m256d crossing = _mm256_cmp_pd(sideD1, zero, _CMP_LT_OQ);
+    const __m256d tau = _mm256_blendv_pd(one, _mm256_div_pd(d0, _mm256_sub_pd(d0, d1)), crossing);
+    const Lanes3 pa = laneLerp(pa0, pa1, tau), pb = laneLerp(pb0, pb1, tau);
+    const Lanes3 da = laneSub(laneLerp(qa0, qa1, tau), pa), db = laneSub(laneLerp(qb0, qb1, tau), pb);
+    const Lanes3 r = laneSub(pa, pb);
+    const __m256d A = laneDot(da, da), B = laneDot(da, db), C = laneDot(db, db), D = laneDot(da, r), E = laneDot(db, r);
+    const __m256d denominator = _mm256_sub_pd(_mm256_mul_pd(A, C), _mm256_mul_pd(B, B));
+    const __m256d sa = _mm256_div_pd(_mm256_sub_pd(_mm256_mul_pd(B, E), _mm256_mul_pd(C, D)), denominator);
+    const __m256d sb = _mm256_div_pd(_mm256_sub_pd(_mm256_mul_pd(A, E), _mm256_mul_pd(B, D)), denominator);
+    const __m256d within = _mm256_and_pd(
+        _mm256_and_pd(_mm256_cmp_pd(denominator, zero, _CMP_GT_OQ),
+                      _mm256_and_pd(_mm256_cmp_pd(sa, zero, _CMP_GE_OQ), _mm256_cmp_pd(sa, one, _CMP_LE_OQ))),
+        _mm256_and_pd(_mm256_cmp_pd(sb, zero, _CMP_GE_OQ), _mm256_cmp_pd(sb, one, _CMP_LE_OQ)));
+    linearContact = _mm256_and_pd(near, within);
+  }
   // The separating axis u0 (ccd.h, separated<2>): edge a beyond edge b by more than the reach, on
   // one side at both ends of the substep.
   const __m256d bound = _mm256_set1_pd(separationReach);
