@@ -432,10 +432,11 @@ void ColliderContacts::collideOne(const Model& model, const SolverSettings& sett
 bool ColliderContacts::project(const Model& model, const SolverSettings& settings, State& state, StepTrace* trace,
                                int team) {
   joinedStale_ = true;  // the multipliers and friction change
-  if (trace || team <= 1 || partCount_ == 1 || count_ < kParallelContacts)
+  if (trace || team <= 1 || partCount_ == 1 || count_ < kParallelContacts) {
     return projectRange(model, settings, state, trace, 0, count_);
-    // Each thread projects the part it made (when the team is the collide's): its contacts and its
-    // particles are in its core's cache.
+  }
+  // Each thread projects the part it made (when the team is the collide's): its contacts and its
+  // particles are in its core's cache.
 #pragma omp parallel num_threads(team)
   {
     const int thread = omp_get_thread_num();

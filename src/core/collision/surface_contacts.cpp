@@ -1802,8 +1802,8 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   // first, then its edge-edge ones, then those the local updates added, in the same two parts)
   // that the threads take in any order, so a thread slowed by another process does not hold the
   // others up; each thread appends its contacts to its own list and notes where each chunk's are,
-  // and the lists are joined chunk by chunk: the contacts come in the candidates' order for any
-  // team and any schedule.
+  // and the lists are read chunk by chunk (joinContacts): the contacts come in the candidates'
+  // order for any team and any schedule.
   const std::size_t vt = s.vertexTriangle.size(), ee = s.edgeEdge.size();
   const std::size_t partSize[4] = {vt, ee, s.vertexTriangleAdded.size(), s.edgeEdgeAdded.size()};
   std::size_t partOffset[4], partChunkEnd[4];  // in `kept`; the chunks of parts 0 .. i
@@ -1950,8 +1950,8 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
 // merged with the added ones by candidate, then the edge-edge ones (so that a solver that has
 // added candidates makes the contacts of one that has just run, in the same order). Parts 0 - 3 of
 // the chunks as collide cut them; partChunkEnd[i] ends part i's chunks. Without added candidates
-// the chunks are in that order already: the contacts stay in the threads' lists (copying them
-// into one list took a tenth of the work left on one thread of a two-thread contact-fold-64).
+// the chunks are in that order already: the contacts stay in the threads' lists (a copy into one
+// list ran on the calling thread while the others waited).
 // Out of collide, whose narrow tests the compiler inlines more fully without it.
 void SurfaceContacts::joinContacts(const std::size_t partChunkEnd[4]) {
   Scratch& s = s_;

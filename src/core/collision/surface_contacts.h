@@ -234,7 +234,8 @@ class SurfaceContacts {
     std::vector<VertexTriangle> foundVertexTriangle;
     std::vector<std::array<std::uint32_t, 2>> foundEdgeEdge;
     // Per-thread contact lists of the narrow phase, and where each chunk of candidates (see
-    // collide) put its contacts; joined chunk by chunk, in the candidates' order, after.
+    // collide) put its contacts; read chunk by chunk, in the candidates' order, where they are
+    // (or merged with the added candidates' contacts into contacts_, joinContacts).
     std::vector<ThreadOwned<std::vector<SurfaceContact>>> threadContacts;
     // Joining the contacts of the run's candidates with those of the added ones (collide).
     struct KeyedContact {
