@@ -186,9 +186,10 @@ TEST(ContactDeterminism, ParticlePairsAndCollidersSplitOverThreadsGiveTheSerialR
   // Above 4096 particles the particle-pair list is rebuilt by threads over shares of the grid,
   // re-tested in shares of the list, and the collider contacts are found, projected and given
   // their velocity pass in one share of whole particles per thread (particle_contacts.cpp,
-  // collider_contacts.cpp): the contacts, their order and the state must be those of one thread. Two thick cloths (radius
-  // just under half the spacing), the upper one crossed and within particle reach of the lower
-  // one, falling onto a plane with a sphere's cap above it: pairs and collider contacts at once.
+  // collider_contacts.cpp): the contacts, their order and the state must be those of one thread.
+  // Two thick cloths (radius just under half the spacing), the upper one crossed and within
+  // particle reach of the lower one, falling onto a plane with a sphere's cap above it: pairs and
+  // collider contacts at once.
   ModelBuilder b;
   addCrossedCloths(b, 48, 0.021, 0.043, 0.01, false);
   b.model().particleContactMaterial = {0.4, 0.3, 0.0};
