@@ -385,6 +385,33 @@ __attribute__((target("avx2"))) inline __m256d laneNotParallel(__m256d lengthSqu
       _CMP_GT_OQ);
   return _mm256_or_pd(clear, asWritten);
 }
+// ccd.h's separated<kNear> per lane, with the scalar operations: whether the first kNear of the
+// four points lie beyond the others along `axis` by more than `bound`, on one side at the start
+// (points0) and on the same side at the end (points1). All lanes false where a value is NaN.
+template <int kNear>
+__attribute__((target("avx2"))) inline __m256d laneSeparated(const Lanes3 (&points0)[4], const Lanes3 (&points1)[4],
+                                                             const Lanes3& axis, __m256d bound) {
+  __m256d up[2], down[2];
+  for (int time = 0; time < 2; ++time) {
+    const Lanes3(&x)[4] = time == 0 ? points0 : points1;
+    __m256d c[4];
+    for (int k = 0; k < 4; ++k) c[k] = laneDot(axis, x[k]);
+    __m256d nearLow = c[0], nearHigh = c[0], farLow = c[kNear], farHigh = c[kNear];
+    for (int k = 1; k < kNear; ++k) {
+      nearLow = _mm256_min_pd(nearLow, c[k]);
+      nearHigh = _mm256_max_pd(nearHigh, c[k]);
+    }
+    for (int k = kNear + 1; k < 4; ++k) {
+      farLow = _mm256_min_pd(farLow, c[k]);
+      farHigh = _mm256_max_pd(farHigh, c[k]);
+    }
+    up[time] = _mm256_sub_pd(nearLow, farHigh);
+    down[time] = _mm256_sub_pd(farLow, nearHigh);
+  }
+  return _mm256_or_pd(
+      _mm256_and_pd(_mm256_cmp_pd(up[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(up[1], bound, _CMP_GT_OQ)),
+      _mm256_and_pd(_mm256_cmp_pd(down[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(down[1], bound, _CMP_GT_OQ)));
+}
 __attribute__((target("avx2"))) unsigned edgeEdgeMayMake4(const Vec3* x0, const Vec3* x1,
                                                           const std::array<ParticleIndex, 2>* const edges[4][2],
                                                           double reach, double separationReach, bool rejections) {
@@ -443,17 +470,8 @@ __attribute__((target("avx2"))) unsigned edgeEdgeMayMake4(const Vec3* x0, const 
   }
   // The separating axis u0 (ccd.h, separated<2>): edge a beyond edge b by more than the reach, on
   // one side at both ends of the substep.
-  const __m256d bound = _mm256_set1_pd(separationReach);
-  __m256d up[2], down[2];
-  for (int time = 0; time < 2; ++time) {
-    const __m256d c0 = laneDot(u0, time == 0 ? pa0 : pa1), c1 = laneDot(u0, time == 0 ? qa0 : qa1);
-    const __m256d c2 = laneDot(u0, time == 0 ? pb0 : pb1), c3 = laneDot(u0, time == 0 ? qb0 : qb1);
-    up[time] = _mm256_sub_pd(_mm256_min_pd(c0, c1), _mm256_max_pd(c2, c3));
-    down[time] = _mm256_sub_pd(_mm256_min_pd(c2, c3), _mm256_max_pd(c0, c1));
-  }
   const __m256d separated =
-      _mm256_or_pd(_mm256_and_pd(_mm256_cmp_pd(up[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(up[1], bound, _CMP_GT_OQ)),
-                   _mm256_and_pd(_mm256_cmp_pd(down[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(down[1], bound, _CMP_GT_OQ)));
+      laneSeparated<2>({pa0, qa0, pb0, qb0}, {pa1, qa1, pb1, qb1}, u0, _mm256_set1_pd(separationReach));
   const __m256d nothing = _mm256_andnot_pd(
       linearContact, _mm256_and_pd(_mm256_and_pd(finite, straight), rejections ? separated : _mm256_setzero_pd()));
   return static_cast<unsigned>(~_mm256_movemask_pd(nothing)) & 15u;
@@ -499,20 +517,7 @@ __attribute__((target("avx2"))) unsigned vertexTriangleMayMake4(const Vec3* x0, 
   const __m256d far = _mm256_cmp_pd(_mm256_mul_pd(side, d1), _mm256_set1_pd(reach), _CMP_NLT_UQ);
   // The separating axis u0 (ccd.h, separated<1>): the vertex beyond the triangle by more than the
   // reach, on one side at both ends of the substep.
-  const __m256d bound = _mm256_set1_pd(separationReach);
-  __m256d up[2], down[2];
-  for (int time = 0; time < 2; ++time) {
-    const Lanes3& p = time == 0 ? p0 : p1;
-    const Lanes3& a = time == 0 ? a0 : a1;
-    const Lanes3& b = time == 0 ? b0 : b1;
-    const Lanes3& c = time == 0 ? c0 : c1;
-    const __m256d cp = laneDot(u0, p), ca = laneDot(u0, a), cb = laneDot(u0, b), cc = laneDot(u0, c);
-    up[time] = _mm256_sub_pd(cp, _mm256_max_pd(_mm256_max_pd(ca, cb), cc));
-    down[time] = _mm256_sub_pd(_mm256_min_pd(_mm256_min_pd(ca, cb), cc), cp);
-  }
-  const __m256d separated =
-      _mm256_or_pd(_mm256_and_pd(_mm256_cmp_pd(up[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(up[1], bound, _CMP_GT_OQ)),
-                   _mm256_and_pd(_mm256_cmp_pd(down[0], bound, _CMP_GT_OQ), _mm256_cmp_pd(down[1], bound, _CMP_GT_OQ)));
+  const __m256d separated = laneSeparated<1>({p0, a0, b0, c0}, {p1, a1, b1, c1}, u0, _mm256_set1_pd(separationReach));
   const __m256d nothing = _mm256_and_pd(_mm256_and_pd(finite, straight), _mm256_and_pd(far, separated));
   return static_cast<unsigned>(~_mm256_movemask_pd(nothing)) & 15u;
 }
