@@ -28,6 +28,7 @@
 #include "rigid/particle_coupling.h"
 #include "rigid/sleeping.h"
 #include "step_check.h"
+#include "thread_drop.h"
 #include "thread_tuner.h"
 #include "validation.h"
 
@@ -333,8 +334,9 @@ struct Solver::StepFrame {
   detail::StepTrace* trace = nullptr;
   detail::SolveContext ctx;
   detail::PredictionPass pass;
-  int team = 1;     // threads of the per-particle loops and the surface broad phase
-  int threads = 1;  // threads of the constraint projection (1 unless it has a parallel batch)
+  int team = 1;          // threads of the per-particle loops and the surface broad phase
+  int threads = 1;       // threads of the constraint projection (1 unless it has a parallel batch)
+  bool mayDrop = false;  // automatic thread count: the step may go on with one thread (advance)
   std::int64_t particles = 0;
   double h = 0.0;          // s, the substep
   double stepStart = 0.0;  // s
@@ -366,6 +368,8 @@ Solver::StepFrame Solver::beginStep(State& state, detail::StepTrace* trace) {
   f.particles = static_cast<std::int64_t>(model.particleCount());
   f.team = stepThreads_;
   f.threads = !trace && constraints_->parallel() ? stepThreads_ : 1;
+  f.mayDrop = automaticThreadCount() && stepThreads_ > 1;
+  constraints_->barrier().resetSlept();
   detail::SolveContext& ctx = f.ctx;
   ctx.mode = settings_.mode;
   ctx.h = f.h;
@@ -411,6 +415,19 @@ void Solver::advance(State& state, detail::StepTrace* trace) {
   contactOverflow_.clear();
   sleep_->wakeChanged(*model_, settings_, state);
   for (frame.substep = 0; frame.substep < settings_.substeps; ++frame.substep) {
+    // The rest of the step on one thread once the barrier's waiters have slept (partners arriving a
+    // time slice late: another process has taken a core, and every barrier left would cost a time
+    // slice). Every thread count gives the same bits; the step's time still goes to the tuner under
+    // the count it chose, and a slow step makes it probe fewer threads at once (thread_tuner.h).
+    if (frame.mayDrop && frame.substep > 0 &&
+        constraints_->barrier().slept() >= detail::threadDropSleeps().load(std::memory_order_relaxed)) {
+      frame.mayDrop = false;
+      frame.team = 1;
+      frame.threads = 1;
+      if (frame.projection == StepFrame::Projection::Parallel) frame.projection = StepFrame::Projection::Serial;
+      frame.prediction = StepFrame::Prediction::OwnPass;  // the serial projection has no region for it
+      stepThreads_ = 1;
+    }
     frame.substepStart = frame.stepStart + frame.substep * frame.h;
     frame.substepEnd = frame.stepStart + (frame.substep + 1) * frame.h;
     if (!predict(frame, state)) return;  // 1

@@ -35,10 +35,15 @@ class SpinBarrier {
       pause();
     }
     // Spun long enough: another process may need this core; block in the kernel (a futex).
+    slept_.fetch_add(1, std::memory_order_relaxed);
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     while (round_.load(std::memory_order_seq_cst) == round) round_.wait(round, std::memory_order_seq_cst);
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
+  // How many waits went to sleep since the last resetSlept (read between parallel regions): a
+  // partner that keeps arriving a time slice late means the cores are taken.
+  int slept() const { return slept_.load(std::memory_order_relaxed); }
+  void resetSlept() { slept_.store(0, std::memory_order_relaxed); }
 
  private:
   // About the time a parallel batch takes on a small model: threads arriving close together never
@@ -53,6 +58,7 @@ class SpinBarrier {
   alignas(64) std::atomic<int> arrived_{0};
   alignas(64) std::atomic<std::uint32_t> round_{0};
   alignas(64) std::atomic<int> sleepers_{0};
+  std::atomic<int> slept_{0};  // beside sleepers_: written only on the way to sleep
 };
 
 }  // namespace pliant::detail

@@ -67,6 +67,10 @@ TEST(SpinBarrier, ASleepingThreadIsWoken) {
   passed.fetch_add(1);
   late.join();
   EXPECT_EQ(passed.load(), 2);
+  // The wait that slept is counted (the solver's steps drop to one thread on it), until reset.
+  EXPECT_GE(barrier.slept(), 1);
+  barrier.resetSlept();
+  EXPECT_EQ(barrier.slept(), 0);
 }
 
 }  // namespace
