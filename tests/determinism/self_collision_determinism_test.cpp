@@ -85,17 +85,23 @@ INSTANTIATE_TEST_SUITE_P(BuiltinScenes, SelfCollisionDeterminism, ::testing::Val
                            return name;
                          });
 
-TEST(SelfCollisionDeterminismLarge, ThreadedParticleLoopsDoNotChangeTheResult) {
-  // Above 16384 particles the per-particle loops run on threads; the surface contact stages read
-  // what they wrote, and the broad phase splits its queries over threads; the hash must be the
-  // same for any thread count. Two cloths, one lying on a plane and one falling onto it, crossed.
+// Two crossed self-colliding cloths (crossed_cloths.h) of nodes x nodes at heights lower and upper
+// (m), 4 mm thick, without particle contacts, over a plane.
+ModelPtr crossedSelfCollidingCloths(int nodes, double lower, double upper) {
   ModelBuilder b;
-  addCrossedCloths(b, 93, 0.002, 0.012, 0.002, true);
+  addCrossedCloths(b, nodes, lower, upper, 0.002, true);
   b.model().particleCollisions = false;
   b.model().surfaceThickness = 0.004;
   b.model().surfaceContactMaterial = {0.3, 0.3, 0.0};
   b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.0, 1.0, 0.0), {0.3, 0.2, 0.0}));
-  const ModelPtr model = b.build();
+  return b.build();
+}
+
+TEST(SelfCollisionDeterminismLarge, ThreadedParticleLoopsDoNotChangeTheResult) {
+  // Above 16384 particles the per-particle loops run on threads; the surface contact stages read
+  // what they wrote, and the broad phase splits its queries over threads; the hash must be the
+  // same for any thread count. Two cloths, one lying on a plane and one falling onto it, crossed.
+  const ModelPtr model = crossedSelfCollidingCloths(93, 0.002, 0.012);
   ASSERT_GT(model->particleCount(), 16384u);
   const int saved = threadCount();
   std::vector<std::uint64_t> result;
@@ -127,13 +133,7 @@ TEST(SelfCollisionDeterminismLarge, ThreadedParticleLoopsDoNotChangeTheResult) {
 // to the bit, are those of one thread, and two threads reading at once both get them (under
 // ThreadSanitizer: without a data race).
 TEST(SelfCollisionDeterminismLarge, SurfaceContactsKeptPerThreadReadAsOneList) {
-  ModelBuilder b;
-  addCrossedCloths(b, 48, 0.004, 0.0075, 0.002, true);
-  b.model().particleCollisions = false;
-  b.model().surfaceThickness = 0.004;
-  b.model().surfaceContactMaterial = {0.3, 0.3, 0.0};
-  b.addCollider(Collider::plane(Vec3::Zero(), Vec3(0.0, 1.0, 0.0), {0.3, 0.2, 0.0}));
-  const ModelPtr model = b.build();
+  const ModelPtr model = crossedSelfCollidingCloths(48, 0.004, 0.0075);
   const int saved = threadCount();
   // Per step: each contact's particles, multiplier and friction.
   using Values = std::vector<std::array<double, 8>>;
