@@ -55,7 +55,8 @@ void ConstraintProjection::passSerial(const Model& model, const SolveContext& sh
     ctx.lambda = lambda + model.lambdaOffset[f];
     const std::uint32_t perEntry = constraintsPerEntry(static_cast<ConstraintFamily>(f));
     for (const SolveBatch& batch : batches) {
-      if (resetLambda) std::fill(ctx.lambda + batch.begin * perEntry, ctx.lambda + batch.end * perEntry, 0.0);
+      if (resetLambda && !(batch.independent && kernels.independentStartsFresh))
+        std::fill(ctx.lambda + batch.begin * perEntry, ctx.lambda + batch.end * perEntry, 0.0);
       if (batch.independent) kernels.projectIndependent(model, ctx, batch.begin, batch.end);
       else kernels.project(model, ctx, batch.begin, batch.end);
     }
@@ -95,7 +96,8 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
           const std::uint32_t begin = cuts[t];
           const std::uint32_t end = cuts[t + 1];
           const std::uint64_t start = ticks();
-          if (resetLambda) std::fill(ctx.lambda + begin * perEntry, ctx.lambda + end * perEntry, 0.0);
+          if (resetLambda && !kernels.independentStartsFresh)
+            std::fill(ctx.lambda + begin * perEntry, ctx.lambda + end * perEntry, 0.0);
           if (begin < end) kernels.projectIndependent(model, ctx, begin, end);
           partTicks[t] = ticks() - start;
         }
@@ -109,7 +111,8 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
       }
       serialWorkPending = true;
       if (thread != 0) continue;
-      if (resetLambda) std::fill(ctx.lambda + batch.begin * perEntry, ctx.lambda + batch.end * perEntry, 0.0);
+      if (resetLambda && !(batch.independent && kernels.independentStartsFresh))
+        std::fill(ctx.lambda + batch.begin * perEntry, ctx.lambda + batch.end * perEntry, 0.0);
       if (batch.independent) kernels.projectIndependent(model, ctx, batch.begin, batch.end);
       else kernels.project(model, ctx, batch.begin, batch.end);
     }

@@ -398,6 +398,57 @@ TEST(SolvePlan, SimdDampedIsometricBendingKernelGivesTheScalarBits) {
       });
 }
 
+// The first pass of a substep (SolveContext::multipliersFresh): the independent distance and
+// bending kernels start every multiplier of the range from 0 without reading it, and write it, so
+// the solver does not zero them first (FamilyKernels::independentStartsFresh). Against the scalar
+// loop over multipliers zeroed by hand: the same bits, from multipliers left NaN (one read, or one
+// left unwritten, changes the hash). Mixed materials send some groups of four, and the tail after
+// the last group, to the scalar kernel inside the lanes; starts 0..3 group them differently.
+TEST(SolvePlan, FreshMultipliersAreWrittenByTheIndependentKernelsNotRead) {
+  const auto m = std::make_shared<Model>(*pinnedCloth(17));
+  for (std::size_t c = 0; c < m->distances.size(); ++c) {
+    m->distances[c].params.compliance = c % 7 == 0 ? 0.0 : 1e-6 * (1.0 + static_cast<double>(c % 5));
+    m->distances[c].params.damping = c % 3 == 0 ? 0.0 : 0.5 + static_cast<double>(c % 4);
+  }
+  for (std::size_t c = 0; c < m->isometricBendings.size(); ++c) {
+    m->isometricBendings[c].params.compliance = c % 5 == 0 ? 0.0 : 0.01 * (1.0 + static_cast<double>(c % 3));
+    m->isometricBendings[c].params.damping = c % 4 == 0 ? 0.0 : 0.25;
+  }
+  ASSERT_TRUE(detail::familyKernels(ConstraintFamily::Distance).independentStartsFresh);
+  ASSERT_TRUE(detail::familyKernels(ConstraintFamily::IsometricBending).independentStartsFresh);
+  State s = movedState(*m, 19, 0.02);
+  const SolvePlan plan = planSolve(*m, 4096);
+  for (const ConstraintFamily family : {ConstraintFamily::Distance, ConstraintFamily::IsometricBending}) {
+    const SolveBatch batch = plan.batches[static_cast<int>(family)].front();
+    ASSERT_TRUE(batch.independent);
+    ASSERT_GT(batch.end - batch.begin, 40u);
+    if (family == ConstraintFamily::Distance)  // a zero-length edge: skipped, its multiplier still 0
+      s.position[m->distances[batch.begin + 5].particles[1]] = s.position[m->distances[batch.begin + 5].particles[0]];
+    std::fill(s.lambda.begin(), s.lambda.end(), std::numeric_limits<double>::quiet_NaN());
+    const std::uint32_t offset = m->lambdaOffset[static_cast<int>(family)];
+    const auto& kernels = detail::familyKernels(family);
+    for (std::uint32_t start = batch.begin; start < batch.begin + 4; ++start) {
+      for (const std::uint32_t end : {batch.end, batch.end - 1}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "family " << static_cast<int>(family) << " start " << start << " end " << end);
+        State zeroed = s;
+        std::fill(zeroed.lambda.begin() + offset + start, zeroed.lambda.begin() + offset + end, 0.0);
+        kernels.project(*m, xpbdContext(*m, zeroed, family), start, end);
+        ASSERT_NE(zeroed.hash(), s.hash());
+        for (int lanes : {0, 1, 4}) {
+          State fresh = s;
+          detail::SolveContext ctx = xpbdContext(*m, fresh, family);
+          ctx.multipliersFresh = true;
+          if (lanes == 0) kernels.projectIndependent(*m, ctx, start, end);
+          else if (family == ConstraintFamily::Distance) detail::projectDistanceLanes(lanes, *m, ctx, start, end);
+          else detail::projectIsometricBendingLanes(lanes, *m, ctx, start, end);
+          EXPECT_EQ(zeroed.hash(), fresh.hash()) << lanes << " lanes (0: projectIndependent)";
+        }
+      }
+    }
+  }
+}
+
 // Tethers and limits: the independent kernel (slackness tested four at a time, taut undamped XPBD
 // lanes projected in the lanes) against the scalar loop. Tethers of a pinned anchor, and limits
 // between free pairs (both ends move), stretched so that slack and taut lanes mix in every group;

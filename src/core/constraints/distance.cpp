@@ -10,6 +10,7 @@
 //   order (sqrt and division are correctly rounded everywhere, no FMA is used, and ISO C++ mode keeps the compiler from
 //   contracting), so all kernels give the same bits, and neither the CPU nor the grouping of constraints into lanes
 //   (which depends on how a batch is split among threads) changes the result.
+#include <algorithm>
 #include <cstddef>
 
 #include "constraints/avx2_lanes.h"
@@ -152,6 +153,7 @@ __attribute__((target("avx2"))) void projectDampedQuad(const DistanceConstraint*
   const int solved = _mm256_movemask_pd(_mm256_and_pd(_mm256_cmp_pd(e.length, _mm256_set1_pd(kMinLength), _CMP_NLT_UQ),
                                                       _mm256_cmp_pd(denominator, zero, _CMP_GT_OQ)));
   if ((solved & nonzeroLanes(gamma) & nonzeroLanes(e.wA) & nonzeroLanes(e.wB)) != 0xf) {
+    if (ctx.multipliersFresh) _mm256_storeu_pd(lambda + c, zero);
     for (int lane = 0; lane < 4; ++lane)
       projectOne<true>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
     return;
@@ -175,7 +177,7 @@ __attribute__((target("avx2"))) void projectDampedQuad(const DistanceConstraint*
     relativeMotion = _mm256_add_pd(
         relativeMotion,
         _mm256_mul_pd(n[k], _mm256_sub_pd(_mm256_sub_pd(e.pa[k], startA[k]), _mm256_sub_pd(e.pb[k], startB[k]))));
-  const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
+  const __m256d oldLambda = ctx.multipliersFresh ? zero : _mm256_loadu_pd(lambda + c);
   const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
   const __m256d numerator =
       _mm256_sub_pd(_mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda)), _mm256_mul_pd(gamma, relativeMotion));
@@ -201,6 +203,8 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
   double* const lambda = ctx.lambda;
   const __m256d invH2 = _mm256_set1_pd(ctx.invH2);
   const __m256d invH = _mm256_set1_pd(ctx.invH);
+  // A substep's first pass: each multiplier starts from 0, written, not read (independentStartsFresh).
+  const bool fresh = ctx.multipliersFresh;
   std::uint32_t c = begin;
   for (; c + 3 < end; c += 4) {
     const DistanceConstraint* con = constraints + c;
@@ -231,12 +235,13 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     // group is projected lane by lane by the scalar kernel, which gives the same bits (nothing has
     // been written yet and the lanes share no movable particle).
     if ((solved & nonzeroLanes(wA) & nonzeroLanes(wB)) != 0xf) {
+      if (fresh) _mm256_storeu_pd(lambda + c, _mm256_setzero_pd());
       for (int lane = 0; lane < 4; ++lane)
         projectOne<kXpbd>(con[lane], c + static_cast<std::uint32_t>(lane), ctx, x, w, lambda);
       continue;
     }
     const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(length, denominator));
-    const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
+    const __m256d oldLambda = fresh ? _mm256_setzero_pd() : _mm256_loadu_pd(lambda + c);
     const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
     const __m256d numerator = laneNumerator(kXpbd, minusC, alphaTilde, oldLambda, con, ctx);
     const __m256d dLambda = _mm256_mul_pd(numerator, _mm256_mul_pd(length, r));
@@ -253,7 +258,10 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     scatter4(e.xa, movedA[0], movedA[1], movedA[2]);
     scatter4(e.xb, movedB[0], movedB[1], movedB[2]);
   }
-  for (; c < end; ++c) projectOne<kXpbd>(constraints[c], c, ctx, x, w, lambda);
+  for (; c < end; ++c) {
+    if (fresh) lambda[c] = 0.0;
+    projectOne<kXpbd>(constraints[c], c, ctx, x, w, lambda);
+  }
 }
 
 #endif
@@ -274,6 +282,7 @@ void projectDistanceLanes(int lanes, const Model& model, const SolveContext& ctx
     return;
   }
 #endif
+  if (ctx.multipliersFresh) std::fill(ctx.lambda + begin, ctx.lambda + end, 0.0);
   projectDistance(model, ctx, begin, end);
 }
 
@@ -310,8 +319,12 @@ void validateDistances(const Model& model) {
 }
 }  // namespace
 
-const FamilyKernels kDistanceKernels = {projectDistance,  projectDistanceIndependent,
-                                        evaluateDistance, stencilParticles<&Model::distances>,
-                                        neverUnilateral,  validateDistances};
+const FamilyKernels kDistanceKernels = {projectDistance,
+                                        projectDistanceIndependent,
+                                        evaluateDistance,
+                                        stencilParticles<&Model::distances>,
+                                        neverUnilateral,
+                                        validateDistances,
+                                        true};
 
 }  // namespace pliant::detail

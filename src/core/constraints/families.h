@@ -62,6 +62,10 @@ struct FamilyKernels {
   // Checks every constraint of the family (indices, parameters, rest values); throws pliant::Error
   // naming the first bad one.
   void (*validate)(const Model&);
+  // Whether projectIndependent, in a pass with SolveContext::multipliersFresh, starts every
+  // multiplier of its range from 0 itself (not reading it), so that the caller need not zero them
+  // first: one write of the multipliers a substep instead of a fill, a read and a write.
+  bool independentStartsFresh = false;
 };
 
 const FamilyKernels& familyKernels(ConstraintFamily family);

@@ -8,6 +8,7 @@
 // range of stencils that share no movable particle (the solve plan, src/core/solve_plan.h), an AVX2 kernel with four
 // stencils per instruction where the CPU has AVX2 (checked at run time; elsewhere the scalar one).
 // Each lane performs the scalar kernel's IEEE operations in the same order, so the bits agree.
+#include <algorithm>
 #include <cstddef>
 
 #include "constraints/avx2_lanes.h"
@@ -117,6 +118,8 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
   double* const lambda = ctx.lambda;
   const __m256d invH2 = _mm256_set1_pd(ctx.invH2);
   const __m256d invH = _mm256_set1_pd(ctx.invH);
+  // A substep's first pass: each multiplier starts from 0, written, not read (independentStartsFresh).
+  const bool fresh = ctx.multipliersFresh;
   std::uint32_t c = begin;
   for (; c + 3 < end; c += 4) {
     const IsometricBendingConstraint* con = constraints + c;
@@ -129,6 +132,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     // A damped group is solved in the lanes only when every lane is damped (each lane must take
     // the scalar kernel's branch); a mixed group goes lane by lane.
     if (damped && nonzeroLanes(gamma) != 0xf) {
+      if (fresh) _mm256_storeu_pd(lambda + c, _mm256_setzero_pd());
       for (std::uint32_t lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + lane, ctx, x, w, lambda);
       continue;
     }
@@ -167,11 +171,12 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     int movable = 0xf;
     for (int i = 0; i < 4; ++i) movable &= nonzeroLanes(inverseMass[i]);
     if ((solved & movable) != 0xf) {
+      if (fresh) _mm256_storeu_pd(lambda + c, _mm256_setzero_pd());
       for (std::uint32_t lane = 0; lane < 4; ++lane) projectOne<true>(con[lane], c + lane, ctx, x, w, lambda);
       continue;
     }
     const __m256d r = _mm256_div_pd(_mm256_set1_pd(1.0), _mm256_mul_pd(C, denominator));
-    const __m256d oldLambda = _mm256_loadu_pd(lambda + c);
+    const __m256d oldLambda = fresh ? _mm256_setzero_pd() : _mm256_loadu_pd(lambda + c);
     const __m256d minusC = _mm256_xor_pd(C, _mm256_set1_pd(-0.0));
     __m256d numerator = _mm256_sub_pd(minusC, _mm256_mul_pd(alphaTilde, oldLambda));
     const __m256d inverseC = _mm256_mul_pd(denominator, r);
@@ -205,7 +210,10 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
     }
     _mm256_storeu_pd(lambda + c, _mm256_add_pd(oldLambda, dLambda));
   }
-  for (; c < end; ++c) projectOne<true>(constraints[c], c, ctx, x, w, lambda);
+  for (; c < end; ++c) {
+    if (fresh) lambda[c] = 0.0;
+    projectOne<true>(constraints[c], c, ctx, x, w, lambda);
+  }
 }
 
 #endif
@@ -225,6 +233,7 @@ void projectIsometricBendingLanes(int lanes, const Model& model, const SolveCont
     return;
   }
 #endif
+  if (ctx.multipliersFresh) std::fill(ctx.lambda + begin, ctx.lambda + end, 0.0);
   projectIsometricBending(model, ctx, begin, end);
 }
 
@@ -265,9 +274,13 @@ void validateIsometricBendings(const Model& model) {
 }
 }  // namespace
 
-const FamilyKernels kIsometricBendingKernels = {projectIsometricBending,  projectIsometricBendingIndependent,
-                                                evaluateIsometricBending, stencilParticles<&Model::isometricBendings>,
-                                                neverUnilateral,          validateIsometricBendings};
+const FamilyKernels kIsometricBendingKernels = {projectIsometricBending,
+                                                projectIsometricBendingIndependent,
+                                                evaluateIsometricBending,
+                                                stencilParticles<&Model::isometricBendings>,
+                                                neverUnilateral,
+                                                validateIsometricBendings,
+                                                true};
 
 }  // namespace pliant::detail
 
