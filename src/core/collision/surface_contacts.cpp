@@ -332,6 +332,30 @@ bool notParallel(double lengthSquared, double length, const Vec3& a, const Vec3&
   return length > kParallel * std::sqrt(aa) * std::sqrt(bb);  // a.norm() is sqrt(a.squaredNorm())
 }
 
+// Parameters (sa, sb) in [0, 1] of the nearest points of segments pa-qa and pb-qb: the nearest
+// points of the lines, clamped to the segments one after the other (each clamp followed by the
+// other segment's nearest point to the clamped one). The pairs known to be apart (collide) take
+// only the direction between the two points from them, and measure the gap along it themselves.
+std::pair<double, double> closestOnSegments(const Vec3& pa, const Vec3& qa, const Vec3& pb, const Vec3& qb) {
+  const Vec3 da = qa - pa, db = qb - pb, r = pa - pb;
+  const double aa = da.squaredNorm(), bb = db.squaredNorm(), ab = da.dot(db), ar = da.dot(r), br = db.dot(r);
+  auto unit = [](double t) { return std::clamp(t, 0.0, 1.0); };  // NaN stays NaN: the caller's axis fails
+  if (!(aa > 0.0) && !(bb > 0.0)) return {0.0, 0.0};
+  if (!(aa > 0.0)) return {0.0, unit(br / bb)};
+  if (!(bb > 0.0)) return {unit(-ar / aa), 0.0};
+  const double denominator = aa * bb - ab * ab;
+  double sa = denominator > 0.0 ? unit((ab * br - bb * ar) / denominator) : 0.0;
+  double sb = (ab * sa + br) / bb;
+  if (sb < 0.0) {
+    sb = 0.0;
+    sa = unit(-ar / aa);
+  } else if (sb > 1.0) {
+    sb = 1.0;
+    sa = unit((ab - ar) / aa);
+  }
+  return {sa, sb};
+}
+
 #ifdef PLIANT_HAVE_AVX2_KERNELS
 // The edge-edge narrow phase of four candidates at once, as far as it goes for the pairs that make
 // nothing: which of the four may make a contact or need the cubic test, as a bit per lane (lane
@@ -856,9 +880,18 @@ void SurfaceContacts::prepare(const Model& model) {
   s.candidateTriangles.reserve(s.triangles.size());  // no allocation in a step
   s.candidateEdges.reserve(s.edges.size());
   s.anchorBoxes.reserve(s.particles.size());
+  s.travelFrom.assign(s.particles.size(), Vec3::Zero());
+  s.travel.assign(s.particles.size(), 0.0);
+  s.travelReach.assign(s.particles.size(), 0.0);
+  s.travelStarted = false;
+  s.apartNoted = false;
   // A start for the candidate and contact arrays; they grow to what the scene needs and stay.
   s.vertexTriangle.reserve(4 * s.particles.size());
   s.edgeEdge.reserve(4 * s.edges.size());
+  s.vertexTriangleApart.clear();
+  s.edgeEdgeApart.clear();
+  s.vertexTriangleApart.reserve(4 * s.particles.size());
+  s.edgeEdgeApart.reserve(4 * s.edges.size());
   contacts_.reserve(s.particles.size());
 }
 
@@ -1337,6 +1370,9 @@ void SurfaceContacts::findCandidates(const Model& model, const SolverSettings& s
   }
   s.vertexTriangleAdded.clear();
   s.edgeEdgeAdded.clear();
+  s.vertexTriangleApart.assign(vertexPairs, 0.0);
+  s.edgeEdgeApart.assign(edgePairs, 0.0);
+  s.apartNoted = false;
   listCandidateBoxes();
   s.built = true;
 }
@@ -1643,6 +1679,13 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   const double motionBound = kSeparationMotion * lateral;
   const bool rejections = largestMotion <= motionBound * motionBound;
   const double separationReach = kSeparationReach * lateral;  // as sweptEdgeEdgeSeparated's and the vertex's
+  // No contact is made between points farther apart than meet (m) at the time it is made: the
+  // linear estimate's contacts are within the reach of the plane and the lateral distance beside
+  // the triangle (within the reach of each other, for two edges), the cubic's within 1.125 of the
+  // lateral distance. The estimate's crossing time is an estimate; a pair that it would take to
+  // meet there while farther apart than that is left to the cubic. So a pair that stays farther
+  // apart than meet over the substep makes nothing (the pairs known to be apart, below).
+  const double meetSquared = (reach * reach + lateral * lateral) * (1.0 + 1e-9);
   const std::size_t contactCap = kMaxContactsPerParticle * s.particles.size();
   // Completes a contact whose particles, normal and weights are set: allowance, velocity, mass.
   auto finish = [&](SurfaceContact& c, std::vector<SurfaceContact>& out) {
@@ -1716,7 +1759,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
         const Vec3 offset = pt - (bary[0] * at + bary[1] * bt + bary[2] * ct);
         const Vec3 nt = (bt - at).cross(ct - at);
         const double nLength = nt.norm();
-        if (nLength > 0.0) {
+        if (nLength > 0.0 && offset.squaredNorm() <= meetSquared) {
           const Vec3 ut = nt / nLength;
           if ((offset - ut.dot(offset) * ut).squaredNorm() <= lateral * lateral) {  // over the triangle
             make(bary, side * u1);
@@ -1774,6 +1817,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       const double sa = (B * E - C * D) / denominator;
       const double sb = (A * E - B * D) / denominator;
       if (!(sa >= 0.0 && sa <= 1.0 && sb >= 0.0 && sb <= 1.0)) return false;  // closest points off an edge
+      if (!((r + sa * da - sb * db).squaredNorm() <= meetSquared)) return false;
       make(sa, sb, normal);
       return true;
     };
@@ -1825,6 +1869,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   if (s.nearList.size() < vt + ee) s.nearList.resize(vt + ee);
   if (s.nearCount.size() < chunks) s.nearCount.resize(chunks);
   if (s.chunkContacts.size() < chunks) s.chunkContacts.resize(chunks);
+  if (s.chunkDropped.size() < chunks) s.chunkDropped.resize(chunks);
   // The near list. Most candidates of a cloth at rest or moving slowly stay more than the reach
   // apart for many substeps. When the list is drawn, each chunk lists its candidates whose substep
   // boxes come within nearGap of each other. While no particle's substep box has moved (a corner,
@@ -1854,15 +1899,120 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   if (s.threadContacts.size() < static_cast<std::size_t>(threads)) s.threadContacts.resize(threads);
   for (int t = 0; t < threads; ++t) s.threadContacts[t].clear();
   const auto chunkCount = static_cast<std::int64_t>(chunks);
+
+  // The pairs known to be apart. A pair of the run that made nothing is noted with the gap
+  // between its vertex and triangle (its two edges) along a fixed axis at the substep's start,
+  // less meet: a lower bound of how far the pair's distance may still fall and stay above meet.
+  // As no point of a later substep is farther from where it started this one than its travel
+  // since then plus that substep's motion, the pair stays farther apart than meet, and makes
+  // nothing, while the sum of its particles' travelReach stays below their travel now plus that
+  // gap: such pairs are dropped after the box test, their tests never made. Noted only while the
+  // particles move slowly (the near list is drawn), when a note lasts; the notes of the run are
+  // dropped with it. Each candidate is noted and read only by the thread of its chunk, and the
+  // sums are exact functions of the particles' motion, so the contacts are the same for any team
+  // (and the same as without notes).
+  const bool noteApartPairs = apartNotes_ && (nearHolds || drawNear);
+  const bool apartKnown = s.apartNoted && s.vertexTriangleApart.size() == vt && s.edgeEdgeApart.size() == ee;
+  const bool trackTravel = apartKnown || noteApartPairs;
+  const double meet = std::sqrt(meetSquared);
+  const double* travelReach = s.travelReach.data();
+  auto reachSum = [&](const std::uint32_t(&slot)[4]) {
+    return ((travelReach[slot[0]] + travelReach[slot[1]]) + travelReach[slot[2]]) + travelReach[slot[3]];
+  };
+  auto vertexTriangleSlots = [&](const Scratch::VertexTriangle& pair, std::uint32_t(&slot)[4]) {
+    const std::array<std::uint32_t, 3>& corners = s.triangleSlots[pair.triangle];
+    slot[0] = pair.vertex;
+    slot[1] = corners[0];
+    slot[2] = corners[1];
+    slot[3] = corners[2];
+  };
+  auto edgeEdgeSlots = [&](const std::array<std::uint32_t, 2>& pair, std::uint32_t(&slot)[4]) {
+    slot[0] = s.edgeSlots[pair[0]][0];
+    slot[1] = s.edgeSlots[pair[0]][1];
+    slot[2] = s.edgeSlots[pair[1]][0];
+    slot[3] = s.edgeSlots[pair[1]][1];
+  };
+  // Drops from kept[0, end) the candidates known to be apart; returns the new end.
+  auto dropApart = [&](std::uint32_t* kept, std::size_t end, bool vertexPairs) {
+    const double* apart = vertexPairs ? s.vertexTriangleApart.data() : s.edgeEdgeApart.data();
+    std::size_t left = 0;
+    std::uint32_t slot[4];
+    for (std::size_t i = 0; i < end; ++i) {
+      const std::uint32_t k = kept[i];
+      if (vertexPairs) vertexTriangleSlots(s.vertexTriangle[k], slot);
+      else edgeEdgeSlots(s.edgeEdge[k], slot);
+      kept[left] = k;
+      left += static_cast<std::size_t>(!(reachSum(slot) < apart[k]));
+    }
+    return left;
+  };
+  // Notes candidate k of the run (its particles' slots and positions at the start, the first
+  // `nearCount` of them its vertex or edge a) when it made nothing: the gap along the axis from
+  // the nearest point of the triangle (edge b) to the vertex (edge a's nearest point).
+  auto noteApart = [&](bool vertexPairs, std::uint32_t k) {
+    double& apart = (vertexPairs ? s.vertexTriangleApart : s.edgeEdgeApart)[k];
+    std::uint32_t slot[4];
+    Vec3 point[4];
+    Vec3 axis;
+    int nearCount;
+    if (vertexPairs) vertexTriangleSlots(s.vertexTriangle[k], slot);
+    else edgeEdgeSlots(s.edgeEdge[k], slot);
+    if (reachSum(slot) < -apart) return;  // too near when last measured, and not moved enough since
+    if (vertexPairs) {
+      for (int j = 0; j < 4; ++j) point[j] = x0[s.particles[slot[j]]];
+      const Vec3 weights = triangleWeights(closestOnTriangle(point[0], point[1], point[2], point[3]));
+      axis = point[0] - (weights[0] * point[1] + weights[1] * point[2] + weights[2] * point[3]);
+      nearCount = 1;
+    } else {
+      for (int j = 0; j < 4; ++j) point[j] = x0[s.particles[slot[j]]];
+      const auto [sa, sb] = closestOnSegments(point[0], point[1], point[2], point[3]);
+      axis = lerp(point[0], point[1], sa) - lerp(point[2], point[3], sb);
+      nearCount = 2;
+    }
+    const double length = axis.norm();
+    if (!(length > 0.0)) return;
+    axis /= length;
+    double nearLow = std::numeric_limits<double>::infinity();
+    double farHigh = -nearLow, scale = 0.0;
+    for (int j = 0; j < 4; ++j) {
+      const double along = axis.dot(point[j]);
+      if (j < nearCount) nearLow = std::min(nearLow, along);
+      else farHigh = std::max(farHigh, along);
+      scale = std::max(scale, point[j].cwiseAbs().maxCoeff());
+    }
+    const double travelSum = ((s.travel[slot[0]] + s.travel[slot[1]]) + s.travel[slot[2]]) + s.travel[slot[3]];
+    // Spare for the rounding of the projections and of the sums.
+    const double room = (nearLow - farHigh) - meet - 1e-12 * scale - 1e-9 * (meet + travelSum);
+    // A pair nearer than meet is not measured again before its particles have moved (summed) by
+    // what it lacks (a note of when, negative): only a guess, as the distance along another axis
+    // may be larger, so it decides only when to look, never what to drop.
+    if (room > 0.0) apart = travelSum + room;
+    else if (room <= 0.0) apart = -(travelSum - room);
+  };
 #pragma omp parallel num_threads(threads)
   {
     const auto thread = static_cast<std::uint32_t>(omp_get_thread_num());
     std::vector<SurfaceContact>& out = s.threadContacts[thread];
+    if (trackTravel) {
+      // How far each particle may be from where it started a substep seen before (the pairs known
+      // to be apart): the lengths its start moved by since, summed, plus this substep's motion.
+      const auto team = static_cast<std::size_t>(omp_get_num_threads());
+      const std::size_t particles = s.particles.size();
+      for (std::size_t i = particles * thread / team; i < particles * (thread + 1) / team; ++i) {
+        const ParticleIndex p = s.particles[i];
+        if (!s.travelStarted) s.travelFrom[i] = x0[p];
+        s.travel[i] += (x0[p] - s.travelFrom[i]).norm();
+        s.travelFrom[i] = x0[p];
+        s.travelReach[i] = s.travel[i] + (x1[p] - x0[p]).norm();
+      }
+#pragma omp barrier
+    }
 #pragma omp for schedule(dynamic, 1)
     for (std::int64_t chunk = 0; chunk < chunkCount; ++chunk) {
       Scratch::ChunkContacts& where = s.chunkContacts[static_cast<std::size_t>(chunk)];
       where.thread = thread;
       where.begin = out.size();
+      s.chunkDropped[static_cast<std::size_t>(chunk)] = 0;
       // The substep boxes first: most candidates stop there, without a call. The ones that pass
       // are listed first (in the chunk's part of `kept`), without a branch per candidate: which
       // pass is hard to predict, and a mispredicted branch costs more than the box test. The
@@ -1889,9 +2039,22 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       const std::vector<Scratch::VertexTriangle>& vertexPairs = addedChunk ? s.vertexTriangleAdded : s.vertexTriangle;
       const std::vector<std::array<std::uint32_t, 2>>& edgePairs = addedChunk ? s.edgeEdgeAdded : s.edgeEdge;
       if (vertexChunk) {
-        const std::size_t end = keepOverlappingBoxes(
+        std::size_t end = keepOverlappingBoxes(
             in, [&](std::size_t k) -> const Aabb& { return s.substepVertex[vertexPairs[k].vertex]; },
             [&](std::size_t k) -> const Aabb& { return s.substepTriangle[vertexPairs[k].triangle]; }, kept);
+        const bool notes = apartKnown && !addedChunk;
+        if (notes) {
+          const std::size_t boxed = end;
+          end = dropApart(kept, end, true);
+          s.chunkDropped[c] = static_cast<std::uint32_t>(boxed - end);
+        }
+        const bool noting = notes && noteApartPairs;
+        // The test of candidate kept[i], noted when it made nothing.
+        auto test = [&](std::size_t i) {
+          const std::size_t before = out.size();
+          vertexTriangle(vertexPairs[kept[i]], out);
+          if (noting && out.size() == before) noteApart(true, kept[i]);
+        };
         std::size_t i = 0;
 #ifdef PLIANT_HAVE_AVX2_KERNELS
         // Four at a time first: the pairs far from the plane and separated stop there.
@@ -1906,16 +2069,30 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
             }
             const unsigned may =
                 vertexTriangleMayMake4(x0, x1, vertices, triangles, reach, separationReach, rejections);
-            for (unsigned lane = 0; lane < 4; ++lane)
-              if (may & (1u << lane)) vertexTriangle(vertexPairs[kept[i + lane]], out);
+            for (unsigned lane = 0; lane < 4; ++lane) {
+              if (may & (1u << lane)) test(i + lane);
+              else if (noting) noteApart(true, kept[i + lane]);
+            }
           }
         }
 #endif
-        for (; i < end; ++i) vertexTriangle(vertexPairs[kept[i]], out);
+        for (; i < end; ++i) test(i);
       } else {
-        const std::size_t end = keepOverlappingBoxes(
+        std::size_t end = keepOverlappingBoxes(
             in, [&](std::size_t k) -> const Aabb& { return s.substepEdge[edgePairs[k][0]]; },
             [&](std::size_t k) -> const Aabb& { return s.substepEdge[edgePairs[k][1]]; }, kept);
+        const bool notes = apartKnown && !addedChunk;
+        if (notes) {
+          const std::size_t boxed = end;
+          end = dropApart(kept, end, false);
+          s.chunkDropped[c] = static_cast<std::uint32_t>(boxed - end);
+        }
+        const bool noting = notes && noteApartPairs;
+        auto test = [&](std::size_t i) {
+          const std::size_t before = out.size();
+          edgeEdge(edgePairs[kept[i]], out);
+          if (noting && out.size() == before) noteApart(false, kept[i]);
+        };
         std::size_t i = 0;
 #ifdef PLIANT_HAVE_AVX2_KERNELS
         // Four at a time first: the pairs that make nothing (most) stop there.
@@ -1927,17 +2104,22 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
                 {&s.edges[edgePairs[kept[i + 2]][0]], &s.edges[edgePairs[kept[i + 2]][1]]},
                 {&s.edges[edgePairs[kept[i + 3]][0]], &s.edges[edgePairs[kept[i + 3]][1]]}};
             const unsigned may = edgeEdgeMayMake4(x0, x1, edges, reach, separationReach, rejections);
-            for (unsigned lane = 0; lane < 4; ++lane)
-              if (may & (1u << lane)) edgeEdge(edgePairs[kept[i + lane]], out);
+            for (unsigned lane = 0; lane < 4; ++lane) {
+              if (may & (1u << lane)) test(i + lane);
+              else if (noting) noteApart(false, kept[i + lane]);
+            }
           }
         }
 #endif
-        for (; i < end; ++i) edgeEdge(edgePairs[kept[i]], out);
+        for (; i < end; ++i) test(i);
       }
       if (drawNear && !addedChunk) s.nearCount[c] = static_cast<std::uint32_t>(in.nearCount);
       where.end = out.size();
     }
   }
+  if (trackTravel) s.travelStarted = true;
+  if (noteApartPairs) s.apartNoted = true;
+  for (std::size_t c = 0; c < chunks; ++c) apartDropped_ += s.chunkDropped[c];
   // The bound is checked on the joined count, so it holds alike for any thread count.
   std::size_t found = 0;
   for (int t = 0; t < threads; ++t) found += s.threadContacts[t].size();

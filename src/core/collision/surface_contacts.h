@@ -63,6 +63,11 @@ class SurfaceContacts {
   // For tests: whether the narrow phase may screen vertex-triangle candidates four at a time (where
   // AVX2 is there); off, one at a time. Both make the same contacts.
   void setVertexLanes(bool on) { vertexLanes_ = on; }
+  // For tests: whether the narrow phase notes the candidates known to be apart and drops them
+  // while they stay so (surface_contacts.cpp, collide); off, it tests every candidate that passes
+  // the box test. Both make the same contacts. apartDropped counts the candidates dropped so far.
+  void setApartNotes(bool on) { apartNotes_ = on; }
+  std::uint64_t apartDropped() const { return apartDropped_; }
   // For tests: whether the broad phase may update its candidates locally; off, every particle that
   // leaves its box makes a run over every triangle.
   void setLocalUpdates(bool on) { localUpdates_ = on; }
@@ -120,6 +125,8 @@ class SurfaceContacts {
   bool active_ = false;
   bool coneLanes_ = true;
   bool vertexLanes_ = true;
+  bool apartNotes_ = true;
+  std::uint64_t apartDropped_ = 0;
   bool localUpdates_ = true;
   bool patchSkipping_ = true;
   // The contacts, when local updates' contacts were merged in (or joined by contacts()).
@@ -263,6 +270,19 @@ class SurfaceContacts {
     double nearGap = 0.0;
     double anchorScale = 0.0;
     bool nearValid = false;
+    // The pairs known to be apart (see collide). Per particle slot: how far the start of its
+    // substep has moved over the substeps seen (m, a sum of lengths: `travel`), the start it was
+    // measured to, and travel plus this substep's motion (`travelReach`). Per candidate of the run:
+    // the sum of its particles' travelReach below which it stays farther apart than the narrow
+    // phase's meeting distance over a substep (-infinity: unknown).
+    std::vector<Vec3> travelFrom;
+    std::vector<double> travel;
+    std::vector<double> travelReach;
+    bool travelStarted = false;
+    bool apartNoted = false;                  // some candidate of the run may have a note
+    std::vector<std::uint32_t> chunkDropped;  // per chunk of the narrow phase: candidates dropped
+    std::vector<double> vertexTriangleApart;
+    std::vector<double> edgeEdgeApart;
   };
   Scratch s_;
 };
