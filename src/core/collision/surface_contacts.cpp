@@ -657,8 +657,8 @@ __attribute__((target("avx2"))) void substepParticleBoxes(const Vec3* x0, const 
                                                           const ParticleIndex* particles, std::size_t begin,
                                                           std::size_t end, double pad, bool check, const Aabb* region,
                                                           const Vec3& frame, Aabb* boxes, int& broken,
-                                                          double& largestMotion, const Aabb* anchor, double& drift,
-                                                          int& unordered) {
+                                                          double& largestMotion, double slowSquared, std::size_t& slow,
+                                                          const Aabb* anchor, double& drift, int& unordered) {
   const __m256i xyz = _mm256_set_epi64x(0, -1, -1, -1);
   const __m256d infinity = _mm256_set1_pd(std::numeric_limits<double>::infinity());
   const __m256d minusInfinity = _mm256_set1_pd(-std::numeric_limits<double>::infinity());
@@ -682,7 +682,9 @@ __attribute__((target("avx2"))) void substepParticleBoxes(const Vec3* x0, const 
       nan = _mm256_or_pd(nan, _mm256_or_pd(_mm256_cmp_pd(lowMoved, lowMoved, _CMP_UNORD_Q),
                                            _mm256_cmp_pd(highMoved, highMoved, _CMP_UNORD_Q)));
     }
-    largestMotion = std::max(largestMotion, (x1[p] - x0[p]).squaredNorm());
+    const double motion = (x1[p] - x0[p]).squaredNorm();
+    largestMotion = std::max(largestMotion, motion);
+    slow += static_cast<std::size_t>(motion < slowSquared);
     if (check) {
       const __m256d regionLow = _mm256_maskload_pd(region[i].min.data(), xyz);
       const __m256d regionHigh = _mm256_maskload_pd(region[i].max.data(), xyz);
@@ -1597,10 +1599,14 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   const Aabb* anchor = s.nearValid ? s.anchorBoxes.data() : nullptr;
   double drift = 0.0;
   int unordered = 0;
+  // Particles slower than the near list's room (below): while most are, the notes of pairs known
+  // to be apart last (see the narrow phase).
+  const double slowSquared = (reach / (4.0 * kNearSubsteps)) * (reach / (4.0 * kNearSubsteps));
+  std::size_t slow = 0;
 #pragma omp parallel num_threads(boxThreads) reduction(|                                 \
                                                        : broken, conesBroken, unordered) \
     reduction(max                                                                        \
-              : largestMotion, drift)
+              : largestMotion, drift) reduction(+ : slow)
   {
     const auto team = static_cast<std::size_t>(omp_get_num_threads());
     const auto thread = static_cast<std::size_t>(omp_get_thread_num());
@@ -1610,7 +1616,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     if (cpuHasAvx2()) {
       substepParticleBoxes(x0, x1, s.particles.data(), share(particles, thread), share(particles, thread + 1),
                            0.5 * reach, checkCandidates, s.region.data(), frame, s.substepVertex.data(), broken,
-                           largestMotion, anchor, drift, unordered);
+                           largestMotion, slowSquared, slow, anchor, drift, unordered);
     } else
 #endif
     {
@@ -1621,7 +1627,9 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
         box.add(x0[p]);
         box.add(x1[p]);
         box.inflate(0.5 * reach);
-        largestMotion = std::max(largestMotion, (x1[p] - x0[p]).squaredNorm());
+        const double motion = (x1[p] - x0[p]).squaredNorm();
+        largestMotion = std::max(largestMotion, motion);
+        slow += static_cast<std::size_t>(motion < slowSquared);
         if (checkCandidates && !(s.region[i].contains(x0[p] - frame) && s.region[i].contains(x1[p] - frame)))
           broken = 1;
         if (anchor) {
@@ -1907,11 +1915,11 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   // since then plus that substep's motion, the pair stays farther apart than meet, and makes
   // nothing, while the sum of its particles' travelReach stays below their travel now plus that
   // gap: such pairs are dropped after the box test, their tests never made. Noted only while the
-  // particles move slowly (the near list is drawn), when a note lasts; the notes of the run are
-  // dropped with it. Each candidate is noted and read only by the thread of its chunk, and the
-  // sums are exact functions of the particles' motion, so the contacts are the same for any team
-  // (and the same as without notes).
-  const bool noteApartPairs = apartNotes_ && (nearHolds || drawNear);
+  // particles move slowly (the near list is drawn, or nine in ten move less than its room), when a
+  // note lasts; the notes of the run are dropped with it. Each candidate is noted and read only by the thread of its
+  // chunk, and the sums are exact functions of the particles' motion, so the contacts are the same for any team (and
+  // the same as without notes).
+  const bool noteApartPairs = apartNotes_ && (nearHolds || drawNear || 10 * slow >= 9 * s.particles.size());
   const bool apartKnown = s.apartNoted && s.vertexTriangleApart.size() == vt && s.edgeEdgeApart.size() == ee;
   const bool trackTravel = apartKnown || noteApartPairs;
   const double meet = std::sqrt(meetSquared);
