@@ -1940,8 +1940,9 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     slot[2] = s.edgeSlots[pair[1]][0];
     slot[3] = s.edgeSlots[pair[1]][1];
   };
-  // Drops from kept[0, end) the candidates known to be apart; returns the new end.
-  auto dropApart = [&](std::uint32_t* kept, std::size_t end, bool vertexPairs) {
+  // Drops from kept[0, end) the candidates known to be apart (counted as chunk c's); returns the
+  // new end.
+  auto dropApart = [&](std::uint32_t* kept, std::size_t end, bool vertexPairs, std::size_t c) {
     const double* apart = vertexPairs ? s.vertexTriangleApart.data() : s.edgeEdgeApart.data();
     std::size_t left = 0;
     std::uint32_t slot[4];
@@ -1952,6 +1953,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       kept[left] = k;
       left += static_cast<std::size_t>(!(reachSum(slot) < apart[k]));
     }
+    s.chunkDropped[c] = static_cast<std::uint32_t>(end - left);
     return left;
   };
   // Notes candidate k of the run (its particles' slots and positions at the start, the first
@@ -2046,17 +2048,13 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       std::uint32_t* const kept = s.kept.data() + partOffset[part] + in.first;
       const std::vector<Scratch::VertexTriangle>& vertexPairs = addedChunk ? s.vertexTriangleAdded : s.vertexTriangle;
       const std::vector<std::array<std::uint32_t, 2>>& edgePairs = addedChunk ? s.edgeEdgeAdded : s.edgeEdge;
+      const bool notes = apartKnown && !addedChunk;  // the run's candidates only
+      const bool noting = notes && noteApartPairs;
       if (vertexChunk) {
         std::size_t end = keepOverlappingBoxes(
             in, [&](std::size_t k) -> const Aabb& { return s.substepVertex[vertexPairs[k].vertex]; },
             [&](std::size_t k) -> const Aabb& { return s.substepTriangle[vertexPairs[k].triangle]; }, kept);
-        const bool notes = apartKnown && !addedChunk;
-        if (notes) {
-          const std::size_t boxed = end;
-          end = dropApart(kept, end, true);
-          s.chunkDropped[c] = static_cast<std::uint32_t>(boxed - end);
-        }
-        const bool noting = notes && noteApartPairs;
+        if (notes) end = dropApart(kept, end, true, c);
         // The test of candidate kept[i], noted when it made nothing.
         auto test = [&](std::size_t i) {
           const std::size_t before = out.size();
@@ -2089,13 +2087,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
         std::size_t end = keepOverlappingBoxes(
             in, [&](std::size_t k) -> const Aabb& { return s.substepEdge[edgePairs[k][0]]; },
             [&](std::size_t k) -> const Aabb& { return s.substepEdge[edgePairs[k][1]]; }, kept);
-        const bool notes = apartKnown && !addedChunk;
-        if (notes) {
-          const std::size_t boxed = end;
-          end = dropApart(kept, end, false);
-          s.chunkDropped[c] = static_cast<std::uint32_t>(boxed - end);
-        }
-        const bool noting = notes && noteApartPairs;
+        if (notes) end = dropApart(kept, end, false, c);
         auto test = [&](std::size_t i) {
           const std::size_t before = out.size();
           edgeEdge(edgePairs[kept[i]], out);
