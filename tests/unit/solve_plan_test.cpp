@@ -422,7 +422,8 @@ TEST(SolvePlan, FreshMultipliersAreWrittenByTheIndependentKernelsNotRead) {
     const SolveBatch batch = plan.batches[static_cast<int>(family)].front();
     ASSERT_TRUE(batch.independent);
     ASSERT_GT(batch.end - batch.begin, 40u);
-    if (family == ConstraintFamily::Distance)  // a zero-length edge: skipped, its multiplier still 0
+    // A zero-length edge: skipped, its multiplier still 0.
+    if (family == ConstraintFamily::Distance)
       s.position[m->distances[batch.begin + 5].particles[1]] = s.position[m->distances[batch.begin + 5].particles[0]];
     std::fill(s.lambda.begin(), s.lambda.end(), std::numeric_limits<double>::quiet_NaN());
     const std::uint32_t offset = m->lambdaOffset[static_cast<int>(family)];

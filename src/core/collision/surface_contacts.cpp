@@ -339,7 +339,8 @@ bool notParallel(double lengthSquared, double length, const Vec3& a, const Vec3&
 std::pair<double, double> closestOnSegments(const Vec3& pa, const Vec3& qa, const Vec3& pb, const Vec3& qb) {
   const Vec3 da = qa - pa, db = qb - pb, r = pa - pb;
   const double aa = da.squaredNorm(), bb = db.squaredNorm(), ab = da.dot(db), ar = da.dot(r), br = db.dot(r);
-  auto unit = [](double t) { return std::clamp(t, 0.0, 1.0); };  // NaN stays NaN: the caller's axis fails
+  // NaN stays NaN: the caller's axis is then no axis.
+  auto unit = [](double t) { return std::clamp(t, 0.0, 1.0); };
   if (!(aa > 0.0) && !(bb > 0.0)) return {0.0, 0.0};
   if (!(aa > 0.0)) return {0.0, unit(br / bb)};
   if (!(bb > 0.0)) return {unit(-ar / aa), 0.0};
@@ -1916,9 +1917,9 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
   // nothing, while the sum of its particles' travelReach stays below their travel now plus that
   // gap: such pairs are dropped after the box test, their tests never made. Noted only while the
   // particles move slowly (the near list is drawn, or nine in ten move less than its room), when a
-  // note lasts; the notes of the run are dropped with it. Each candidate is noted and read only by the thread of its
-  // chunk, and the sums are exact functions of the particles' motion, so the contacts are the same for any team (and
-  // the same as without notes).
+  // note lasts; the notes of the run are dropped with it. Each candidate is noted and read only
+  // by the thread of its chunk, and the sums are exact functions of the particles' motion, so the
+  // contacts are the same for any team (and the same as without notes).
   const bool noteApartPairs = apartNotes_ && (nearHolds || drawNear || 10 * slow >= 9 * s.particles.size());
   const bool apartKnown = s.apartNoted && s.vertexTriangleApart.size() == vt && s.edgeEdgeApart.size() == ee;
   const bool trackTravel = apartKnown || noteApartPairs;
@@ -1997,7 +1998,7 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
     // what it lacks (a note of when, negative): only a guess, as the distance along another axis
     // may be larger, so it decides only when to look, never what to drop.
     if (room > 0.0) apart = travelSum + room;
-    else if (room <= 0.0) apart = -(travelSum - room);
+    else if (room <= 0.0) apart = -(travelSum - room);  // NaN: neither
   };
 #pragma omp parallel num_threads(threads)
   {

@@ -203,7 +203,7 @@ __attribute__((target("avx2"))) void projectQuads(const Model& model, const Solv
   double* const lambda = ctx.lambda;
   const __m256d invH2 = _mm256_set1_pd(ctx.invH2);
   const __m256d invH = _mm256_set1_pd(ctx.invH);
-  // A substep's first pass: each multiplier starts from 0, written, not read (independentStartsFresh).
+  // A substep's first pass: multipliers start from 0, written, not read (independentStartsFresh).
   const bool fresh = ctx.multipliersFresh;
   std::uint32_t c = begin;
   for (; c + 3 < end; c += 4) {
