@@ -2051,17 +2051,25 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
       const std::vector<std::array<std::uint32_t, 2>>& edgePairs = addedChunk ? s.edgeEdgeAdded : s.edgeEdge;
       const bool notes = apartKnown && !addedChunk;  // the run's candidates only
       const bool noting = notes && noteApartPairs;
+      // The narrow test of the candidate at kept[i], noted when it made nothing; and of the four
+      // from kept[i] after a lane screen (`may`: the lanes that may make something).
+      auto testKept = [&](auto& narrow, const auto& pairs, bool vertexKind, std::size_t i) {
+        const std::size_t before = out.size();
+        narrow(pairs[kept[i]], out);
+        if (noting && out.size() == before) noteApart(vertexKind, kept[i]);
+      };
+      [[maybe_unused]] auto testLanes = [&](auto& narrow, const auto& pairs, bool vertexKind, std::size_t i,
+                                            unsigned may) {
+        for (unsigned lane = 0; lane < 4; ++lane) {
+          if (may & (1u << lane)) testKept(narrow, pairs, vertexKind, i + lane);
+          else if (noting) noteApart(vertexKind, kept[i + lane]);
+        }
+      };
       if (vertexChunk) {
         std::size_t end = keepOverlappingBoxes(
             in, [&](std::size_t k) -> const Aabb& { return s.substepVertex[vertexPairs[k].vertex]; },
             [&](std::size_t k) -> const Aabb& { return s.substepTriangle[vertexPairs[k].triangle]; }, kept);
         if (notes) end = dropApart(kept, end, true, c);
-        // The test of candidate kept[i], noted when it made nothing.
-        auto test = [&](std::size_t i) {
-          const std::size_t before = out.size();
-          vertexTriangle(vertexPairs[kept[i]], out);
-          if (noting && out.size() == before) noteApart(true, kept[i]);
-        };
         std::size_t i = 0;
 #ifdef PLIANT_HAVE_AVX2_KERNELS
         // Four at a time first: the pairs far from the plane and separated stop there.
@@ -2076,24 +2084,16 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
             }
             const unsigned may =
                 vertexTriangleMayMake4(x0, x1, vertices, triangles, reach, separationReach, rejections);
-            for (unsigned lane = 0; lane < 4; ++lane) {
-              if (may & (1u << lane)) test(i + lane);
-              else if (noting) noteApart(true, kept[i + lane]);
-            }
+            testLanes(vertexTriangle, vertexPairs, true, i, may);
           }
         }
 #endif
-        for (; i < end; ++i) test(i);
+        for (; i < end; ++i) testKept(vertexTriangle, vertexPairs, true, i);
       } else {
         std::size_t end = keepOverlappingBoxes(
             in, [&](std::size_t k) -> const Aabb& { return s.substepEdge[edgePairs[k][0]]; },
             [&](std::size_t k) -> const Aabb& { return s.substepEdge[edgePairs[k][1]]; }, kept);
         if (notes) end = dropApart(kept, end, false, c);
-        auto test = [&](std::size_t i) {
-          const std::size_t before = out.size();
-          edgeEdge(edgePairs[kept[i]], out);
-          if (noting && out.size() == before) noteApart(false, kept[i]);
-        };
         std::size_t i = 0;
 #ifdef PLIANT_HAVE_AVX2_KERNELS
         // Four at a time first: the pairs that make nothing (most) stop there.
@@ -2105,14 +2105,11 @@ void SurfaceContacts::collide(const Model& model, const SolverSettings& settings
                 {&s.edges[edgePairs[kept[i + 2]][0]], &s.edges[edgePairs[kept[i + 2]][1]]},
                 {&s.edges[edgePairs[kept[i + 3]][0]], &s.edges[edgePairs[kept[i + 3]][1]]}};
             const unsigned may = edgeEdgeMayMake4(x0, x1, edges, reach, separationReach, rejections);
-            for (unsigned lane = 0; lane < 4; ++lane) {
-              if (may & (1u << lane)) test(i + lane);
-              else if (noting) noteApart(false, kept[i + lane]);
-            }
+            testLanes(edgeEdge, edgePairs, false, i, may);
           }
         }
 #endif
-        for (; i < end; ++i) test(i);
+        for (; i < end; ++i) testKept(edgeEdge, edgePairs, false, i);
       }
       if (drawNear && !addedChunk) s.nearCount[c] = static_cast<std::uint32_t>(in.nearCount);
       where.end = out.size();
