@@ -1,10 +1,12 @@
 // Stage 5's constraint part: Gauss-Seidel passes over every constraint family, a part of the Solver
 // that owns the parallel plan (solve_plan.h), the per-thread cuts of each parallel batch (moved
-// toward equal measured time after each pass, batch_split.h) and the barrier between batches
-// (spin_barrier.h). Three variants of a pass: serial, parallel (one call per thread of a parallel
-// region) and traced (one constraint at a time, checking each particle it moved). All give the
-// same bits: an independent batch shares no movable particle, so any split of it, and any SIMD
-// grouping, projects the same numbers as the serial loop in index order.
+// toward equal measured time after each pass, batch_split.h), which parts of them other threads'
+// parts touch (constraint_projection.cpp) and the waits between threads (spin_barrier.h). Three
+// variants of a pass: serial, parallel (one call per thread of a parallel region) and traced (one
+// constraint at a time, checking each particle it moved). All give the same bits: an independent
+// batch shares no movable particle, so any split of it, and any SIMD grouping, projects the same
+// numbers as the serial loop in index order, and a thread waits for another only where their
+// constraints share a movable particle, so each constraint reads what the serial order gives it.
 #pragma once
 
 #include <cstdint>
@@ -35,10 +37,23 @@ class ConstraintProjection {
                     bool resetLambda);
   // Makes the cuts for `threads` threads when they were made for another count or plan.
   void prepare(int threads);
+  // After a parallel pass's region: moves the cuts toward equal measured time.
+  void finishPass();
   // Whether prepare's team also splits the batches shorter than 2 x blockSize (only while each
   // thread has a processor of its own, see shareShort_).
   bool sharesShortBatches() const { return shareShort_; }
   SpinBarrier& barrier() { return *barrier_; }
+  // The parallel batches split over the team (in plan order) and, for tests, thread t's part of
+  // split batch b: [begin, end), of which [sharedBelowEnd, sharedAboveBegin) shares no movable
+  // particle with another part of the pass; setCuts replaces a split batch's threads + 1 cuts
+  // (ordered, from its begin to its end) and classifies the parts again.
+  struct PartRanges {
+    int family = 0;  // ConstraintFamily of the batch
+    std::uint32_t begin = 0, sharedBelowEnd = 0, sharedAboveBegin = 0, end = 0;
+  };
+  std::size_t splitBatchCount() const;
+  PartRanges partRanges(std::size_t batch, int thread) const;
+  void setCuts(std::size_t batch, const std::vector<std::uint32_t>& cuts);
   // One pass in index order, one constraint at a time, stopping at the first that makes a
   // particle bad (false: `trace` holds the culprit). The multipliers must have been reset.
   bool passTraced(const Model& model, SolveContext& ctx, State& state, StepTrace& trace);
@@ -56,12 +71,32 @@ class ConstraintProjection {
     return batch.parallel && (shareShort_ || batch.end - batch.begin >= 2 * std::uint64_t{blockSize_});
   }
   // Where each thread's part of each parallel batch begins (threads + 1 cuts per batch, in plan
-  // order) and the ticks it took last time.
+  // order) and the ticks it took last time (per thread, a row of its own: [thread][batch]).
   std::vector<std::uint32_t> cuts_;
   std::vector<std::uint64_t> ticks_;
+  std::size_t tickRow_ = 0;  // entries per thread's row of ticks_, a whole number of cache lines
+  std::vector<std::uint64_t> partTicks_;
   std::vector<double> cutScratch_;
+  // The parts' shared constraints (constraint_projection.cpp). Per family, over each split
+  // batch: the least movable particle index of the constraints from each one to the batch's end
+  // (spanLow_), the largest from the batch's start to each one (spanHigh_). Per split batch and
+  // thread: where the part's first constraint that can share a particle with no lower-numbered
+  // thread's part is (sharedBelowEnd_) and where the first that can share one with a
+  // higher-numbered thread's is (sharedAboveBegin_); the part between them touches no particle of
+  // another part of the pass. Remade with the cuts (classifyParts).
+  std::vector<std::vector<std::uint32_t>> spanLow_;
+  std::vector<std::vector<std::uint32_t>> spanHigh_;
+  struct SplitBatch {
+    int family = 0;
+    std::uint32_t begin = 0, end = 0;
+  };
+  std::vector<SplitBatch> split_;  // the batches split over the team, in plan order
+  std::vector<std::uint32_t> sharedBelowEnd_;
+  std::vector<std::uint32_t> sharedAboveBegin_;
+  void classifyParts();
   int splitThreads_ = 0;  // the thread count the cuts are for; 0: none made
   std::unique_ptr<SpinBarrier> barrier_ = std::make_unique<SpinBarrier>();
+  std::unique_ptr<ProgressFlags> progress_ = std::make_unique<ProgressFlags>();
   // Gradient buffers of the traced pass (allocated only when a refused step is replayed).
   std::vector<ParticleIndex> traceParticles_;
   std::vector<Vec3> traceGradient_;

@@ -542,6 +542,7 @@ bool Solver::project(StepFrame& f, State& state) {
           }
           constraints.passParallel(model, f.ctx, state.lambda.data(), thread, team, threads, reset);
         }
+        constraints.finishPass();
         break;
       }
       case StepFrame::Projection::Traced:

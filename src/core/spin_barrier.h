@@ -5,14 +5,27 @@
 // than cores, never burns a core another thread needs.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
 
 namespace pliant::detail {
+
+// How long a waiting thread spins before it blocks in the kernel: about the time a parallel batch
+// takes on a small model, so threads arriving close together never sleep, and a thread whose
+// partner was descheduled stops taking the core from whoever runs instead.
+constexpr int kSpinsBeforeSleep = 4000;
+
+inline void spinPause() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  _mm_pause();
+#endif
+}
 
 class SpinBarrier {
  public:
@@ -32,7 +45,7 @@ class SpinBarrier {
     }
     for (int spins = 0; spins < kSpinsBeforeSleep; ++spins) {
       if (round_.load(std::memory_order_acquire) != round) return;
-      pause();
+      spinPause();
     }
     // Spun long enough: another process may need this core; block in the kernel (a futex).
     slept_.fetch_add(1, std::memory_order_relaxed);
@@ -44,21 +57,57 @@ class SpinBarrier {
   // partner that keeps arriving a time slice late means the cores are taken.
   int slept() const { return slept_.load(std::memory_order_relaxed); }
   void resetSlept() { slept_.store(0, std::memory_order_relaxed); }
+  // A wait elsewhere in the pass (ProgressFlags) went to sleep: counted with the barrier's own.
+  void countSleep() { slept_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
-  // About the time a parallel batch takes on a small model: threads arriving close together never
-  // sleep; a thread whose partner was descheduled stops taking the core from whoever runs instead.
-  static constexpr int kSpinsBeforeSleep = 4000;
-  static void pause() {
-#if defined(__x86_64__) && defined(__GNUC__)
-    _mm_pause();
-#endif
-  }
   // On separate cache lines: arrivals do not disturb the threads polling the round.
   alignas(64) std::atomic<int> arrived_{0};
   alignas(64) std::atomic<std::uint32_t> round_{0};
   alignas(64) std::atomic<int> sleepers_{0};
   std::atomic<int> slept_{0};  // beside sleepers_: written only on the way to sleep
+};
+
+// Point-to-point progress between the threads of a projection pass, in place of a barrier after
+// each batch: each thread publishes how many parts of the pass it has finished (a count that only
+// grows), and a thread that needs another's writes waits for that count alone. Waits spin a
+// bounded time, then block in the kernel, as the barrier's do.
+class ProgressFlags {
+ public:
+  // Counts for `threads` threads, all 0. Not while a pass runs.
+  void reset(int threads) { slots_ = std::make_unique<Slot[]>(static_cast<std::size_t>(std::max(threads, 1))); }
+  // Thread `thread`'s own count (read by that thread only, or between passes).
+  std::uint64_t count(int thread) const { return slots_[thread].done.load(std::memory_order_relaxed); }
+  // Thread `thread` has finished its first `count` parts: what it wrote before is visible to a
+  // thread whose wait for this count returns.
+  void publish(int thread, std::uint64_t count) {
+    Slot& slot = slots_[thread];
+    slot.done.store(count, std::memory_order_seq_cst);
+    // As the barrier: a sleeper registers before it reads the count again, both seq_cst.
+    if (slot.sleepers.load(std::memory_order_seq_cst) > 0) slot.done.notify_all();
+  }
+  // Blocks until thread `other` has published at least `count`; true when it had to sleep.
+  bool waitFor(int other, std::uint64_t count) {
+    Slot& slot = slots_[other];
+    for (int spins = 0; spins < kSpinsBeforeSleep; ++spins) {
+      if (slot.done.load(std::memory_order_acquire) >= count) return false;
+      spinPause();
+    }
+    slot.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    for (std::uint64_t seen = slot.done.load(std::memory_order_seq_cst); seen < count;
+         seen = slot.done.load(std::memory_order_seq_cst))
+      slot.done.wait(seen, std::memory_order_seq_cst);
+    slot.sleepers.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  }
+
+ private:
+  // One cache line per thread: a thread's publishing disturbs only those polling it.
+  struct alignas(64) Slot {
+    std::atomic<std::uint64_t> done{0};
+    std::atomic<int> sleepers{0};
+  };
+  std::unique_ptr<Slot[]> slots_ = std::make_unique<Slot[]>(1);
 };
 
 }  // namespace pliant::detail

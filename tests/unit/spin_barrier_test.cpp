@@ -73,5 +73,51 @@ TEST(SpinBarrier, ASleepingThreadIsWoken) {
   EXPECT_EQ(barrier.slept(), 0);
 }
 
+// The projection's point-to-point waits (ProgressFlags): a thread that waits for another's count
+// sees everything that thread wrote before publishing it, round after round, and only then; the
+// writer never waits, so the reader checks what it reads against what the count promises.
+TEST(ProgressFlags, AWaiterSeesWhatWasWrittenBeforeTheCount) {
+  ProgressFlags flags;
+  flags.reset(2);
+  constexpr int kRounds = 20000;
+  std::vector<int> written(kRounds, -1);  // plain ints: the flags alone must order them
+  int wrongReads = 0;
+  std::thread writer([&] {
+    for (int round = 0; round < kRounds; ++round) {
+      written[static_cast<std::size_t>(round)] = round;
+      flags.publish(0, static_cast<std::uint64_t>(round) + 1);
+    }
+  });
+  for (int round = 0; round < kRounds; round += 7) {
+    flags.waitFor(0, static_cast<std::uint64_t>(round) + 1);
+    for (int k = 0; k <= round; ++k)
+      if (written[static_cast<std::size_t>(k)] != k) ++wrongReads;
+  }
+  writer.join();
+  EXPECT_EQ(wrongReads, 0);
+  EXPECT_EQ(flags.count(0), static_cast<std::uint64_t>(kRounds));
+  EXPECT_EQ(flags.count(1), 0u);
+  flags.reset(3);  // a new team starts from 0
+  EXPECT_EQ(flags.count(0), 0u);
+}
+
+TEST(ProgressFlags, ASleepingWaiterIsWokenAndSaysItSlept) {
+  ProgressFlags flags;
+  flags.reset(2);
+  std::atomic<bool> woken{false};
+  bool slept = false;
+  std::thread waiter([&] {
+    slept = flags.waitFor(1, 1);
+    woken.store(true);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // long past the spin budget
+  EXPECT_FALSE(woken.load());
+  flags.publish(1, 1);
+  waiter.join();
+  EXPECT_TRUE(woken.load());
+  EXPECT_TRUE(slept);
+  EXPECT_FALSE(flags.waitFor(1, 1));  // already there: no wait at all
+}
+
 }  // namespace
 }  // namespace pliant::detail
