@@ -1,6 +1,7 @@
 #include "constraint_projection.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "batch_split.h"
 #include "pliant/parallel.h"
@@ -143,15 +144,20 @@ void ConstraintProjection::prepare(int threads) {
   partTicks_.assign(stride, 0);
   cutScratch_.assign(stride + 1, 0.0);
   splitThreads_ = threads;
+  passesSinceRebalance_ = 0;
   progress_->reset(threads);
   classifyParts();
 }
 
+// The cuts move every few passes, on the parts' times summed over them: less noise per move, and
+// the parts' shared ranges are found again (a few microseconds of binary searches) only then.
 void ConstraintProjection::finishPass() {
+  if (++passesSinceRebalance_ < kPassesPerRebalance) return;
+  passesSinceRebalance_ = 0;
   const auto threads = static_cast<std::size_t>(splitThreads_);
   for (std::size_t b = 0; b < split_.size(); ++b) {
     const std::size_t parts = batchParts(split_[b].end - split_[b].begin, partSize_, splitThreads_);
-    for (std::size_t t = 0; t < parts; ++t) partTicks_[t] = ticks_[t * tickRow_ + b];
+    for (std::size_t t = 0; t < parts; ++t) partTicks_[t] = std::exchange(ticks_[t * tickRow_ + b], 0);
     rebalanceCuts({cuts_.data() + b * (threads + 1), parts + 1}, {partTicks_.data(), parts},
                   {cutScratch_.data(), parts + 1});
   }
@@ -248,7 +254,7 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
           project(aboveBegin, end);
           progress_->publish(thread, published + b + 1);
           project(belowEnd, aboveBegin);
-          ticks_[t * tickRow_ + b] = ticks() - start;
+          ticks_[t * tickRow_ + b] += ticks() - start;
           parallelWorkPending = true;
           continue;
         }
@@ -256,7 +262,7 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
         for (std::size_t t = static_cast<std::size_t>(thread); t < stride; t += static_cast<std::size_t>(team)) {
           const std::uint64_t start = ticks();
           project(cuts[t], cuts[t + 1]);
-          ticks_[t * tickRow_ + b] = ticks() - start;
+          ticks_[t * tickRow_ + b] += ticks() - start;
         }
         barrier_->wait(team);
         continue;

@@ -37,8 +37,10 @@ class ConstraintProjection {
                     bool resetLambda);
   // Makes the cuts for `threads` threads when they were made for another count or plan.
   void prepare(int threads);
-  // After a parallel pass's region: moves the cuts toward equal measured time.
+  // After a parallel pass's region: every kPassesPerRebalance passes, moves the cuts toward equal
+  // measured time.
   void finishPass();
+  static constexpr int kPassesPerRebalance = 4;
   // Whether prepare's team also splits the batches shorter than 2 x blockSize (only while each
   // thread has a processor of its own, see shareShort_).
   bool sharesShortBatches() const { return shareShort_; }
@@ -71,10 +73,12 @@ class ConstraintProjection {
     return batch.parallel && (shareShort_ || batch.end - batch.begin >= 2 * std::uint64_t{blockSize_});
   }
   // Where each thread's part of each parallel batch begins (threads + 1 cuts per batch, in plan
-  // order) and the ticks it took last time (per thread, a row of its own: [thread][batch]).
+  // order) and the ticks it took since the cuts last moved (per thread, a row of its own:
+  // [thread][batch]).
   std::vector<std::uint32_t> cuts_;
   std::vector<std::uint64_t> ticks_;
-  std::size_t tickRow_ = 0;  // entries per thread's row of ticks_, a whole number of cache lines
+  std::size_t tickRow_ = 0;       // entries per thread's row of ticks_, a whole number of cache lines
+  int passesSinceRebalance_ = 0;  // the ticks are summed over these passes
   std::vector<std::uint64_t> partTicks_;
   std::vector<double> cutScratch_;
   // The parts' shared constraints (constraint_projection.cpp). Per family, over each split
