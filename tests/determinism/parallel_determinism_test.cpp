@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -20,6 +19,7 @@
 #include "pliant/solver.h"
 #include "pliant/state.h"
 #include "solve_plan.h"
+#include "support/coloured_models.h"
 
 namespace pliant {
 namespace {
@@ -145,21 +145,6 @@ ModelPtr shapeMatchedCloth() {
   return b.build();
 }
 
-// Each colour of the cloth's stretch, bending and tethers in random order: the threads' parts of
-// a colour then share particles all over, not only where they meet (the projection orders its
-// threads where their parts share particles, constraint_projection.cpp).
-void shuffleColours(Model& m) {
-  const detail::SolvePlan plan = detail::planSolve(m, kSmallBlock);
-  std::mt19937 random(3);
-  auto shuffle = [&](auto& array, ConstraintFamily family) {
-    for (const detail::SolveBatch& batch : plan.batches[static_cast<int>(family)])
-      if (batch.independent) std::shuffle(array.begin() + batch.begin, array.begin() + batch.end, random);
-  };
-  shuffle(m.distances, ConstraintFamily::Distance);
-  shuffle(m.isometricBendings, ConstraintFamily::IsometricBending);
-  shuffle(m.maxDistances, ConstraintFamily::MaxDistance);
-}
-
 std::vector<Case> cases() {
   SolverSettings xpbd = SolverSettings::smallSteps(6);
   xpbd.parallelBlockSize = kSmallBlock;
@@ -173,7 +158,8 @@ std::vector<Case> cases() {
   pbd.iterations = 2;
   return {
       {"cloth", [] { return cloth(false, 0.0); }, xpbd},
-      {"cloth_shuffled_colours", [] { return cloth(false, 0.0, shuffleColours); }, xpbd},
+      {"cloth_shuffled_colours",
+       [] { return cloth(false, 0.0, [](Model& m) { testing::shuffleColours(m, kSmallBlock, 3); }); }, xpbd},
       {"cloth_damped_two_iterations", [] { return cloth(false, 5.0); }, twoIterations},
       {"cloth_contacts", [] { return cloth(true, 0.0); }, xpbd, 60},
       {"cloth_pbd_dihedral", [] { return dihedralCloth(); }, pbd},
@@ -359,7 +345,7 @@ TEST_F(ParallelDeterminism, PinChangesBetweenStepsGiveTheBitsOfAFreshSolver) {
 
   std::vector<std::uint64_t> reference;  // the hash after each phase, on 1 thread
   for (int threads : {1, 2, 3}) {
-    SCOPED_TRACE(testing::Message() << threads << " threads");
+    SCOPED_TRACE(::testing::Message() << threads << " threads");
     setThreadCount(threads);
     // One solver, edited between steps.
     Solver edited(original, settings);

@@ -16,36 +16,18 @@
 #include "pliant/builders.h"
 #include "pliant/model.h"
 #include "solve_plan.h"
+#include "support/coloured_models.h"
 
 namespace pliant {
 namespace {
 
 using detail::ConstraintProjection;
 
-ModelPtr pinnedCloth(int nodes, bool shuffled) {
-  ModelBuilder b;
-  ClothGridDef def;
-  def.nodesX = def.nodesY = nodes;
-  def.stretch.compliance = 1e-7;
-  def.bending = BendingModel::Isometric;
-  const GeneratedObject c = addClothGrid(b, def);
-  const ParticleIndex pins[2] = {c.firstParticle, c.firstParticle + static_cast<ParticleIndex>(nodes - 1)};
-  for (ParticleIndex p : pins) b.fixParticle(p);
-  addTethers(b, {pins[0], pins[1]}, c.firstParticle, c.particleCount, ConstraintParameters{});
-  if (shuffled) {
-    // Each colour in random order (still a colour: independent in any order).
-    Model& m = b.model();
-    const detail::SolvePlan plan = detail::planSolve(m, 8);
-    std::mt19937 random(7);
-    auto shuffle = [&](auto& array, ConstraintFamily family) {
-      for (const detail::SolveBatch& batch : plan.batches[static_cast<int>(family)])
-        if (batch.independent) std::shuffle(array.begin() + batch.begin, array.begin() + batch.end, random);
-    };
-    shuffle(m.distances, ConstraintFamily::Distance);
-    shuffle(m.isometricBendings, ConstraintFamily::IsometricBending);
-    shuffle(m.maxDistances, ConstraintFamily::MaxDistance);
-  }
-  return b.build();
+ModelPtr shuffledCloth(int nodes) {
+  ModelPtr cloth = testing::pinnedCloth(nodes);
+  Model shuffled = *cloth;
+  testing::shuffleColours(shuffled, 8, 7);
+  return std::make_shared<const Model>(std::move(shuffled));
 }
 
 ModelPtr tetBox() {
@@ -99,9 +81,9 @@ TEST(ProjectionParts, AParticleOfAThreadsOwnRangeIsTouchedByNoOtherThread) {
     ModelPtr model;
     double ownAtTwoThreads;  // least share of own constraints with even cuts on two threads
   };
-  const Case cases[] = {{"cloth 48", pinnedCloth(48, false), 0.6},
+  const Case cases[] = {{"cloth 48", testing::pinnedCloth(48), 0.6},
                         {"tet box", tetBox(), 0.2},
-                        {"shuffled cloth 48", pinnedCloth(48, true), 0.0}};
+                        {"shuffled cloth 48", shuffledCloth(48), 0.0}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     ConstraintProjection projection;

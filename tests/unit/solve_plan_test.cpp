@@ -23,6 +23,7 @@
 #include "pliant/parallel.h"
 #include "pliant/solver.h"
 #include "pliant/state.h"
+#include "support/coloured_models.h"
 
 namespace pliant {
 namespace {
@@ -105,18 +106,7 @@ std::size_t checkPlan(const Model& m, const SolvePlan& plan, std::uint32_t block
   return inParallel;
 }
 
-ModelPtr pinnedCloth(int nodes) {
-  ModelBuilder b;
-  ClothGridDef def;
-  def.nodesX = def.nodesY = nodes;
-  def.stretch.compliance = 1e-7;
-  def.bending = BendingModel::Isometric;
-  const GeneratedObject c = addClothGrid(b, def);
-  const ParticleIndex pins[2] = {c.firstParticle, c.firstParticle + static_cast<ParticleIndex>(nodes - 1)};
-  for (ParticleIndex p : pins) b.fixParticle(p);
-  addTethers(b, {pins[0], pins[1]}, c.firstParticle, c.particleCount, ConstraintParameters{});
-  return b.build();
-}
+using testing::pinnedCloth;
 
 TEST(SolvePlan, ClothColoursAreLongIndependentBatches) {
   const ModelPtr m = pinnedCloth(40);
