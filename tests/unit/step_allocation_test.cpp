@@ -10,6 +10,8 @@
 #include <new>
 #include <vector>
 
+#include "collision/particle_contacts.h"
+#include "determinism/crossed_cloths.h"
 #include "pliant/bodies.h"
 #include "pliant/builders.h"
 #include "pliant/colliders.h"
@@ -308,6 +310,31 @@ TEST(StepAllocation, ParticleBodyCouplingAllocatesNothing) {
     EXPECT_GT(solver.lastParticleBodyContacts().size(), 0u);
   }
   setThreadCount(saved);
+}
+
+// The particle-pair list's local updates (particle_contacts.cpp) use the scratch that prepare
+// reserved: two thick crossed cloths draping over a sphere update their list in most substeps. A
+// contact stage of its own, fed the substeps' states, counts the updates (and its allocations
+// are counted too).
+TEST(StepAllocation, ParticleListUpdatesAllocateNothing) {
+  ModelBuilder b;
+  addCrossedCloths(b, 24, 0.25, 0.27, 0.02, false);
+  b.addCollider(Collider::sphere(Vec3::Zero(), 0.2, {0.3, 0.2, 0.0}));
+  const ModelPtr model = b.build();
+  const SolverSettings settings = SolverSettings::smallSteps(8);
+  detail::ParticleContacts stage;
+  stage.prepare(*model);
+  Solver solver(model, settings);
+  const double h = settings.timeStep / settings.substeps;
+  solver.setSubstepObserver([&](const State& substep) { stage.collide(*model, settings, substep, h, 1); });
+  State state = State::fromModel(*model);
+  ASSERT_TRUE(solver.run(state, 10).ok());
+  const std::uint64_t updates = stage.listUpdates();
+  const StepResult r = countedRun(solver, state, 30);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(allocations.load(), 0);
+  EXPECT_GT(stage.listUpdates(), updates + 10);
+  EXPECT_GT(solver.lastParticleContacts().size(), 0u);
 }
 
 TEST(StepAllocation, TheCounterSeesAnAllocation) {

@@ -36,6 +36,12 @@ class ParticleContacts {
   // larger than the spacing puts every pair in contact; pliant::particleContactBound): what overflowed, for the refused
   // step.
   const std::string& overflow() const { return overflow_; }
+  // For tests: whether the candidate list may be updated locally (the few particles that left the
+  // skin listed again, see particle_contacts.cpp); off, the list is rebuilt. Both give the same
+  // contacts. The counts are of the list's rebuilds and local updates so far.
+  void setLocalUpdates(bool on) { localUpdates_ = on; }
+  std::uint64_t listRebuilds() const { return listRebuilds_; }
+  std::uint64_t listUpdates() const { return listUpdates_; }
 
  private:
   std::vector<Contact> contacts_;
@@ -80,16 +86,19 @@ class ParticleContacts {
   template <class Visit>
   void forEachParticleNeighbourhood(std::size_t firstBucket, std::size_t endBucket,
                                     std::vector<std::uint32_t>& neighbourhood, Visit&& visit) const;
-  // Stage 3 by its two variants: pairs from the candidate list (the list is rebuilt first when the
-  // particles have moved too far from where it was built), or the grid searched directly.
-  bool candidatesHold(const State& state, double margin, int team);
+  // Stage 3 by its two variants: pairs from the candidate list (updated locally, or rebuilt, first
+  // when particles have moved too far from where they were listed), or the grid searched directly.
+  bool candidatesHold(const Model& model, const State& state, double margin, int team);
+  // The local update of the list (particle_contacts.cpp): false when it does not apply.
+  bool updateCandidates(const Model& model, const State& state, const Vec3& centre, double limitSquared);
   bool buildCandidates(const Model& model, const State& state, double margin, int team);
   void collideCandidates(const Model& model, const SolverSettings& settings, const State& state, double h, int team);
   void collideDirect(const Model& model, const SolverSettings& settings, const State& state, double h);
   // Candidate (Verlet) list: every pair, not neighbours at rest, whose centres were within their
-  // reach plus twice the skin when it was built, as (lower, higher) index, sorted. While the
-  // colliding particles' displacements since then (listPosition_, in collidingParticles_ order)
-  // all lie within the skin of one vector, every pair within reach is in it.
+  // reach plus twice the skin where they were listed (listPosition_, in collidingParticles_ order:
+  // at the list's build, or for a few particles at a local update since), as (lower, higher)
+  // index, sorted. While the colliding particles' displacements since they were listed all lie
+  // within the skin of one vector, every pair within reach is in it.
   struct Candidate {
     ParticleIndex particle = 0;
     ParticleIndex other = 0;
@@ -97,9 +106,22 @@ class ParticleContacts {
   std::vector<Candidate> candidates_;
   std::vector<Vec3> listPosition_;
   bool listValid_ = false;
-  double listMargin_ = 0.0;  // m, the contactMargin it was built for
-  double skin_ = 0.0;        // m
-  int listRetryIn_ = 0;      // substeps to search directly after a list overflowed its capacity
+  double listMargin_ = 0.0;       // m, the contactMargin it was built for
+  double skin_ = 0.0;             // m
+  int listRetryIn_ = 0;           // substeps to search directly after a list overflowed its capacity
+  double listInverseCell_ = 0.0;  // 1/m, of the grid the list was built from (gridEntries_ while listValid_)
+  // The local updates since the list was built: the slots listed again (each once, in order),
+  // marked per particle index in relisted_ (bit 1; bit 2 while one update runs: the slots it
+  // moves); at most maxRelisted_ of them, then the list is rebuilt. Scratch: the slots an update
+  // moves and the pairs it finds.
+  std::vector<std::uint32_t> relistedSlots_;
+  std::vector<std::uint8_t> relisted_;
+  std::size_t maxRelisted_ = 0;
+  std::vector<std::uint32_t> movedSlots_;
+  std::vector<Candidate> foundPairs_;
+  bool localUpdates_ = true;
+  std::uint64_t listRebuilds_ = 0;
+  std::uint64_t listUpdates_ = 0;
   // Per-thread scratch of the split stages (grown to the largest team seen, then reused): of
   // `parts` threads, thread t owns pairScratch_[capacity t / parts, capacity (t + 1) / parts) for
   // the pairs it finds in a rebuild, and the same share of the list's length for the pairs it keeps
