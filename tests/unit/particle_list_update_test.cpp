@@ -1,10 +1,10 @@
-// The particle-pair candidate list's local update (detail::ParticleContacts, particle_contacts.cpp):
-// when a few particles leave the skin, only they are listed again and their pairs searched again.
-// The list then differs from a rebuild's, but the contacts made from it must be exactly a
-// rebuild's, in the same order, substep after substep: checked on two thick crossed cloths
-// settling on a plane (pairs in every substep) and on particles thrown through a resting cloth
-// (a few fast movers: the updates' own case), each state fed to a contact stage that updates and
-// one that always rebuilds.
+// The particle-pair candidate list's local update (detail::ParticleContacts,
+// particle_contacts.cpp): when a few particles leave the skin, only they are listed again and
+// their pairs searched again. The list then differs from a rebuild's, but the contacts made from
+// it must be exactly a rebuild's, in the same order, substep after substep: checked on two thick
+// crossed cloths draping over a sphere (pairs in every substep) and on particles thrown through a
+// resting cloth (a few fast movers: the updates' own case), each state fed to a contact stage
+// that updates and one that always rebuilds.
 #include <gtest/gtest.h>
 
 #include <cstdint>

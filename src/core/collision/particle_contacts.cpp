@@ -56,8 +56,9 @@ constexpr std::size_t kNeighbourhoodRoom = 512;
 // Pairs screened at once by the candidate search (buildCandidates).
 constexpr std::size_t kPendingPairs = 64;
 
-// The candidate list is updated locally (updateCandidates) while at most one colliding particle in
-// kRelistedShare, or kLeastRelisted, has been listed again since it was built; beyond, it is rebuilt.
+// The candidate list is updated locally (updateCandidates) while at most one colliding particle
+// in kRelistedShare, or kLeastRelisted, has been listed again since it was built; beyond, it is
+// rebuilt.
 // An update searches around each particle it lists again (27 cells), where a rebuild searches
 // around every particle: in contact-sphere-80, 103 of the 128 rebuilds were for fewer than 32 of
 // its 6,400 particles.
