@@ -87,28 +87,39 @@ void ConstraintProjection::plan(const Model& model, std::uint32_t blockSize) {
 void ConstraintProjection::classifyParts() {
   const auto threads = static_cast<std::size_t>(splitThreads_);
   const std::size_t stride = threads + 1;
+  // upTo[t]: the largest particle index threads 0 .. t touch (touchUpTo[t]: whether they touch
+  // any); from[t]: the least index threads t .. threads - 1 touch. Both grow with t.
+  std::vector<std::uint32_t>& upTo = threadUpTo_;
+  std::vector<std::uint32_t>& from = threadFrom_;
+  std::vector<std::uint8_t>& touchUpTo = threadTouchUpTo_;
+  upTo.assign(threads, 0);
+  from.assign(threads, kNoParticle);
+  touchUpTo.assign(threads, 0);
+  for (std::size_t t = 0; t < threads; ++t)
+    for (std::size_t b = 0; b < split_.size(); ++b) {
+      const SplitBatch& batch = split_[b];
+      const std::uint32_t* cuts = cuts_.data() + b * stride;
+      if (cuts[t + 1] > batch.begin) {
+        upTo[t] = std::max(upTo[t], spanHigh_[batch.family][cuts[t + 1] - 1]);
+        touchUpTo[t] = 1;
+      }
+      if (cuts[t] < batch.end) from[t] = std::min(from[t], spanLow_[batch.family][cuts[t]]);
+    }
   std::vector<std::uint32_t>& belowEnd = sharedBelowEnd_;
   std::vector<std::uint32_t>& aboveBegin = sharedAboveBegin_;
   belowEnd.resize(split_.size() * threads);
   aboveBegin.resize(split_.size() * threads);
+  waitFirst_.resize(threads);
+  waitLast_.resize(threads);
   for (std::size_t t = 0; t < threads; ++t) {
     // below: the largest particle index the threads before t touch; above: the least after it.
-    std::uint32_t below = 0, above = kNoParticle;
-    bool anyBelow = false;
+    const bool anyBelow = t > 0 && touchUpTo[t - 1];
+    const std::uint32_t below = t > 0 ? upTo[t - 1] : 0;
+    const std::uint32_t above = t + 1 < threads ? from[t + 1] : kNoParticle;
     for (std::size_t b = 0; b < split_.size(); ++b) {
-      const SplitBatch& batch = split_[b];
       const std::uint32_t* cuts = cuts_.data() + b * stride;
-      if (cuts[t] > batch.begin) {
-        below = std::max(below, spanHigh_[batch.family][cuts[t] - 1]);
-        anyBelow = true;
-      }
-      if (cuts[t + 1] < batch.end) above = std::min(above, spanLow_[batch.family][cuts[t + 1]]);
-    }
-    for (std::size_t b = 0; b < split_.size(); ++b) {
-      const SplitBatch& batch = split_[b];
-      const std::uint32_t* cuts = cuts_.data() + b * stride;
-      const std::uint32_t* low = spanLow_[batch.family].data();
-      const std::uint32_t* high = spanHigh_[batch.family].data();
+      const std::uint32_t* low = spanLow_[split_[b].family].data();
+      const std::uint32_t* high = spanHigh_[split_[b].family].data();
       std::uint32_t c = cuts[t];
       const std::uint32_t end = cuts[t + 1];
       // The prefix whose least index (from there on) is at most `below`, then the rest before the
@@ -117,7 +128,21 @@ void ConstraintProjection::classifyParts() {
       belowEnd[b * threads + t] = c;
       aboveBegin[b * threads + t] = firstAfter(c, end, [&](std::uint32_t k) { return high[k] < above; });
     }
+    // The threads t waits for: those that may touch a particle t touches. Thread t touches indices
+    // from from[t] to upTo[t]; threads 0 .. u touch none of them once upTo[u] < from[t], threads
+    // w .. threads - 1 none once from[w] > upTo[t]. Where two threads share a particle, each is
+    // in the other's range.
+    std::size_t first = t;
+    while (first > 0 && touchUpTo[first - 1] && upTo[first - 1] >= from[t]) --first;
+    std::size_t last = t;
+    while (last + 1 < threads && from[last + 1] <= upTo[t]) ++last;
+    waitFirst_[t] = static_cast<int>(first);
+    waitLast_[t] = static_cast<int>(last);
   }
+}
+
+std::pair<int, int> ConstraintProjection::waitedThreads(int thread) const {
+  return {waitFirst_[static_cast<std::size_t>(thread)], waitLast_[static_cast<std::size_t>(thread)]};
 }
 
 void ConstraintProjection::prepare(int threads) {
@@ -247,7 +272,7 @@ void ConstraintProjection::passParallel(const Model& model, const SolveContext& 
           const std::uint32_t belowEnd = sharedBelowEnd_[b * stride + t];
           const std::uint32_t aboveBegin = sharedAboveBegin_[b * stride + t];
           if (b > 0 && (begin < belowEnd || aboveBegin < end))
-            for (int other = 0; other < team; ++other)
+            for (int other = waitFirst_[t]; other <= waitLast_[t]; ++other)
               if (other != thread && progress_->waitFor(other, published + b)) barrier_->countSleep();
           const std::uint64_t start = ticks();
           project(begin, belowEnd);

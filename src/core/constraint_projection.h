@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "constraints/families.h"
@@ -56,6 +57,9 @@ class ConstraintProjection {
   std::size_t splitBatchCount() const;
   PartRanges partRanges(std::size_t batch, int thread) const;
   void setCuts(std::size_t batch, const std::vector<std::uint32_t>& cuts);
+  // For tests: the threads [first, last] whose parts may share a particle with thread t's in the
+  // pass (t among them), the only ones it waits for.
+  std::pair<int, int> waitedThreads(int thread) const;
   // One pass in index order, one constraint at a time, stopping at the first that makes a
   // particle bad (false: `trace` holds the culprit). The multipliers must have been reset.
   bool passTraced(const Model& model, SolveContext& ctx, State& state, StepTrace& trace);
@@ -95,6 +99,11 @@ class ConstraintProjection {
     std::uint32_t begin = 0, end = 0;
   };
   std::vector<SplitBatch> split_;  // the batches split over the team, in plan order
+  std::vector<int> waitFirst_;     // per thread, see waitedThreads
+  std::vector<int> waitLast_;
+  std::vector<std::uint32_t> threadUpTo_;  // classifyParts' scratch, per thread
+  std::vector<std::uint32_t> threadFrom_;
+  std::vector<std::uint8_t> threadTouchUpTo_;
   std::vector<std::uint32_t> sharedBelowEnd_;
   std::vector<std::uint32_t> sharedAboveBegin_;
   void classifyParts();
