@@ -1,6 +1,6 @@
 // Stage 5's constraint part: Gauss-Seidel passes over every constraint family, a part of the Solver
 // that owns the parallel plan (solve_plan.h), the per-thread cuts of each parallel batch (moved
-// toward equal measured time after each pass, batch_split.h), which parts of them other threads'
+// toward equal measured time every few passes, batch_split.h), which parts of them other threads'
 // parts touch (constraint_projection.cpp) and the waits between threads (spin_barrier.h). Three
 // variants of a pass: serial, parallel (one call per thread of a parallel region) and traced (one
 // constraint at a time, checking each particle it moved). All give the same bits: an independent

@@ -27,6 +27,23 @@ inline void spinPause() {
 #endif
 }
 
+// Waits until done(value) holds: spins a bounded time, then registers in `sleepers` and blocks in
+// the kernel (C++20 atomic wait, a futex on Linux). Whoever changes `value` stores it (seq_cst),
+// then notifies when it sees a sleeper registered (seq_cst): either the sleeper reads the new value
+// before it blocks, or the writer sees it registered and wakes it. True when it slept.
+template <class T, class Done>
+bool spinThenBlock(std::atomic<T>& value, std::atomic<int>& sleepers, Done done) {
+  for (int spins = 0; spins < kSpinsBeforeSleep; ++spins) {
+    if (done(value.load(std::memory_order_acquire))) return false;
+    spinPause();
+  }
+  sleepers.fetch_add(1, std::memory_order_seq_cst);
+  for (T seen = value.load(std::memory_order_seq_cst); !done(seen); seen = value.load(std::memory_order_seq_cst))
+    value.wait(seen, std::memory_order_seq_cst);
+  sleepers.fetch_sub(1, std::memory_order_relaxed);
+  return true;
+}
+
 class SpinBarrier {
  public:
   // Blocks until `team` threads (the same number on every call of one round) have called wait.
@@ -43,15 +60,9 @@ class SpinBarrier {
       if (sleepers_.load(std::memory_order_seq_cst) > 0) round_.notify_all();
       return;
     }
-    for (int spins = 0; spins < kSpinsBeforeSleep; ++spins) {
-      if (round_.load(std::memory_order_acquire) != round) return;
-      spinPause();
-    }
-    // Spun long enough: another process may need this core; block in the kernel (a futex).
-    slept_.fetch_add(1, std::memory_order_relaxed);
-    sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    while (round_.load(std::memory_order_seq_cst) == round) round_.wait(round, std::memory_order_seq_cst);
-    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    // Spins, then blocks: another process may need this core.
+    if (spinThenBlock(round_, sleepers_, [round](std::uint32_t now) { return now != round; }))
+      slept_.fetch_add(1, std::memory_order_relaxed);
   }
   // How many waits went to sleep since the last resetSlept (read between parallel regions): a
   // partner that keeps arriving a time slice late means the cores are taken.
@@ -65,7 +76,7 @@ class SpinBarrier {
   alignas(64) std::atomic<int> arrived_{0};
   alignas(64) std::atomic<std::uint32_t> round_{0};
   alignas(64) std::atomic<int> sleepers_{0};
-  std::atomic<int> slept_{0};  // beside sleepers_: written only on the way to sleep
+  std::atomic<int> slept_{0};  // beside sleepers_: written only by waits that slept
 };
 
 // Point-to-point progress between the threads of a projection pass, in place of a barrier after
@@ -83,22 +94,13 @@ class ProgressFlags {
   void publish(int thread, std::uint64_t count) {
     Slot& slot = slots_[thread];
     slot.done.store(count, std::memory_order_seq_cst);
-    // As the barrier: a sleeper registers before it reads the count again, both seq_cst.
+    // See spinThenBlock: a sleeper registers before it reads the count again.
     if (slot.sleepers.load(std::memory_order_seq_cst) > 0) slot.done.notify_all();
   }
   // Blocks until thread `other` has published at least `count`; true when it had to sleep.
   bool waitFor(int other, std::uint64_t count) {
     Slot& slot = slots_[other];
-    for (int spins = 0; spins < kSpinsBeforeSleep; ++spins) {
-      if (slot.done.load(std::memory_order_acquire) >= count) return false;
-      spinPause();
-    }
-    slot.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    for (std::uint64_t seen = slot.done.load(std::memory_order_seq_cst); seen < count;
-         seen = slot.done.load(std::memory_order_seq_cst))
-      slot.done.wait(seen, std::memory_order_seq_cst);
-    slot.sleepers.fetch_sub(1, std::memory_order_relaxed);
-    return true;
+    return spinThenBlock(slot.done, slot.sleepers, [count](std::uint64_t done) { return done >= count; });
   }
 
  private:
